@@ -1,0 +1,126 @@
+"""The ``syndicator`` command. The only module that imports click.
+
+Exit codes: 0 success; 1 an unexpected error (a bug: please report it with
+the traceback); 2 bad sites.yaml or command-line usage; 3 the build found no
+entries at all and published nothing; 4 another build holds the cache lock;
+5 the state database cannot be used; 6 the site could not be written.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+from .config import load_config
+from .dates import parse_date
+from .errors import SyndicatorError
+from .pipeline import BuildOptions
+from .pipeline import build as run_build
+
+log = logging.getLogger("syndicator")
+
+
+class CommandError(click.ClickException):
+    """A SyndicatorError shown as one line, with that error's exit code."""
+
+    def __init__(self, error: SyndicatorError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"syndicator: error: {self.format_message()}", err=True)
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"syndicator: {record.levelname.lower()}: {record.getMessage()}"
+
+
+def _setup_logging(verbose: int, quiet: int) -> None:
+    level = logging.WARNING + 10 * (quiet - verbose)
+    logger = logging.getLogger("syndicator")
+    logger.handlers.clear()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Formatter())
+    logger.addHandler(handler)
+    logger.setLevel(max(logging.DEBUG, min(level, logging.CRITICAL)))
+    logger.propagate = False
+
+
+def _parse_now(value: str | None) -> datetime:
+    if value is None:
+        return datetime.now(UTC)
+    parsed = parse_date(value)
+    if parsed is None:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 time", param_hint="--now")
+    return parsed
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="syndicator")
+def main() -> None:
+    """Build a planet-style static site from the feeds listed in sites.yaml."""
+
+
+@main.command()
+@click.option("--config", "config_path", default="sites.yaml", show_default=True,
+              type=click.Path(dir_okay=False, path_type=Path), help="The site list to read.")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to publish into (default: 'output' in sites.yaml, else public/).")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
+              help="State folder kept between builds (default: 'cache' in sites.yaml, else cache/).")
+@click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Folder of templates that override the bundled ones.")
+@click.option("--force", is_flag=True, help="Fetch every source now, due or not.")
+@click.option("--workers", type=click.IntRange(1, 64), help="Fetch threads (default 8).")
+@click.option("--now", "now_text", metavar="ISO-8601-TIME",
+              help="Run as if at this time (for testing and replaying).")
+@click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
+@click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
+def build(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None,
+          force: bool, workers: int | None, now_text: str | None, verbose: int, quiet: int) -> None:
+    """Fetch the feeds that are due and publish the site."""
+    _setup_logging(verbose, quiet)
+    now = _parse_now(now_text)
+    try:
+        config = load_config(config_path)
+        changes: dict[str, Any] = {}
+        if output is not None:
+            changes["output"] = output
+        if cache is not None:
+            changes["cache"] = cache
+        if workers is not None:
+            changes["workers"] = workers
+        config = replace(config, **changes)
+        report = _build_with_progress(config, BuildOptions(now=now, force=force, templates=templates),
+                                      show=sys.stderr.isatty() and quiet == 0)
+    except SyndicatorError as error:
+        raise CommandError(error) from error
+    if quiet < 2:
+        click.echo(report.summary())
+
+
+def _build_with_progress(config: Any, options: BuildOptions, show: bool) -> Any:
+    if not show:
+        return run_build(config, options)
+    bar: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label="fetching", file=sys.stderr)
+            bar.__enter__()
+        bar.update(1)
+
+    try:
+        return run_build(config, replace(options, progress=progress))
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)

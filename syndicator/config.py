@@ -1,0 +1,225 @@
+"""sites.yaml -> Config. The only module that imports yaml.
+
+Everything is validated before any network or state change; an error is a
+:class:`ConfigError` whose one-line message names the file, the line and the
+field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from . import __version__
+from .errors import ConfigError
+from .model import Config, Site
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_SITE_KEYS = {"name", "feed", "link"}
+_REQUIRED = ("title", "link", "sites")
+# setting -> (kind, default, minimum); durations are seconds.
+_SETTINGS: dict[str, tuple[str, Any, float]] = {
+    "workers": ("int", 8, 1),
+    "timeout": ("duration", 15.0, 1),
+    "retries": ("int", 1, 0),
+    "items_per_feed": ("int", 5, 1),
+    "feed_entries": ("int", 1000, 1),
+    "stale_after": ("duration", 4 * 86400.0, 60),
+    "max_bytes": ("int", 10 * 1024 * 1024, 1024),
+    "user_agent": ("url", None, 0),
+    "output": ("path", "public", 0),
+    "cache": ("path", "cache", 0),
+}
+
+
+class _LineDict(dict):  # type: ignore[type-arg]
+    """A mapping that remembers the line (1-based) of itself and each key."""
+
+    line = 0
+    lines: dict[str, int]
+
+
+class _Loader(yaml.SafeLoader):
+    """A safe loader whose mappings record line numbers and refuse duplicate keys."""
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _LineDict:
+    loader.flatten_mapping(node)
+    result = _LineDict()
+    result.line = node.start_mark.line + 1
+    result.lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if key in result:
+            raise _FieldError(line, str(key), "appears twice")
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.lines[str(key)] = line
+    return result
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+class _FieldError(Exception):
+    def __init__(self, line: int, field: str, problem: str) -> None:
+        super().__init__(problem)
+        self.line, self.field, self.problem = line, field, problem
+
+
+def parse_duration(value: Any) -> float:
+    """Read a duration: a number of seconds, or a number with s/m/h/d/w.
+
+    Returns seconds (float). Raises ValueError for anything else, including
+    booleans and negative numbers.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"{value!r} is negative")
+        return float(value)
+    match = _DURATION.match(str(value))
+    if not match:
+        raise ValueError(f"{value!r} is not a duration such as 90s, 15m, 1h or 4d")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+
+
+def is_http_url(value: Any) -> bool:
+    """True if ``value`` is a str holding an absolute http(s) URL with a host."""
+    if not isinstance(value, str):
+        return False
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate a sites.yaml file.
+
+    Args:
+        path: the file to read.
+    Returns:
+        the validated Config, with ``output`` and ``cache`` resolved against
+        the file's folder.
+    Raises:
+        ConfigError: the file is missing, not YAML, or any field is invalid.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text: {e.reason}") from e
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        return _build(path, data)
+    except _FieldError as e:
+        raise ConfigError(f"{path}:{e.line}: {e.field}: {e.problem}") from None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark
+        line = f"{mark.line + 1}:" if mark is not None else ""
+        raise ConfigError(f"{path}:{line} invalid YAML: {e.problem}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: invalid YAML: {e}") from None
+
+
+def _build(path: Path, data: Any) -> Config:
+    if not isinstance(data, _LineDict):
+        raise _FieldError(1, "(top level)", "must be a mapping with title, link and sites")
+    known = set(_REQUIRED) | set(_SETTINGS)
+    for key in data:
+        if key not in known:
+            expected = ", ".join(sorted(known))
+            raise _FieldError(data.lines[str(key)], str(key), f"unknown setting; expected one of {expected}")
+    for key in _REQUIRED:
+        if key not in data:
+            raise _FieldError(data.line, key, "is required")
+    title = _text(data, "title", data["title"])
+    link = _url(data, "link", data["link"])
+    settings = {key: _setting(data, key) for key in _SETTINGS if key in data}
+    base = path.parent
+    for key in ("output", "cache"):
+        settings[key] = base / settings.get(key, _SETTINGS[key][1])
+    contact = settings.pop("user_agent", None) or link
+    return Config(
+        path=path,
+        title=title,
+        link=link,
+        sites=_sites(data),
+        user_agent=f"syndicator/{__version__} (+{contact})",
+        **settings,
+    )
+
+
+def _sites(data: _LineDict) -> tuple[Site, ...]:
+    items = data["sites"]
+    if not isinstance(items, list) or not items:
+        raise _FieldError(data.lines["sites"], "sites", "must be a non-empty list of sites")
+    sites: list[Site] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        where = f"sites[{index}]"
+        if not isinstance(item, _LineDict):
+            raise _FieldError(data.lines["sites"], where, "must be a mapping with name, feed and link")
+        for key in item:
+            if key not in _SITE_KEYS:
+                raise _FieldError(item.lines[str(key)], f"{where}.{key}", "unknown field; expected name, feed or link")
+        for key in ("name", "feed"):
+            if key not in item:
+                raise _FieldError(item.line, f"{where}.{key}", "is required")
+        name = _text(item, "name", item["name"], where)
+        if name in seen:
+            problem = f"duplicate site name {name!r} (first at sites[{seen[name]}])"
+            raise _FieldError(item.lines["name"], f"{where}.name", problem)
+        seen[name] = index
+        feed = _url(item, "feed", item["feed"], where)
+        link = _url(item, "link", item["link"], where) if item.get("link") is not None else None
+        sites.append(Site(name=name, feed=feed, link=link))
+    return tuple(sites)
+
+
+def _text(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
+    if not isinstance(value, str | int | float) or isinstance(value, bool) or not str(value).strip():
+        raise _FieldError(mapping.lines[key], _field(where, key), "must be non-empty text")
+    return str(value).strip()
+
+
+def _url(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
+    if not is_http_url(value):
+        raise _FieldError(mapping.lines[key], _field(where, key), f"{value!r} is not an http(s) URL")
+    return str(value).strip()
+
+
+def _field(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _setting(data: _LineDict, key: str) -> Any:
+    kind, _default, minimum = _SETTINGS[key]
+    value, line = data[key], data.lines[key]
+    if kind == "url":
+        return _url(data, key, value)
+    if kind == "path":
+        if not isinstance(value, str) or not value.strip():
+            raise _FieldError(line, key, "must be a folder path")
+        return value.strip()
+    if kind == "duration":
+        try:
+            seconds = parse_duration(value)
+        except ValueError as e:
+            raise _FieldError(line, key, str(e)) from None
+        if seconds < minimum:
+            raise _FieldError(line, key, f"must be at least {minimum:g} seconds")
+        return seconds
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise _FieldError(line, key, f"must be a whole number of at least {minimum:g}")
+    return value

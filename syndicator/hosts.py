@@ -1,0 +1,41 @@
+"""Host keys for per-host fairness. The only module that imports publicsuffixlist.
+
+Requests are limited per *registrable domain* (seed 000: "per host or
+registrable domain"): ``a.blogspot.com`` and ``b.blogspot.com`` are two
+publishers, while ``feeds.example.co.uk`` and ``www.example.co.uk`` are one.
+The Public Suffix List comes bundled with the package; nothing is
+downloaded at run time. An IP address is its own key.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+from publicsuffixlist import PublicSuffixList
+
+_PSL = PublicSuffixList()
+
+
+@lru_cache(maxsize=65536)
+def host_key(url: str) -> str:
+    """The fairness key of a URL: its registrable domain, else its host (str).
+
+    ``https://a.b.example.co.uk/feed`` -> ``example.co.uk``;
+    ``http://127.0.0.2:8080/x`` -> ``127.0.0.2``; a host that is itself a
+    public suffix, or has no dot, keys as itself. Returns "" for a URL
+    without a host.
+    """
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return ""
+    if not host:
+        return ""
+    try:
+        ipaddress.ip_address(host)
+        return host
+    except ValueError:
+        pass
+    return _PSL.privatesuffix(host) or host

@@ -1,0 +1,221 @@
+"""Entries + site statuses -> the published folder. The only module that imports jinja2.
+
+Templates come from ``--templates DIR`` first, then the bundled
+``templates/`` folder, so a user may override any one of them. Templates
+autoescape. Files are written to a staging folder beside the output and
+swapped in only when all are complete: a failure leaves the previous
+output exactly as it was. The same entries, statuses and clock give
+byte-identical files.
+
+Files: index.html, sites.html, feed.xml (Atom 1.0, RFC 4287), feed.json
+(JSON Feed 1.1), opml.xml (OPML 2.0) and style.css.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from . import HOMEPAGE, __version__
+from .dates import isoformat
+from .errors import SyndicatorError
+from .identity import fingerprint
+from .model import Config, SelectedEntry, SiteStatus
+from .sanitize import html_to_text, strip_control
+
+TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
+STATIC = ("style.css",)
+#: Entries shown on the front page; feed.xml and feed.json carry ``feed_entries``.
+FRONT_PAGE_ENTRIES = 100
+#: Summary length on the front page, characters of text.
+SUMMARY_CHARS = 600
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
+#: A file in every published folder; a folder without it is never replaced.
+MARKER = ".syndicator-output"
+
+
+class RenderError(SyndicatorError):
+    """A template is missing or broken, or the output folder cannot be written."""
+
+    exit_code = 6
+
+
+def bundled_templates() -> Path:
+    """The folder of bundled templates: inside the installed package, or the
+    top-level ``templates/`` of a source checkout (editable install)."""
+    here = Path(__file__).resolve().parent
+    inside = here / "templates"
+    return inside if (inside / "index.html").exists() else here.parent / "templates"
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    """One entry as templates see it: every string is plain text or safe HTML."""
+
+    atom_id: str
+    title: str
+    link: str | None
+    author: str
+    site_name: str
+    site_link: str | None
+    site_feed: str
+    published: str  # RFC 3339, UTC
+    updated: str  # RFC 3339, UTC
+    human_date: str
+    summary: Markup
+    content: Markup
+
+
+def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequence[SiteStatus],
+                now: datetime, output: Path, templates: Path | None = None) -> list[Path]:
+    """Write the whole site to ``output``, atomically.
+
+    Args:
+        config: the planet's settings (title, link, feed_entries).
+        entries: the merged stream, newest first.
+        statuses: one per site, for the sites page.
+        now: the build's clock (UTC); shown as the generation time.
+        output: the folder to publish into (replaced as a whole).
+        templates: a folder whose templates override the bundled ones.
+    Returns:
+        the paths written, inside ``output``.
+    Raises:
+        RenderError: a template fails or the folder cannot be written; the
+            previous output is left in place.
+    """
+    page_entries = [_page_entry(selected) for selected in entries[: config.feed_entries]]
+    context = {
+        "planet": config,
+        "entries": page_entries,
+        "front_entries": page_entries[:FRONT_PAGE_ENTRIES],
+        "sites": statuses,
+        "now": now,
+        "generated": isoformat(now),
+        "feed_updated": max((e.updated for e in page_entries), default=isoformat(now)),
+        "rfc822": format_datetime(now.astimezone(UTC), usegmt=True),
+        "version": __version__,
+        "homepage": HOMEPAGE,
+        "base": config.link if config.link.endswith("/") else config.link + "/",
+    }
+    env = _environment(templates)
+    files: dict[str, str] = {}
+    try:
+        for name in TEMPLATES:
+            files[name] = env.get_template(name).render(context)
+        for name in STATIC:
+            files[name] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
+    except jinja2.TemplateError as e:
+        where = f"{e.name}: " if getattr(e, "name", None) else ""
+        raise RenderError(f"template {where}{e}") from e
+    files["feed.json"] = _json_feed(config, context["base"], page_entries)
+    return _publish(output, files)
+
+
+def _environment(templates: Path | None) -> jinja2.Environment:
+    folders = [str(templates)] if templates else []
+    folders.append(str(bundled_templates()))
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folders),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "xml"), default=True),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["xmltext"] = strip_control
+    return env
+
+
+def _page_entry(selected: SelectedEntry) -> PageEntry:
+    entry, site = selected.entry, selected.site
+    date = selected.date
+    updated = max(entry.updated or date, date)
+    body = entry.content or entry.summary
+    summary_source = entry.summary or entry.content
+    return PageEntry(
+        atom_id=entry.id if _URI.match(entry.id) else fingerprint(site.feed, entry.id),
+        title=entry.title or html_to_text(summary_source)[:80] or "(untitled)",
+        link=entry.link,
+        author=entry.author or site.name,
+        site_name=site.name,
+        site_link=site.link,
+        site_feed=site.feed,
+        published=isoformat(date),
+        updated=isoformat(updated),
+        human_date=date.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        summary=Markup(_front_summary(summary_source)),  # noqa: S704 - sanitized in parse
+        content=Markup(body),  # noqa: S704 - sanitized in parse
+    )
+
+
+def _front_summary(html_fragment: str) -> str:
+    """The front-page summary: the sanitized HTML, or plain text cut on a word."""
+    text = html_to_text(html_fragment)
+    if len(text) <= SUMMARY_CHARS:
+        return html_fragment
+    cut = text[:SUMMARY_CHARS].rsplit(" ", 1)[0]
+    return "<p>" + str(Markup.escape(cut)) + " …</p>"
+
+
+def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
+    """The merged stream as JSON Feed 1.1 (https://www.jsonfeed.org/version/1.1/)."""
+    items: list[dict[str, Any]] = []
+    for e in entries:
+        item: dict[str, Any] = {"id": e.atom_id, "title": e.title}
+        if e.link:
+            item["url"] = e.link
+        item.update({
+            "content_html": str(e.content),
+            "date_published": e.published,
+            "date_modified": e.updated,
+            "authors": [{"name": e.author}],
+            "_source": {"title": e.site_name, "feed_url": e.site_feed, "home_page_url": e.site_link},
+        })
+        items.append(item)
+    document = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": config.title,
+        "home_page_url": config.link,
+        "feed_url": base + "feed.json",
+        "items": items,
+    }
+    return json.dumps(document, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+
+
+def _publish(output: Path, files: dict[str, str]) -> list[Path]:
+    output = Path(output)
+    staging = output.with_name(f".{output.name}.staging")
+    retired = output.with_name(f".{output.name}.old")
+    if output.exists() and any(output.iterdir()) and not (output / MARKER).exists():
+        raise RenderError(f"{output}: refusing to replace a folder syndicator did not write "
+                          f"(no {MARKER} file); choose an empty or new --output folder")
+    files = {**files, MARKER: "written by syndicator; the whole folder is replaced on each build\n"}
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        for leftover in (staging, retired):
+            if leftover.exists():
+                shutil.rmtree(leftover)
+        staging.mkdir()
+        for name, text in files.items():
+            (staging / name).write_text(text, encoding="utf-8", newline="\n")
+        if output.exists():
+            os.replace(output, retired)
+        os.replace(staging, output)
+        if retired.exists():
+            shutil.rmtree(retired)
+    except OSError as e:
+        if retired.exists() and not output.exists():
+            os.replace(retired, output)
+        raise RenderError(f"{output}: cannot publish: {e.strerror or e}") from e
+    return [output / name for name in files]

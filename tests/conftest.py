@@ -1,0 +1,71 @@
+"""Shared fixtures: a real HTTP server on 127.0.0.1, feed builders, a fixed clock.
+
+Every test that fetches talks to a loopback server started here; no test
+reaches the internet.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pytest_httpserver import HTTPServer
+
+#: The fixed clock of most tests (UTC).
+NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+NOW_ISO = "2026-11-30T12:00:00Z"
+
+
+@pytest.fixture
+def server() -> Iterator[HTTPServer]:
+    """A threaded HTTP server on 127.0.0.1 with a free port, stopped after the test."""
+    http = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    http.start()
+    try:
+        yield http
+    finally:
+        http.clear()
+        if http.is_running():
+            http.stop()
+
+
+def rss(*items: dict[str, str], title: str = "Example Feed", link: str = "https://blog.example.org/",
+        extra: str = "") -> str:
+    """An RSS 2.0 document; each item is a dict of element name -> raw XML text."""
+    body = "".join(
+        "<item>" + "".join(f"<{k}>{v}</{k.split()[0]}>" for k, v in item.items()) + "</item>"
+        for item in items)
+    return textwrap.dedent(f"""\
+        <?xml version="1.0" encoding="utf-8"?>
+        <rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"
+             xmlns:content="http://purl.org/rss/1.0/modules/content/">
+        <channel><title>{title}</title><link>{link}</link><description>d</description>{extra}
+        {body}
+        </channel></rss>
+        """)
+
+
+def post(n: int, day: int = 1, month: int = 11, host: str = "blog.example.org") -> dict[str, str]:
+    """A dated RSS item number ``n`` published on 2026-``month``-``day``."""
+    return {
+        "title": f"Post {n}",
+        "link": f"https://{host}/posts/{n}",
+        "guid": f"https://{host}/posts/{n}",
+        "pubDate": datetime(2026, month, day, 10, n % 60, tzinfo=UTC).strftime("%a, %d %b %Y %H:%M:%S +0000"),
+        "description": f"Summary of post {n}",
+    }
+
+
+def write_config(folder: Path, sites: list[dict[str, Any]], **settings: Any) -> Path:
+    """Write a sites.yaml into ``folder`` and return its path."""
+    data: dict[str, Any] = {"title": "Planet Test", "link": "https://planet.example.org/"}
+    data.update(settings)
+    data["sites"] = sites
+    path = folder / "sites.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
