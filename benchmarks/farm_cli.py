@@ -51,6 +51,7 @@ def add_profile_options(parser: argparse.ArgumentParser) -> None:
         shown = ",".join(f"{x:g}" for x in default) if isinstance(default, tuple) else default
         text = _PROFILE_HELP.get(f.name, f"share of feeds: {f.name.removesuffix('_share')}")
         metavar = "FRACTION" if f.name.endswith("_share") else "N"
+        metavar = "LO,HI" if f.name == "latency_ms" else metavar
         group.add_argument(
             "--" + f.name.replace("_", "-"),
             dest=f.name,

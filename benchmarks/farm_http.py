@@ -99,22 +99,6 @@ class Stats:
             }
 
 
-class _CountingWriter:
-    """Wraps a handler's wfile and counts the bytes written to the socket."""
-
-    def __init__(self, raw: Any) -> None:
-        self._raw = raw
-        self.count = 0
-
-    def write(self, data: bytes) -> int:
-        n = self._raw.write(data)
-        self.count += len(data)
-        return n
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._raw, name)
-
-
 class HostServer(ThreadingHTTPServer):
     """One synthetic host: a listener on its own loopback address."""
 
@@ -149,7 +133,6 @@ class FarmHandler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        self.wfile = _CountingWriter(self.wfile)
         self.server.app.connections.add(self.connection)
 
     def finish(self) -> None:
@@ -165,26 +148,34 @@ class FarmHandler(BaseHTTPRequestHandler):
         self._serve(head=True)
 
     def _serve(self, head: bool) -> None:
+        """Answer one request. The request counts as in flight from here until just
+        before the one write of the whole response, so the client cannot have
+        started its next request yet: per-host peaks are never over-counted."""
         app, host = self.server.app, self.server.host_index
         conditional = "If-None-Match" in self.headers or "If-Modified-Since" in self.headers
         app.counters.enter(host, conditional)
-        status, before, body_len = 500, self.wfile.count, 0
+        left = False
         try:
             resp = app.respond(host, self.command, self.path, self.headers)
-            status = resp.status
             if resp.delay_s > 0:
                 time.sleep(resp.delay_s)
-            self.send_response(resp.status)
+            self.send_response_only(resp.status)
+            self.send_header("Server", self.version_string())
+            self.send_header("Date", self.date_time_string())
             for name, value in resp.headers:
                 self.send_header(name, value)
             if resp.status != 304:
                 self.send_header("Content-Length", str(len(resp.body)))
-            self.end_headers()
-            if not head and resp.body:
-                self.wfile.write(resp.body)
-                body_len = len(resp.body)
+            body = b"" if head else resp.body
+            # What end_headers() would flush, joined with the body into one write.
+            payload = b"".join([*self._headers_buffer, b"\r\n", body])
+            self._headers_buffer = []
+            app.counters.leave(host, resp.status, len(payload), len(body))
+            left = True
+            self.wfile.write(payload)
         finally:
-            app.counters.leave(host, status, self.wfile.count - before, body_len)
+            if not left:
+                app.counters.leave(host, 500, 0, 0)
 
     def version_string(self) -> str:
         return self.server_version

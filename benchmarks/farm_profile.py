@@ -127,7 +127,7 @@ def assign_traits(profile: FarmProfile, feeds: int) -> FeedTraits:
     for bit, share in (
         (ATOM, profile.atom_share),
         (GZIP, profile.gzip_share),
-        (PADDED, profile.padding_share),
+        (PADDED, profile.padding_share if profile.padding_bytes else 0.0),
     ):
         for j in rng.sample(range(feeds), round(share * feeds)):
             flags[j] |= bit
