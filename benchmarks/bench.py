@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -133,7 +134,7 @@ def _time_rss(timefile: Path) -> int | None:
 def _rusage_rss(rusage: Any) -> int | None:
     if rusage is None:
         return None
-    return rusage.ru_maxrss * (1 if platform.system() == "Darwin" else 1024)
+    return int(rusage.ru_maxrss) * (1 if platform.system() == "Darwin" else 1024)
 
 
 def read_report(cache: Path, since: float) -> tuple[Any, Any]:
@@ -241,7 +242,7 @@ def _show_tail(path: Path, lines: int = 15) -> None:
         print(f"    | {line}", file=sys.stderr)
 
 
-_COLUMNS = [  # header, width, formatter of a Row
+_COLUMNS: list[tuple[str, int, Callable[[Row], str]]] = [  # header, width, formatter
     ("feeds", 6, lambda r: str(r.feeds)),
     ("scenario", 11, lambda r: r.scenario),
     ("exit", 4, lambda r: "kill" if r.exit_code is None else str(r.exit_code)),

@@ -21,40 +21,34 @@ import contextlib
 import gzip
 import hashlib
 import itertools
-import json
 import random
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
-try:
-    from . import farm_feeds as feeds_mod
-    from .farm_http import Acceptor, HostServer, Response, Stats, bind_all
-    from .farm_profile import ATOM, GZIP, PADDED, Behaviour, FarmProfile, assign_traits
-except ImportError:  # run as a script: python benchmarks/farm.py
-    import farm_feeds as feeds_mod  # type: ignore[no-redef]
-    from farm_http import Acceptor, HostServer, Response, Stats, bind_all  # type: ignore[no-redef]
-    from farm_profile import (  # type: ignore[no-redef]
-        ATOM,
-        GZIP,
-        PADDED,
-        Behaviour,
-        FarmProfile,
-        assign_traits,
-    )
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:  # so `from benchmarks.farm import Farm` finds the siblings too
+    sys.path.insert(0, _HERE)
+
+import farm_feeds  # noqa: E402
+import farm_http  # noqa: E402
+import farm_profile  # noqa: E402
+
+FarmProfile = farm_profile.FarmProfile
+Behaviour = farm_profile.Behaviour
+ATOM, GZIP, PADDED = farm_profile.ATOM, farm_profile.GZIP, farm_profile.PADDED
+Response = farm_http.Response
 
 __all__ = ["DEFAULT_START", "Farm", "FarmProfile", "host_address"]
 
 DEFAULT_START = datetime(2025, 1, 1, tzinfo=UTC)  # farm clock at start unless told
 _FEED_PATH = re.compile(r"/feeds/(?:(moved|temp)/)?(\d+)\.xml")
-_PLAIN = re.compile(r"[A-Za-z_/]([\w./:-]*[\w./-])?")  # YAML plain scalars we can write unquoted
-_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
 _THROTTLED = {Behaviour.THROTTLE_429: 429, Behaviour.THROTTLE_503: 503}
 _REDIRECTS = {Behaviour.REDIRECT_301: (301, "moved"), Behaviour.REDIRECT_302: (302, "temp")}
 
@@ -87,13 +81,13 @@ class Farm:
             raise ValueError("need hosts >= 1 and feeds >= 0")
         self.hosts, self.feeds, self.profile = hosts, feeds, profile or FarmProfile()
         self.addresses = [host_address(i) for i in range(hosts)]
-        self.counters = Stats(self.addresses)
+        self.counters = farm_http.Stats(self.addresses)
         self.connections: set[socket.socket] = set()  # open client connections
         self._requested_port = port
-        self._servers: list[HostServer] = []
-        self._acceptor: Acceptor | None = None
-        self._traits = assign_traits(self.profile, feeds)
-        self._padding = feeds_mod.padding_text(self.profile.padding_bytes, self.profile.seed)
+        self._servers: list[farm_http.HostServer] = []
+        self._acceptor: farm_http.Acceptor | None = None
+        self._traits = farm_profile.assign_traits(self.profile, feeds)
+        self._padding = farm_feeds.padding_text(self.profile.padding_bytes, self.profile.seed)
         self._lock = threading.Lock()
         self._start = _utc(start)
         self._clock = self._start
@@ -108,12 +102,12 @@ class Farm:
         """Bind every host and start serving. Raises OSError if the port is taken."""
         if self._servers:
             raise RuntimeError("farm already started")
-        self._servers = bind_all(
+        self._servers = farm_http.bind_all(
             self.addresses,
             self._requested_port,
-            lambda addr, port, i: HostServer((addr, port), i, self),
+            lambda addr, port, i: farm_http.HostServer((addr, port), i, self),
         )
-        self._acceptor = Acceptor(self._servers)
+        self._acceptor = farm_http.Acceptor(self._servers)
         self._acceptor.start()
         return self
 
@@ -172,7 +166,7 @@ class Farm:
 
     def http_now(self) -> str:
         """The farm clock as an HTTP date."""
-        return feeds_mod.http_date(self._clock)
+        return farm_feeds.http_date(self._clock)
 
     def version(self, j: int) -> int:
         """How many times feed j has been touched."""
@@ -251,7 +245,7 @@ class Farm:
             )
         if behaviour is Behaviour.INVALID_HTML:
             return Response(
-                200, [("Content-Type", "text/html; charset=utf-8")], feeds_mod.ERROR_PAGE, delay
+                200, [("Content-Type", "text/html; charset=utf-8")], farm_feeds.ERROR_PAGE, delay
             )
         return self._document(j, host, behaviour, flags, headers, delay)
 
@@ -267,7 +261,7 @@ class Farm:
         with self._lock:
             added = list(self._added.get(j, ()))
         modified = added[-1] if added else self._start
-        gz = bool(flags & GZIP) and _accepts_gzip(headers.get("Accept-Encoding", ""))
+        gz = bool(flags & GZIP) and farm_http.accepts_gzip(headers.get("Accept-Encoding", ""))
         out = [
             (
                 "Content-Type",
@@ -280,8 +274,8 @@ class Farm:
             out.append(("Vary", "Accept-Encoding"))
         if behaviour is not Behaviour.NO_VALIDATORS:
             etag = self._etag(j, len(added), gz, behaviour is Behaviour.CHANGING_ETAG)
-            out += [("ETag", etag), ("Last-Modified", feeds_mod.http_date(modified))]
-            if _not_modified(headers, etag, modified):
+            out += [("ETag", etag), ("Last-Modified", farm_feeds.http_date(modified))]
+            if farm_http.not_modified(headers, etag, modified):
                 return Response(304, out, b"", delay)
         body = self._body(j, host, added, modified, flags)
         if behaviour is Behaviour.INVALID_TRUNCATED:
@@ -295,9 +289,9 @@ class Farm:
         self, j: int, host: int, added: list[datetime], modified: datetime, flags: int
     ) -> bytes:
         items = self.profile.items
-        times = feeds_mod.initial_item_times(j, items, self._start) + added
+        times = farm_feeds.initial_item_times(j, items, self._start) + added
         first = len(times) - items
-        return feeds_mod.render_feed(
+        return farm_feeds.render_feed(
             j,
             self.site_url(host),
             first,
@@ -337,16 +331,12 @@ class Farm:
             **settings,
         }
         width = max(5, len(str(max(self.feeds - 1, 0))))
-        lines = [f"{key}: {_yaml_scalar(value)}" for key, value in top.items()]
-        lines.append("sites:" if self.feeds else "sites: []")
-        for j in range(self.feeds):
-            lines += [
-                f"  - name: feed-{j:0{width}d}",
-                f"    feed: {self.url(j)}",
-                f"    link: {self.site_url(self.host_of(j))}",
-            ]
+        sites = (
+            (f"feed-{j:0{width}d}", self.url(j), self.site_url(self.host_of(j)))
+            for j in range(self.feeds)
+        )
         out = Path(path)
-        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out.write_text(farm_feeds.sites_yaml(top, sites), encoding="utf-8")
         return out
 
 
@@ -356,48 +346,7 @@ def _utc(when: datetime) -> datetime:
     return when.astimezone(UTC)
 
 
-def _accepts_gzip(value: str) -> bool:
-    for part in value.lower().split(","):
-        name, _, params = part.strip().partition(";")
-        if name.strip() == "gzip":
-            return params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000")
-    return False
-
-
-def _not_modified(headers: Mapping[str, str], etag: str, modified: datetime) -> bool:
-    """RFC 9110 §13.2.2: If-None-Match wins; else If-Modified-Since (second precision)."""
-    inm = headers.get("If-None-Match")
-    if inm is not None:
-        return inm.strip() == "*" or etag in (tag.strip() for tag in inm.split(","))
-    ims = headers.get("If-Modified-Since")
-    if ims is None:
-        return False
-    try:
-        since = parsedate_to_datetime(ims)
-    except (TypeError, ValueError):
-        return False
-    if since.tzinfo is None:
-        return False
-    return modified.replace(microsecond=0) <= since
-
-
-def _yaml_scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        if _PLAIN.fullmatch(value) and value.lower() not in _YAML_WORDS:
-            return value
-        return json.dumps(value)  # a JSON string is a valid YAML double-quoted scalar
-    raise TypeError(f"unsupported sites.yaml value {value!r}")
-
-
 if __name__ == "__main__":
-    try:
-        from farm_cli import main
-    except ImportError:
-        from .farm_cli import main  # type: ignore[no-redef]
+    from farm_cli import main
+
     raise SystemExit(main())

@@ -14,10 +14,7 @@ import sys
 import time
 from datetime import datetime
 
-try:
-    from .farm import Farm, FarmProfile
-except ImportError:  # run as a script
-    from farm import Farm, FarmProfile  # type: ignore[no-redef]
+from farm import Farm, FarmProfile
 
 _PROFILE_HELP = {
     "seed": "seed of every random choice (behaviours, latency, touch)",
@@ -93,10 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     add_profile_options(parser)
     args = parser.parse_args(argv)
     if args.selftest:
-        try:
-            from .farm_selftest import selftest
-        except ImportError:
-            from farm_selftest import selftest  # type: ignore[no-redef]
+        from farm_selftest import selftest
+
         return selftest()
     farm = Farm(args.hosts, args.feeds, args.port, profile_from_args(args), start=args.start)
     began = time.monotonic()

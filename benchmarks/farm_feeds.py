@@ -1,4 +1,4 @@
-"""Render the farm's synthetic documents: RSS 2.0, Atom 1.0 and an HTML error page.
+"""Render the farm's documents: RSS 2.0, Atom 1.0, an HTML error page, sites.yaml.
 
 Pure functions of their arguments: the same feed, version and times always give
 the same bytes, which is what makes the farm's strong ETags honest.
@@ -8,10 +8,13 @@ All datetimes are timezone-aware UTC.
 from __future__ import annotations
 
 import base64
+import json
 import random
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from email.utils import format_datetime
+from typing import Any
 from xml.sax.saxutils import escape
 
 _TEXT = (
@@ -113,3 +116,33 @@ ERROR_PAGE = (
     b"<!DOCTYPE html>\n<html><head><title>Service error</title></head>"
     b"<body><h1>Something went wrong</h1><p>Please try again later.</p></body></html>\n"
 )
+
+
+_PLAIN = re.compile(r"[A-Za-z_/]([\w./:-]*[\w./-])?")  # YAML plain scalars we can write unquoted
+_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
+
+
+def sites_yaml(settings: dict[str, Any], sites: Iterable[tuple[str, str, str]]) -> str:
+    """sites.yaml text: top-level `settings` (str, int, float, bool or None values),
+    then a `sites:` list of (name, feed URL, link URL)."""
+    lines = [f"{key}: {_yaml_scalar(value)}" for key, value in settings.items()]
+    lines.append("sites:")
+    for name, feed, link in sites:
+        lines += [f"  - name: {name}", f"    feed: {feed}", f"    link: {link}"]
+    if lines[-1] == "sites:":
+        lines[-1] = "sites: []"
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        if _PLAIN.fullmatch(value) and value.lower() not in _YAML_WORDS:
+            return value
+        return json.dumps(value)  # a JSON string is a valid YAML double-quoted scalar
+    raise TypeError(f"unsupported sites.yaml value {value!r}")

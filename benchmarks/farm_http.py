@@ -16,8 +16,10 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -119,7 +121,8 @@ class HostServer(ThreadingHTTPServer):
     def server_bind(self) -> None:
         # HTTPServer.server_bind calls socket.getfqdn(), a DNS lookup per address.
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        host, port = self.socket.getsockname()[:2]
+        self.server_name, self.server_port = str(host), int(port)
 
 
 class FarmHandler(BaseHTTPRequestHandler):
@@ -168,8 +171,9 @@ class FarmHandler(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", str(len(resp.body)))
             body = b"" if head else resp.body
             # What end_headers() would flush, joined with the body into one write.
-            payload = b"".join([*self._headers_buffer, b"\r\n", body])
-            self._headers_buffer = []
+            buffered: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
+            payload = b"".join([*buffered, b"\r\n", body])
+            buffered.clear()
             app.counters.leave(host, resp.status, len(payload), len(body))
             left = True
             self.wfile.write(payload)
@@ -182,7 +186,7 @@ class FarmHandler(BaseHTTPRequestHandler):
 
     def date_time_string(self, timestamp: float | None = None) -> str:
         """The Date header tells the farm clock, not the wall clock."""
-        return self.server.app.http_now()
+        return str(self.server.app.http_now())
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass
@@ -239,3 +243,31 @@ def bind_all(
             if port or attempt == attempts - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def accepts_gzip(value: str) -> bool:
+    """Whether an Accept-Encoding header value accepts gzip (a q=0 refuses it)."""
+    for part in value.lower().split(","):
+        name, _, params = part.strip().partition(";")
+        if name.strip() == "gzip":
+            return params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000")
+    return False
+
+
+def not_modified(headers: Mapping[str, str], etag: str, modified: datetime) -> bool:
+    """Whether a conditional GET may get 304, per RFC 9110 §13.2.2: If-None-Match
+    (the exact tag, one of a list, or *) wins; else If-Modified-Since, compared at
+    second precision with `modified` (aware UTC)."""
+    inm = headers.get("If-None-Match")
+    if inm is not None:
+        return inm.strip() == "*" or etag in (tag.strip() for tag in inm.split(","))
+    ims = headers.get("If-Modified-Since")
+    if ims is None:
+        return False
+    try:
+        since = parsedate_to_datetime(ims)
+    except (TypeError, ValueError):
+        return False
+    if since.tzinfo is None:
+        return False
+    return modified.replace(microsecond=0) <= since
