@@ -218,8 +218,8 @@ class Farm:
 
     # -- answering ---------------------------------------------------------
 
-    def respond(self, host: int, method: str, path: str, headers: Mapping[str, str]) -> Response:
-        """The answer of host index `host` to `method path` with request `headers`."""
+    def respond(self, host: int, path: str, headers: Mapping[str, str]) -> Response:
+        """The answer of host index `host` to a GET of `path` with request `headers`."""
         match = _FEED_PATH.fullmatch(path.split("?", 1)[0])
         j = int(match.group(2)) if match else -1
         if not match or j >= self.feeds or self.host_of(j) != host:
@@ -262,21 +262,14 @@ class Farm:
             added = list(self._added.get(j, ()))
         modified = added[-1] if added else self._start
         gz = bool(flags & GZIP) and farm_http.accepts_gzip(headers.get("Accept-Encoding", ""))
-        out = [
-            (
-                "Content-Type",
-                "application/atom+xml; charset=utf-8"
-                if flags & ATOM
-                else "application/rss+xml; charset=utf-8",
-            )
-        ]
-        if flags & GZIP:
-            out.append(("Vary", "Accept-Encoding"))
+        out = [("Vary", "Accept-Encoding")] if flags & GZIP else []
         if behaviour is not Behaviour.NO_VALIDATORS:
             etag = self._etag(j, len(added), gz, behaviour is Behaviour.CHANGING_ETAG)
             out += [("ETag", etag), ("Last-Modified", farm_feeds.http_date(modified))]
             if farm_http.not_modified(headers, etag, modified):
                 return Response(304, out, b"", delay)
+        kind = "atom" if flags & ATOM else "rss"
+        out.append(("Content-Type", f"application/{kind}+xml; charset=utf-8"))
         body = self._body(j, host, added, modified, flags)
         if behaviour is Behaviour.INVALID_TRUNCATED:
             body = body[: len(body) // 2]

@@ -159,7 +159,7 @@ class FarmHandler(BaseHTTPRequestHandler):
         app.counters.enter(host, conditional)
         left = False
         try:
-            resp = app.respond(host, self.command, self.path, self.headers)
+            resp = app.respond(host, self.path, self.headers)
             if resp.delay_s > 0:
                 time.sleep(resp.delay_s)
             self.send_response_only(resp.status)

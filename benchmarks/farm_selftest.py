@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import tempfile
+import threading
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
@@ -86,7 +87,8 @@ def _run(farm: Farm, ok: list[str]) -> None:
     _check(ok, status == 200 and len(_items(body)) == 10, "normal feed: 200, 10 items")
     _check(ok, h["Date"] == farm.http_now(), "Date header is the farm clock")
     etag, modified = h["ETag"], h["Last-Modified"]
-    _check(ok, _get(farm.url(j), **{"If-None-Match": etag})[0] == 304, "If-None-Match -> 304")
+    status, _, body = _get(farm.url(j), **{"If-None-Match": etag})
+    _check(ok, status == 304 and body == b"", "If-None-Match -> 304, no body")
     _check(
         ok,
         _get(farm.url(j), **{"If-Modified-Since": modified})[0] == 304,
@@ -150,6 +152,31 @@ def _run(farm: Farm, ok: list[str]) -> None:
     _check(ok, _get(wrong_host)[0] == 404, "feed asked of the wrong host -> 404")
 
 
+def _concurrency(ok: list[str]) -> None:
+    """Four parallel GETs to one host with 50 ms latency overlap: peak 2 to 4."""
+    quiet = FarmProfile(
+        no_validators_share=0,
+        changing_etag_share=0,
+        redirect_301_share=0,
+        redirect_302_share=0,
+        invalid_share=0,
+        throttle_share=0,
+        latency_ms=(50.0, 50.0),
+    )
+    with Farm(hosts=1, feeds=4, port=0, profile=quiet) as farm:
+        threads = [threading.Thread(target=_get, args=(farm.url(j),)) for j in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        stats = farm.stats()
+    _check(
+        ok,
+        stats["requests"] == 4 and 2 <= stats["max_host_concurrency"] <= 4,
+        f"parallel GETs: host peak {stats['max_host_concurrency']} of 4",
+    )
+
+
 def selftest() -> int:
     """Run every check; returns 0, or raises AssertionError naming the failed check."""
     ok: list[str] = []
@@ -185,6 +212,7 @@ def selftest() -> int:
         )
     finally:
         farm.stop()
+    _concurrency(ok)
     try:
         _get(farm.url(0))
         refused = False
