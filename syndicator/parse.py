@@ -21,7 +21,8 @@ normalized here, once:
   marked or detected as HTML has its markup stripped; summaries and content
   are sanitized by :mod:`sanitize`;
 * relative URLs are resolved against xml:base, then the entry link, then
-  the feed's link, then the fetch URL.
+  the feed's link, then the fetch URL; a relative xml:base is itself
+  resolved against the feed's link, then the fetch URL.
 """
 
 from __future__ import annotations
@@ -183,5 +184,5 @@ def _html_value(detail: Mapping[str, Any], bases: tuple[str | None, ...], url: s
     if "html" not in str(detail.get("type", "text/html")):
         return text_to_html(value)
     xml_base = detail.get("base")
-    base = urljoin(url, xml_base) if xml_base else next(b for b in bases if b)
+    base = urljoin(bases[1] or url, xml_base) if xml_base else next(b for b in bases if b)
     return clean_html(value, base)
