@@ -46,6 +46,7 @@ from .jsonfeed import read_json_feed
 from .model import Entry, ParsedFeed
 from .sanitize import clean_html, html_to_text, one_line, text_to_html
 
+_ELEMENT = re.compile(r"<([A-Za-z][A-Za-z0-9]*)\b[^<>]*>.*?</\1\s*>", re.S)
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 _PROLOG = re.compile(r"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)", re.S | re.I)
 
@@ -114,12 +115,13 @@ def _read_xml(text: str, url: str, now: datetime) -> tuple[str, str | None, list
         if not document.get("version"):
             raise ParseError(url, "not a feed: no RSS, Atom or JSON Feed document found")
     feed = document.feed
+    version = document.get("version") or "unknown"
     feed_link = absolute(dict.get(feed, "link"), url)
-    drafts = [_xml_entry(item, feed_link, url, now) for item in document.entries]
-    return _text_field(feed, "title"), feed_link, drafts, document.get("version") or "unknown"
+    drafts = [_xml_entry(item, feed_link, url, now, version) for item in document.entries]
+    return _text_field(feed, "title", version), feed_link, drafts, version
 
 
-def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime) -> Draft:
+def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str) -> Draft:
     link = absolute(dict.get(item, "link"), feed_link or url)
     bases = (link, feed_link, url)
     content = ""
@@ -129,7 +131,7 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime) -> Dra
     date, updated, note, raw_date = _xml_dates(item, now)
     enclosures = tuple(filter(None, (absolute(e.get("href"), link or feed_link or url)
                                      for e in item.get("enclosures") or [])))
-    title = _text_field(item, "title")
+    title = _text_field(item, "title", version)
     guid = one_line(dict.get(item, "id")) or None
     entry = Entry(id="", title=title, link=link, author=one_line(dict.get(item, "author")) or None,
                   date=date, updated=updated, summary=summary, content=content, date_note=note)
@@ -165,11 +167,18 @@ def _xml_dates(item: Any, now: datetime) -> tuple[datetime | None, datetime | No
     return date, updated, (None if date else "; ".join(notes) or None), raw_date
 
 
-def _text_field(container: Any, key: str) -> str:
-    """A title-like field as plain text; HTML-typed values are stripped of markup."""
+def _text_field(container: Any, key: str, version: str) -> str:
+    """A title-like field as plain text.
+
+    Markup is stripped from a value typed as HTML, and from an RSS value
+    that holds an element with its end tag (RSS titles are HTML in
+    practice); an Atom value of type text is kept literally.
+    """
     detail = dict.get(container, f"{key}_detail")
     value = dict.get(container, key) or ""
     if detail and "html" in str(detail.get("type", "")):
+        return html_to_text(value)
+    if not version.startswith("atom") and _ELEMENT.search(value):
         return html_to_text(value)
     return one_line(value)
 

@@ -82,7 +82,8 @@ def clean_html(fragment: str, base: str | None = None) -> str:
         allowed = {"http", "https"} if attribute in _MEDIA_ATTRIBUTES else URL_SCHEMES
         return url if scheme in allowed else None
 
-    return nh3.clean(
+    # Controls go before (raw) and after (written as character references).
+    return strip_control(nh3.clean(
         strip_control(fragment),
         tags=TAGS,
         attributes=ATTRIBUTES,
@@ -90,7 +91,7 @@ def clean_html(fragment: str, base: str | None = None) -> str:
         link_rel="noopener noreferrer",
         strip_comments=True,
         attribute_filter=attribute_filter,
-    ).strip()
+    )).strip()
 
 
 def truncate_html(fragment: str, limit: int) -> str:
