@@ -221,13 +221,24 @@ class Store:
                 if resolved[index] is not None:
                     continue
                 for key in keys_of(entry):
-                    row = self._db.execute("SELECT id FROM aliases WHERE source = ? AND key = ?",
-                                           (source, key)).fetchone()
-                    if row and row[0] not in claimed:
-                        resolved[index] = replace(entry, id=row[0])
-                        claimed.add(row[0])
+                    target = self._alias(source, key)
+                    if target is not None and target not in claimed:
+                        resolved[index] = replace(entry, id=target)
+                        claimed.add(target)
                         break
         return [r if r is not None else e for r, e in zip(resolved, entries, strict=True)]
+
+    def _alias(self, source: str, key: str) -> str | None:
+        """The seen id an alias key names: recorded, or for a URL key, a seen id equal
+        to that URL under either scheme (entries stored before aliases were kept)."""
+        row = self._db.execute("SELECT id FROM aliases WHERE source = ? AND key = ?", (source, key)).fetchone()
+        if row:
+            return str(row[0])
+        kind, _, bare = key.partition(":")
+        if kind in ("uri", "link"):
+            return next((f"{scheme}:{bare}" for scheme in ("https", "http") if self._seen(source, f"{scheme}:{bare}")),
+                        None)
+        return None
 
     def _seen(self, source: str, entry_id: str) -> bool:
         row = self._db.execute("SELECT 1 FROM seen WHERE source = ? AND id = ?", (source, entry_id)).fetchone()

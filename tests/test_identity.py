@@ -165,3 +165,23 @@ def test_non_uri_ids_are_not_matched_across_sites() -> None:
 
     merged = select_entries([one, two], {one.feed: snapshot(one, "A's"), two.feed: snapshot(two, "B's")}, 5)
     assert sorted(s.entry.title for s in merged) == ["A's", "B's"]
+
+
+def test_a_version_1_state_database_is_migrated(tmp_path: Path) -> None:
+    import sqlite3
+
+    from syndicator.store import _MIGRATIONS
+
+    db = sqlite3.connect(tmp_path / "state.sqlite")
+    db.executescript(_MIGRATIONS[1])
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    db.execute("INSERT INTO seen (source, id, first_seen) VALUES (?, ?, ?)",
+               (FEED, "https://blog.example.org/1", (NOW - timedelta(days=5)).isoformat()))
+    db.commit()
+    db.close()
+    with Store.open(tmp_path) as store:
+        save(store, rss(item(1, guid="tag:blog,2026:1")), NOW)
+        stored = store.snapshots([FEED])[FEED]
+        assert store.aliases(FEED)["id:tag:blog,2026:1"] == "https://blog.example.org/1"
+    assert [(s.entry.id, s.first_seen) for s in stored] == [("https://blog.example.org/1", NOW - timedelta(days=5))]
