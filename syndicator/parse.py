@@ -30,7 +30,7 @@ from urllib.parse import urljoin, urlsplit
 
 import feedparser
 
-from . import dates, identity
+from . import dates, hints, identity
 from .discover import find_alternates, looks_like_html
 from .errors import NotAFeedError, ParseError
 from .model import Entry, ParsedFeed
@@ -83,6 +83,7 @@ def _parse_xml(body: bytes, url: str, content_type: str, now: datetime) -> Parse
         link=feed_link,
         entries=_identify(raw_entries),
         format=document.get("version") or "unknown",
+        hints=hints.from_document(body),
     )
 
 
