@@ -6,11 +6,14 @@ Randomness is derived from the source URL and ``now``, so a replayed build
 seed 001, with their constants (docs/polling.md explains them):
 
 * **Observed interval.** The last :data:`~syndicator.update.WINDOW` successful
-  checks are the change history. Two change rates are estimated from it and
-  the larger wins: from how many checks saw the snapshot change (Cho and
-  Garcia-Molina's estimator ``-ln((unchanged + 0.5) / (checks + 0.5)) /
-  mean gap``, which stays finite when every check saw a change) and from
-  how many new entries were dated inside the checked spans. The interval is
+  checks are the change history. The change rate is counted from the new
+  entries dated inside the checked spans (plus one half, a continuity
+  correction) when every change brought dated entries; otherwise it is the
+  larger of that and the rate from how many checks saw the snapshot change
+  (Cho and Garcia-Molina's estimator ``-ln((unchanged + 0.5) / (checks +
+  0.5)) / mean gap``, finite even when every check saw a change). Each check
+  counts with weight :data:`RECENCY` to the power of its age in checks
+  (exponential smoothing over the window), so a burst fades. The interval is
   one over the rate, but at most :data:`GROWTH` times the last gap, so a
   quiet feed slows down step by step. With no history: ``default_interval``.
 * **Hints** (see :mod:`hints`) never win blindly: a cadence hint replaces the
@@ -45,6 +48,8 @@ from .model import Check, Site, SourceState
 HINT_STRETCH = 4.0
 #: Successful checks needed before observation outweighs a cadence hint.
 MIN_EVIDENCE = 3
+#: Weight of a check in the history is RECENCY ** (checks since), newest 1.
+RECENCY = 0.7
 #: A quiet feed's interval grows by at most this factor per check.
 GROWTH = 2.0
 #: Share of the interval used for jitter (stable part 80 %, random part 20 %).
@@ -207,14 +212,19 @@ def observed_interval(history: Sequence[Check], policy: Policy) -> tuple[float, 
     total = sum(check.elapsed for check in history)
     if not history or total <= 0:
         return policy.default_interval, "default: no change history yet"
-    checks = len(history)
-    unchanged = sum(1 for check in history if not check.changed)
-    by_checks = -math.log((unchanged + 0.5) / (checks + 0.5)) / (total / checks)
-    by_entries = sum(check.new_entries for check in history) / total
-    rate = max(by_checks, by_entries)  # changes per second
+    weights = [RECENCY ** age for age in range(len(history) - 1, -1, -1)]
+    checks = sum(weights)
+    span = sum(w * check.elapsed for w, check in zip(weights, history, strict=True))
+    unchanged = sum(w for w, check in zip(weights, history, strict=True) if not check.changed)
+    by_checks = -math.log((unchanged + 0.5) / (checks + 0.5)) / (span / checks)
+    entries = sum(w * check.new_entries for w, check in zip(weights, history, strict=True))
+    by_entries = (entries + 0.5) / span if entries else 0.0  # + 0.5: continuity correction
+    # Dated entries count changes directly; trust them alone when every change brought some.
+    dated = entries > 0 and all(check.new_entries for check in history if check.changed)
+    rate = by_entries if dated else max(by_checks, by_entries)  # changes per second
     limit = GROWTH * max(history[-1].elapsed, policy.min_interval)
     if rate <= 0:
-        return limit, f"observed: no change in {checks} checks over {duration_text(total)}"
+        return limit, f"observed: no change in {len(history)} checks over {duration_text(total)}"
     return min(1 / rate, limit), f"observed: {rate_text(rate)}"
 
 
