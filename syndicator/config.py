@@ -35,7 +35,7 @@ _SETTINGS: dict[str, tuple[str, Any, float]] = {
     "user_agent": ("url", None, 0),
     "output": ("path", "public", 0),
     "cache": ("path", "cache", 0),
-    # The schedule (docs/polling.md): first interval, and bounds of every interval.
+    # The schedule (README.md, "Polite polling"): first interval, and bounds of every interval.
     "default_interval": ("duration", 3600.0, 60),
     "min_interval": ("duration", 900.0, 60),
     "max_interval": ("duration", 86400.0, 60),

@@ -233,7 +233,7 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
 
     Reads the cache without taking its lock (a build may be running) and
     changes nothing. Times are ISO 8601 UTC strings or None. See
-    docs/polling.md for the fields.
+    README.md ("syndicator status") for the fields.
 
     Raises:
         StoreError: the state database is unusable or of another version.

@@ -4,7 +4,7 @@ The report is what a benchmark or a monitor reads (seed 000, "operate the
 scheduler with measurable goals"): sources due and fetched, answers by
 status, failures by class, sources skipped by host throttling and the
 breaker, bytes, parse time, due lag, and per host the requests made and the
-peak of requests at once. docs/polling.md lists every field.
+peak of requests at once. README.md ("report.json") lists every field.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class BuildReport:
                 f"{self.seconds:.1f} s")
 
     def to_json(self, now: datetime) -> dict[str, Any]:
-        """The report as a JSON-ready dict (see docs/polling.md for the fields)."""
+        """The report as a JSON-ready dict (README.md, "report.json", lists the fields)."""
         lags = self.due_lags
         return {
             "version": REPORT_VERSION,

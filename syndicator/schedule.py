@@ -3,7 +3,7 @@
 Every function takes ``now`` (UTC) from its caller; one ``now`` per build.
 Randomness is derived from the source URL and ``now``, so a replayed build
 (``--now``) plans exactly the same times. The rules, from seed 000 and
-seed 001, with their constants (docs/polling.md explains them):
+seed 001, with their constants (README.md, "Polite polling", explains them):
 
 * **Observed interval.** The last :data:`~syndicator.update.WINDOW` successful
   checks are the change history. The change rate is counted from the new
