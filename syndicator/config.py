@@ -96,6 +96,7 @@ def is_http_url(value: Any) -> bool:
         return False
     try:
         parts = urlsplit(value.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname)
