@@ -170,9 +170,12 @@ class Store:
         """
         values = [_to_db(getattr(state, name), name) for name in _STATE_FIELDS]
         placeholders = ", ".join("?" for _ in _STATE_FIELDS)
+        # An upsert, not INSERT OR REPLACE: REPLACE deletes the old row first, and the
+        # ON DELETE CASCADE of entries.source would then wipe the stored snapshot.
+        updates = ", ".join(f"{name} = excluded.{name}" for name in _STATE_FIELDS[1:])
         with _transaction(self._db):
-            self._db.execute(f"INSERT OR REPLACE INTO sources ({', '.join(_STATE_FIELDS)}) "
-                             f"VALUES ({placeholders})", values)
+            self._db.execute(f"INSERT INTO sources ({', '.join(_STATE_FIELDS)}) VALUES ({placeholders}) "
+                             f"ON CONFLICT (url) DO UPDATE SET {updates}", values)
             if entries is None:
                 return
             self._db.execute("DELETE FROM entries WHERE source = ?", (state.url,))
