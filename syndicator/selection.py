@@ -7,7 +7,7 @@ Rules (seed 004, and issue 4 for duplicates):
 2. A source named by several sites counts once and is credited to the first
    of those sites in sites.yaml.
 3. The same post reached through two sources (equal canonical links, or
-   equal ids) shows once, with the newest copy's date and text; it is
+   equal ids that are URIs) shows once, with the newest copy's date and text; it is
    credited to the site whose home page is on the post's host, else to the
    site listed first in sites.yaml.
 4. The merged list is sorted newest first; ties are broken by site order in
@@ -16,12 +16,17 @@ Rules (seed 004, and issue 4 for duplicates):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from .identity import canonical_url
 from .model import SelectedEntry, Site, SiteStatus, SourceState, StoredEntry
+
+#: An id with a URI scheme (tag:, urn:, http:) names one post everywhere; any other id
+#: ("1", "post-42") is only unique within its own feed.
+_GLOBAL_ID = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
 
 def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[StoredEntry]],
@@ -57,7 +62,7 @@ def _drop_duplicate_links(entries: Iterable[SelectedEntry]) -> list[SelectedEntr
     kept: list[SelectedEntry] = []
     by_key: dict[str, int] = {}
     for selected in entries:
-        keys = [f"id:{selected.entry.id}"]
+        keys = [f"id:{selected.entry.id}"] if _GLOBAL_ID.match(selected.entry.id) else []
         if selected.entry.link:
             keys.append(f"link:{canonical_url(selected.entry.link)}")
         index = next((by_key[key] for key in keys if key in by_key), None)

@@ -90,6 +90,16 @@ def test_a_post_reached_through_two_feeds_shows_once() -> None:
     assert selected[0].site == A  # credited to the site whose home page is on the post's host
 
 
+@pytest.mark.parametrize(("shared_id", "shown"), [
+    pytest.param("1", 2, id="feed-local-ids-are-not-shared"),
+    pytest.param("tag:example.org,2026:post-1", 1, id="uri-ids-are-global"),
+])
+def test_posts_of_two_sites_merge_only_on_a_global_id(shared_id: str, shown: int) -> None:
+    post_a = StoredEntry(A.feed, Entry(id=shared_id, title="A1", link="https://a.example.org/1", date=NOW), NOW)
+    post_b = StoredEntry(B.feed, Entry(id=shared_id, title="B1", link="https://b.example.org/1", date=NOW), NOW)
+    assert len(select_entries([A, B], {A.feed: [post_a], B.feed: [post_b]}, 5)) == shown
+
+
 def test_no_snapshots_select_nothing() -> None:
     assert select_entries([A, B], {}, 5) == []
 
