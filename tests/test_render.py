@@ -143,7 +143,8 @@ def test_sites_page_shows_last_seen_badge_after_stale_after(server: HTTPServer, 
                                                             second_build: str, badge: str | None) -> None:
     server.expect_oneshot_request("/feed.xml").respond_with_data(rss(post(1)))
     server.expect_request("/feed.xml").respond_with_data("oops", status=500)
-    config = write_config(tmp_path, [{"name": "Flaky", "feed": server.url_for("/feed.xml")}])
+    config = write_config(tmp_path, [{"name": "Flaky", "feed": server.url_for("/feed.xml")}],
+                          retries=0)  # no 1 s retry pause
     assert build(config, now="2026-11-20T12:00:00Z").exit_code == 0
     first_row = site_row((tmp_path / "public" / "sites.html").read_text(), "Flaky")
     assert "badge" not in first_row and "error" not in first_row
@@ -183,7 +184,7 @@ def test_same_state_and_clock_give_byte_identical_output(planet: Path) -> None:
 
 def test_empty_build_fails_with_exit_3_and_leaves_the_output_untouched(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
-    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}], retries=0)
     assert build(config).exit_code == 0
     before = tree(tmp_path / "public")
     server.clear()

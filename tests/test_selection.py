@@ -143,7 +143,8 @@ def test_build_caps_each_feed_and_merges(server: HTTPServer, tmp_path: Path) -> 
 def test_failed_feed_falls_back_to_its_last_good_copy_with_a_warning(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_oneshot_request("/feed.xml").respond_with_data(rss(post(1), post(2, day=2)))
     server.expect_request("/feed.xml").respond_with_data("down for maintenance", status=503)
-    config = write_config(tmp_path, [{"name": "Flaky Blog", "feed": server.url_for("/feed.xml")}])
+    config = write_config(tmp_path, [{"name": "Flaky Blog", "feed": server.url_for("/feed.xml")}],
+                          retries=0)  # no 1 s retry pause
     assert build(config, now="2026-11-28T12:00:00Z").exit_code == 0
     result = build(config, "--force", now="2026-11-30T18:00:00Z")
     assert result.exit_code == 0, result.output
