@@ -274,6 +274,16 @@ def test_gzip_body_is_decompressed(server: HTTPServer) -> None:
     assert result.body == FEED
 
 
+def test_build_reads_a_gzip_feed(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/feed.xml").respond_with_data(
+        gzip.compress(rss(post(1), post(2, day=2)).encode()),
+        headers={"Content-Encoding": "gzip", "Content-Type": "application/rss+xml"})
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    assert "2 entries written" in result.stdout
+
+
 @pytest.mark.parametrize(("size", "encoding", "ok"), [
     pytest.param(64 * 1024, None, True, id="exactly-the-cap"),
     pytest.param(64 * 1024 + 1, None, False, id="one-byte-over"),
