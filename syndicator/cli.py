@@ -20,9 +20,10 @@ import click
 from . import __version__
 from .config import load_config
 from .dates import parse_date
-from .errors import SyndicatorError
+from .errors import FeedError, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
+from .pipeline import discover as run_discover
 
 log = logging.getLogger("syndicator")
 
@@ -124,3 +125,20 @@ def _build_with_progress(config: Any, options: BuildOptions, show: bool) -> Any:
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
+
+
+@main.command()
+@click.argument("url")
+@click.option("--timeout", type=click.FloatRange(0.1, 120), default=15.0, show_default=True,
+              help="Seconds to wait for the server.")
+def discover(url: str, timeout: float) -> None:
+    """Print the feed URLs of a site: URL itself if it is a feed, else the
+    feeds its page advertises with <link rel="alternate">, one per line."""
+    try:
+        feeds = run_discover(url, datetime.now(UTC), timeout=timeout)
+    except FeedError as error:
+        raise CommandError(FeedError(error.url, f"{error.url}: {error.message}")) from error
+    if not feeds:
+        raise CommandError(FeedError(url, f"{url}: an HTML page that advertises no feed"))
+    for feed in feeds:
+        click.echo(feed)

@@ -30,6 +30,7 @@ _SETTINGS: dict[str, tuple[str, Any, float]] = {
     "retries": ("int", 1, 0),
     "items_per_feed": ("int", 5, 1),
     "feed_entries": ("int", 1000, 1),
+    "summary_chars": ("int", 600, 20),
     "stale_after": ("duration", 4 * 86400.0, 60),
     "max_bytes": ("int", 10 * 1024 * 1024, 1024),
     "user_agent": ("url", None, 0),

@@ -1,15 +1,32 @@
 """Reading feed dates into UTC. The only module that imports dateutil.
 
-feedparser already reads RFC 822 and ISO 8601/W3C-DTF dates; this module is
-the fallback for what it misses and the place that decides whether a date
-can be trusted (see :func:`trusted`).
+:func:`parse_date` reads, in this order:
+
+1. ISO 8601 / W3C-DTF / RFC 3339 (Atom, RSS 1.0 ``dc:date``, JSON Feed):
+   ``2024-03-12``, ``2024-03-12T10:00Z``, ``2024-03-12T10:00:00.5+01:00``,
+   ``20240312T100000Z``;
+2. RFC 822 / RFC 2822 and their usual variants (RSS ``pubDate``): named
+   time zones (``EST``, ``CEST``, ``JST``, see :data:`ZONES`), day names
+   that disagree with the date (the day name is ignored), two-digit years
+   (as Python's email package reads them: 00-68 are 20xx, 69-99 are
+   19xx; RFC 2822 section 4.3), and day and
+   month names in French, German, Spanish, Italian, Portuguese, Dutch,
+   Swedish, Danish, Norwegian, Polish, Turkish and Russian;
+3. anything else python-dateutil can read once names are translated.
+
+A date without a time zone is read as UTC. :func:`trusted` then decides
+whether a date may be used for sorting (DESIGN.md: an untrusted date falls
+back to the time the entry was first seen).
 """
 
 from __future__ import annotations
 
 import calendar
+import re
 import time
-from datetime import UTC, datetime, timedelta
+import unicodedata
+from datetime import UTC, datetime, timedelta, timezone
+from email.utils import parsedate_tz
 
 from dateutil import parser as dateutil_parser
 
@@ -17,6 +34,44 @@ from dateutil import parser as dateutil_parser
 FUTURE_SLACK = 86400.0
 #: Dates before this are not trusted: no feed predates the web's feeds.
 EARLIEST = datetime(1995, 1, 1, tzinfo=UTC)
+
+#: Named time zones seen in feeds -> offset east of UTC in minutes. Where a
+#: name is ambiguous the reading most common in feeds wins (IST: India).
+ZONES = {
+    "ut": 0, "utc": 0, "gmt": 0, "z": 0, "wet": 0, "west": 60, "bst": 60, "cet": 60,
+    "cest": 120, "met": 60, "mest": 120, "mez": 60, "mesz": 120, "eet": 120, "eest": 180,
+    "msk": 180, "ist": 330, "sgt": 480, "hkt": 480, "awst": 480, "jst": 540, "kst": 540,
+    "acst": 570, "aest": 600, "aedt": 660, "nzst": 720, "nzdt": 780, "est": -300, "edt": -240,
+    "cst": -360, "cdt": -300, "mst": -420, "mdt": -360, "pst": -480, "pdt": -420,
+    "akst": -540, "akdt": -480, "hst": -600, "ast": -240, "adt": -180, "nst": -210,
+    "ndt": -150, "brt": -180, "art": -180,
+}
+_MONTH_NAMES = {
+    1: "jan january janv janvier januar janner enero ene gennaio gen janeiro januari "
+       "stycznia styczen sty ocak января янв январь",
+    2: "feb february fevr fev fevrier februar febrero febbraio fevereiro februari lutego luty lut "
+       "subat февраля фев февраль",
+    3: "mar march mars marz mrz maerz marzo marco maart marts marca marzec mart марта мар март",
+    4: "apr april avr avril abril abr aprile kwietnia kwiecien kwi nisan апреля апр апрель",
+    5: "may mai mayo maggio mag maio mei maj maja mayis мая май",
+    6: "jun june juin juni junio giugno giu junho czerwca czerwiec cze haziran июня июн июнь",
+    7: "jul july juil juillet juli julio luglio lug julho lipca lipiec lip temmuz июля июл июль",
+    8: "aug august aout agosto ago augustus augusti sierpnia sierpien sie agustos "
+       "августа авг август",
+    9: "sep sept september septembre septiembre setiembre settembre set setembro "
+       "wrzesnia wrzesien wrz eylul сентября сен сентябрь",
+    10: "oct october octobre okt oktober octubre ottobre ott outubro out pazdziernika pazdziernik "
+        "paz ekim октября окт октябрь",
+    11: "nov november novembre noviembre novembro listopada listopad lis kasim ноября ноя ноябрь",
+    12: "dec december decembre dez dezember diciembre dic dicembre dezembro desember grudnia "
+        "grudzien gru aralik декабря дек декабрь",
+}
+MONTHS = {name: number for number, names in _MONTH_NAMES.items() for name in names.split()}
+_ENGLISH = ("", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_ISO = re.compile(
+    r"^(\d{4})(?:-?(\d{2})(?:-?(\d{2})(?:[Tt ]+(\d{2}):?(\d{2})(?::?(\d{2})([.,]\d+)?)?)?)?)?"
+    r"\s*(?:([Zz]|UTC|GMT)|([+-])(\d{2}):?(\d{2})?)?$")
+_WORD = re.compile(r"[^\W\d_]+\.?", re.UNICODE)
 
 
 def from_struct(value: time.struct_time | None) -> datetime | None:
@@ -30,23 +85,86 @@ def from_struct(value: time.struct_time | None) -> datetime | None:
 
 
 def parse_date(text: str | None) -> datetime | None:
-    """Parse a date string in any common form into an aware UTC datetime.
+    """Parse a feed date (see the module docstring) into an aware UTC datetime.
 
-    A date without a time zone is read as UTC. Returns None when ``text`` is
-    empty or cannot be read.
+    Returns None when ``text`` is empty or cannot be read; never raises.
     """
     if not text or not text.strip():
         return None
+    text = " ".join(text.split())
     try:
-        value = dateutil_parser.parse(text.strip(), fuzzy=False)
-    except (ValueError, OverflowError, TypeError):
+        return _iso(text) or _rfc822(_translate(text)) or _dateutil(_translate(text))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _iso(text: str) -> datetime | None:
+    match = _ISO.match(text)
+    if not match:
+        return None
+    year, month, day, hour, minute, second, fraction, utc, sign, off_h, off_m = match.groups()
+    if fraction is not None and second is None:
+        return None
+    micro = int(round(float("0." + fraction[1:]) * 1_000_000)) if fraction else 0
+    value = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
+                     int(second or 0), min(micro, 999_999), tzinfo=UTC)
+    if sign:
+        offset = timedelta(hours=int(off_h), minutes=int(off_m or 0))
+        value = value.replace(tzinfo=timezone(offset if sign == "+" else -offset))
+    return value.astimezone(UTC)
+
+
+def _translate(text: str) -> str:
+    """English month names and numeric zones for the names in ``text``; other words dropped.
+
+    When several words name a month (a day name such as Italian "mar" for
+    Tuesday), the last one is the month.
+    """
+    words = list(_WORD.finditer(text))
+    months = [m for m in words if _fold(m.group(0)) in MONTHS]
+    month = months[-1] if months else None
+    parts: list[str] = []
+    position = 0
+    for match in words:
+        parts.append(text[position:match.start()])
+        position = match.end()
+        word = _fold(match.group(0))
+        if match is month:
+            parts.append(_ENGLISH[MONTHS[word]])
+        elif word in ZONES:
+            minutes = ZONES[word]
+            parts.append(f" {'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}")
+        elif word in ("am", "pm", "t"):
+            parts.append(word)
+    parts.append(text[position:])
+    return " ".join("".join(parts).replace(",", " ").split())
+
+
+def _fold(word: str) -> str:
+    """Lower case, without accents or a trailing dot: 'Févr.' -> 'fevr'."""
+    decomposed = unicodedata.normalize("NFKD", word.rstrip(".").lower())
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).replace("ı", "i")
+
+
+def _rfc822(text: str) -> datetime | None:
+    parts = parsedate_tz(text)
+    if parts is None or parts[0] < 1 or not 1 <= parts[1] <= 12:
+        return None
+    year = parts[0]  # two-digit years already widened by the email package
+    offset = timedelta(seconds=parts[9] or 0)
+    value = datetime(year, parts[1], parts[2], parts[3], parts[4], min(parts[5], 59),
+                     tzinfo=timezone(offset))
+    return value.astimezone(UTC)
+
+
+def _dateutil(text: str) -> datetime | None:
+    try:
+        value = dateutil_parser.parse(text, fuzzy=False)
+    except (ValueError, OverflowError, TypeError, dateutil_parser.ParserError):
         return None
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    try:
-        return value.astimezone(UTC)
-    except (OverflowError, ValueError):
-        return None
+    return value.astimezone(UTC)
 
 
 def trusted(value: datetime | None, now: datetime) -> tuple[datetime | None, str | None]:
@@ -62,9 +180,9 @@ def trusted(value: datetime | None, now: datetime) -> tuple[datetime | None, str
     if value is None:
         return None, None
     if value > now + timedelta(seconds=FUTURE_SLACK):
-        return None, f"date {value.isoformat()} is in the future"
+        return None, f"date {isoformat(value)} is more than a day in the future"
     if value < EARLIEST:
-        return None, f"date {value.isoformat()} is before 1995"
+        return None, f"date {isoformat(value)} is before 1995"
     return value, None
 
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
+#: Types that name a feed (RSS, Atom, JSON Feed; RSS 1.0 is RDF).
 FEED_TYPES = frozenset({
     "application/rss+xml",
     "application/atom+xml",
     "application/feed+json",
-    "application/json",
     "application/rdf+xml",
-    "application/xml",
-    "text/xml",
 })
+#: Generic types some pages use for feeds; counted only when the link's title
+#: or URL speaks of a feed (WordPress, for one, advertises its JSON API and
+#: oEmbed documents as "alternate" too).
+GENERIC_TYPES = frozenset({"application/json", "application/xml", "text/xml"})
+_FEEDISH = ("rss", "atom", "feed", "rdf")
 
 
 class _LinkParser(HTMLParser):
@@ -35,28 +38,33 @@ class _LinkParser(HTMLParser):
             return
         rels = values.get("rel", "").lower().split()
         kind = values.get("type", "").lower().split(";")[0].strip()
-        if "alternate" in rels and kind in FEED_TYPES and values.get("href", "").strip():
-            self.links.append(values["href"].strip())
+        href = values.get("href", "").strip()
+        if "alternate" not in rels or not href:
+            return
+        feedish = any(word in (href + " " + values.get("title", "")).lower() for word in _FEEDISH)
+        if kind in FEED_TYPES or (kind in GENERIC_TYPES and feedish):
+            self.links.append(href)
 
 
-def looks_like_html(body: bytes) -> bool:
-    """True if the first 1 KB of ``body`` (bytes) looks like an HTML page."""
-    head = body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-    return head.startswith((b"<!doctype html", b"<html")) or b"<html" in head or b"<head" in head
+def looks_like_html(body: bytes | str) -> bool:
+    """True if the first 1 KB of ``body`` (bytes or decoded str) looks like an HTML page."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    head = text[:1024].lstrip("\ufeff \t\r\n").lower()
+    return head.startswith(("<!doctype html", "<html")) or "<html" in head or "<head" in head
 
 
-def find_alternates(body: bytes, url: str) -> list[str]:
-    """Feed URLs advertised by an HTML page.
+def find_alternates(body: bytes | str, url: str) -> list[str]:
+    """Feed URLs advertised by an HTML page: ``<link rel="alternate">`` of a feed type.
 
     Args:
-        body: the page's bytes (decoded as UTF-8, bad bytes replaced).
+        body: the page, decoded text or bytes (read as UTF-8, bad bytes replaced).
         url: the page's URL, the base for relative links (after ``<base>``).
     Returns:
         absolute http(s) URLs in page order, without duplicates.
     """
     parser = _LinkParser()
     try:
-        parser.feed(body.decode("utf-8", "replace"))
+        parser.feed(body.decode("utf-8", "replace") if isinstance(body, bytes) else body)
         parser.close()
     except AssertionError:  # html.parser gives up on some broken markup
         pass

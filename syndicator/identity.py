@@ -1,36 +1,95 @@
-"""Entry identity: canonical links and fingerprints (seed 000, "deduplicate").
+"""Entry identity, alias keys and content hashes (seed 000, "deduplicate at more than one layer").
 
-An entry's identity within its source is, in order:
+Identity of an entry within its source (:func:`assign`), per document:
 
-1. the id the feed gives it (RSS ``guid``, Atom ``id``, JSON Feed ``id``),
-   unless that id repeats inside the same document;
-2. else its canonical link (:func:`canonical_url`), unless that repeats too;
-3. else a fingerprint of stable fields (:func:`fingerprint`): title, the
-   date string as written, and the text of summary or content. Never the
-   fetch time.
+1. the id the feed gives it (RSS ``guid``, Atom ``id``, JSON Feed ``id``);
+   an item repeated word for word (same id and same fields) is one entry;
+   when an id is shared by entries that differ, it is not trusted for them;
+2. else its canonical link (:func:`canonical_url`), when no other entry of
+   the document has the same one;
+3. else a fingerprint (:func:`fingerprint`) of stable fields: the title, the
+   date as written and the enclosure URLs; the text of the summary or
+   content is added only when those fields alone repeat in the document.
+   Never the fetch time. Entries still equal after that are the same post
+   written twice: the first one is kept.
+
+Alias keys (:func:`alias_keys`) are other names of the same post, so that
+the store recognizes it when the publisher changes identifier style. The
+content hash (:func:`content_hash`) is kept apart from identity: it tells
+an edit (same identity, new hash) from a new post.
 """
 
 from __future__ import annotations
 
 import hashlib
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+from .model import Entry
 
 #: Query parameters that only track the reader and never name a resource.
 TRACKING_PARAMETERS = frozenset({
     "fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid", "yclid",
-    "_hsenc", "_hsmi", "mkt_tok", "ref_src", "spm",
+    "_hsenc", "_hsmi", "mkt_tok", "ref_src", "spm", "wt.mc_id",
 })
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What identity needs to know of one entry of a document.
+
+    Attributes:
+        guid: the id the feed gave, or None.
+        link: the entry's absolute link, or None.
+        title: plain-text title ("" when none).
+        date_text: the entry's date as written ("" when none).
+        enclosures: enclosure URLs, in document order.
+        text: plain text of the summary or content.
+    """
+
+    guid: str | None
+    link: str | None
+    title: str = ""
+    date_text: str = ""
+    enclosures: tuple[str, ...] = ()
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Draft:
+    """An entry before identity is given (``entry.id`` is ""), with what identity needs."""
+
+    entry: Entry
+    candidate: Candidate
+
+
+def absolute(link: Any, base: str) -> str | None:
+    """An absolute http(s) URL from ``link`` resolved against ``base`` (str), else None."""
+    if not isinstance(link, str) or not link.strip():
+        return None
+    try:
+        result = urljoin(base, _CONTROL.sub("", " ".join(link.split())))
+        scheme = urlsplit(result).scheme
+    except ValueError:
+        return None
+    return result if scheme in ("http", "https") else None
 
 
 def canonical_url(url: str) -> str:
-    """Canonical form of a URL for comparing identities.
+    """Canonical form of a URL for comparing identities (str -> str).
 
     Lower-case scheme and host, default port dropped, fragment dropped,
     tracking parameters (``utm_*`` and :data:`TRACKING_PARAMETERS`) dropped,
     an empty path written as ``/``. Everything else, including the order of
-    the remaining query parameters, is kept. Returns the input stripped when
-    it cannot be split.
+    the remaining query parameters and the case of the path, is kept.
+    Returns the input stripped when it cannot be split.
     """
     url = url.strip()
     try:
@@ -64,3 +123,81 @@ def content_hash(*fields: str | None) -> str:
     """Hash of an entry's visible content, to tell an edit from a new post (hex str)."""
     joined = "\x1f".join(field or "" for field in fields)
     return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def assign(candidates: Sequence[Candidate]) -> list[str | None]:
+    """The identity of each entry of one document (see the module docstring).
+
+    Args:
+        candidates: the document's entries, in document order.
+    Returns:
+        one identity (str) per candidate, or None for an entry that repeats
+        an earlier one and must be dropped. Identities are unique.
+    """
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        if candidate.guid:
+            groups.setdefault(candidate.guid, []).append(candidate)
+    trusted = {guid for guid, group in groups.items() if len(set(group)) == 1}
+    fallback = [c for c in candidates if not (c.guid and c.guid in trusted)]
+    links = Counter(canonical_url(c.link) for c in fallback if c.link)
+    stable = Counter(_stable(c) for c in fallback)
+    taken: set[str] = set()
+    result: list[str | None] = []
+    for candidate in candidates:
+        if candidate.guid and candidate.guid in trusted:
+            key = candidate.guid
+        elif candidate.link and links[canonical_url(candidate.link)] == 1:
+            key = canonical_url(candidate.link)
+        elif stable[_stable(candidate)] == 1:
+            key = fingerprint(*_stable(candidate))
+        else:
+            key = fingerprint(*_stable(candidate), candidate.link, candidate.text)
+        result.append(None if key in taken else key)
+        taken.add(key)
+    return result
+
+
+def _stable(candidate: Candidate) -> tuple[str, ...]:
+    return (candidate.title, candidate.date_text, *candidate.enclosures)
+
+
+def alias_keys(candidates: Sequence[Candidate]) -> list[tuple[str, ...]]:
+    """Other names of each entry of one document, strongest first.
+
+    A key is used only when no other entry of the document has it. Kinds:
+    ``uri:`` the id or link without its scheme (an http id becoming https),
+    ``link:`` the canonical link without its scheme (a guid appearing where
+    there was none), ``moved:`` path, query and title (the feed moving to
+    another host), ``title:`` title and date as written, ``dated:`` date as
+    written and enclosures (an edited title).
+
+    Returns:
+        one tuple of key strings per candidate.
+    """
+    keys = [_keys(candidate) for candidate in candidates]
+    counts = Counter(key for entry_keys in keys for key in set(entry_keys))
+    return [tuple(dict.fromkeys(k for k in entry_keys if counts[k] == 1)) for entry_keys in keys]
+
+
+def _keys(candidate: Candidate) -> list[str]:
+    keys: list[str] = []
+    title = _fold(candidate.title)
+    for kind, url in (("uri", candidate.guid), ("link", candidate.link)):
+        if url and urlsplit(url.strip()).scheme.lower() in ("http", "https"):
+            canonical = canonical_url(url)
+            bare = canonical.split(":", 1)[1]
+            keys.append(f"{kind}:{bare}")
+            path = bare.split("/", 3)[3] if bare.count("/") >= 3 else ""
+            if path.strip("/") and title:
+                keys.append(f"moved:/{path}|{title}")
+    if title and candidate.date_text:
+        keys.append(f"title:{title}|{candidate.date_text}")
+    if candidate.date_text:
+        keys.append(f"dated:{candidate.date_text}|{'|'.join(candidate.enclosures)}")
+    return keys
+
+
+def _fold(text: str) -> str:
+    """Text for comparison: NFKC, case-folded, white space squeezed."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())

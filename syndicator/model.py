@@ -43,6 +43,8 @@ class Config:
         retries: extra attempts after a transient failure within one build.
         items_per_feed: newest entries each feed contributes (seed 004: 5).
         feed_entries: cap on entries in feed.xml (seed 004: 1,000).
+        summary_chars: front-page summaries are cut on a word boundary to
+            about this many characters of text.
         stale_after: seconds without success before a "last seen" badge.
         user_agent: the full User-Agent header sent with every request.
         max_bytes: cap on a response body after decompression, bytes.
@@ -58,6 +60,7 @@ class Config:
     retries: int = 1
     items_per_feed: int = 5
     feed_entries: int = 1000
+    summary_chars: int = 600
     stale_after: float = 4 * 86400.0
     user_agent: str = ""
     max_bytes: int = 10 * 1024 * 1024
@@ -151,6 +154,9 @@ class Entry:
         summary: sanitized HTML fragment (may be empty).
         content: sanitized HTML fragment of the full content (may be empty).
         date_note: why a date the feed gave was not used, or None.
+        aliases: other names of the same post (see identity.alias_keys),
+            strongest first; the store uses them to keep one identity when
+            the publisher changes identifier style.
     """
 
     id: str
@@ -162,6 +168,7 @@ class Entry:
     summary: str = ""
     content: str = ""
     date_note: str | None = None
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -219,11 +226,14 @@ class StoredEntry:
         source: the configured URL of its source.
         entry: the entry itself.
         first_seen: when syndicator first saw this entry id (UTC).
+        changed: when syndicator last saw its content change (UTC), or
+            None if it never changed since first seen.
     """
 
     source: str
     entry: Entry
     first_seen: datetime
+    changed: datetime | None = None
 
     @property
     def date(self) -> datetime:

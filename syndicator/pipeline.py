@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from . import schedule
-from .errors import EmptyBuildError, FeedError
+from . import HOMEPAGE, __version__, schedule
+from .errors import EmptyBuildError, FeedError, NotAFeedError
 from .fetch import Fetcher
 from .hosts import host_key
-from .model import Config, Failed, Fetched, FetchRequest, SiteStatus, SourceState
+from .model import Config, Failed, Fetched, FetchRequest, NotModified, SiteStatus, SourceState
 from .parse import parse_feed
 from .pool import HostPool, Skipped, Verdict
 from .render import render_site
@@ -206,3 +206,25 @@ def _age(delta: timedelta) -> str:
     if seconds < 2 * 86400:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.1f} days"
+
+
+def discover(url: str, now: datetime, timeout: float = 15.0) -> list[str]:
+    """The feed URLs for ``url``: ``fetch | parse`` once, nothing stored.
+
+    Returns:
+        [the URL that answered] when it serves a feed, else the feed URLs
+        its HTML page advertises (possibly none), in page order.
+    Raises:
+        FeedError: the URL cannot be fetched, or answers with something
+            that is neither a feed nor an HTML page.
+    """
+    fetcher = Fetcher(f"syndicator/{__version__} (+{HOMEPAGE})", timeout=timeout, retries=0)
+    result = fetcher.fetch(FetchRequest(source=url, url=url))
+    if isinstance(result, Failed):
+        raise result.error
+    assert not isinstance(result, NotModified)  # no validators were sent
+    try:
+        parse_feed(result.body, result.url, result.headers, now)
+    except NotAFeedError as error:
+        return error.alternates
+    return [result.url]

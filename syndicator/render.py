@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,17 +31,16 @@ from markupsafe import Markup
 from . import HOMEPAGE, __version__
 from .dates import isoformat
 from .errors import SyndicatorError
-from .identity import fingerprint
 from .model import Config, SelectedEntry, SiteStatus
-from .sanitize import html_to_text, strip_control
+from .sanitize import html_to_text, strip_control, truncate_html
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
 #: Entries shown on the front page; feed.xml and feed.json carry ``feed_entries``.
 FRONT_PAGE_ENTRIES = 100
-#: Summary length on the front page, characters of text.
-SUMMARY_CHARS = 600
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
+#: An absolute IRI (RFC 3987) as atom:id needs it (RFC 4287 section 4.2.6):
+#: a scheme, then no space, control character or character IRIs exclude.
+_IRI = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f-\x9f<>"{}|\\^`]+$')
 #: A file in every published folder; a folder without it is never replaced.
 MARKER = ".syndicator-output"
 
@@ -94,7 +94,7 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         RenderError: a template fails or the folder cannot be written; the
             previous output is left in place.
     """
-    page_entries = [_page_entry(selected) for selected in entries[: config.feed_entries]]
+    page_entries = [_page_entry(selected, config.summary_chars) for selected in entries[: config.feed_entries]]
     context = {
         "planet": config,
         "entries": page_entries,
@@ -137,14 +137,27 @@ def _environment(templates: Path | None) -> jinja2.Environment:
     return env
 
 
-def _page_entry(selected: SelectedEntry) -> PageEntry:
+def atom_id(entry_id: str, feed: str) -> str:
+    """The atom:id of an entry (str).
+
+    The id the entry's own feed gave it when that is an absolute IRI (a
+    fingerprint id, ``urn:sha256:...``, is one); otherwise, e.g. a bare
+    number as many RSS guids are, a ``urn:uuid:`` made from the feed URL
+    and that id (RFC 4122 name-based, SHA-1), the same on every build.
+    """
+    if _IRI.match(entry_id):
+        return entry_id
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"{feed}#{entry_id}").urn
+
+
+def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     entry, site = selected.entry, selected.site
     date = selected.date
-    updated = max(entry.updated or date, date)
+    updated = max(entry.updated or date, selected.stored.changed or date, date)
     body = entry.content or entry.summary
     summary_source = entry.summary or entry.content
     return PageEntry(
-        atom_id=entry.id if _URI.match(entry.id) else fingerprint(site.feed, entry.id),
+        atom_id=atom_id(entry.id, site.feed),
         title=entry.title or html_to_text(summary_source)[:80] or "(untitled)",
         link=entry.link,
         author=entry.author or site.name,
@@ -154,18 +167,9 @@ def _page_entry(selected: SelectedEntry) -> PageEntry:
         published=isoformat(date),
         updated=isoformat(updated),
         human_date=date.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        summary=Markup(_front_summary(summary_source)),  # noqa: S704 - sanitized in parse
+        summary=Markup(truncate_html(summary_source, summary_chars)),  # noqa: S704 - sanitized in parse
         content=Markup(body),  # noqa: S704 - sanitized in parse
     )
-
-
-def _front_summary(html_fragment: str) -> str:
-    """The front-page summary: the sanitized HTML, or plain text cut on a word."""
-    text = html_to_text(html_fragment)
-    if len(text) <= SUMMARY_CHARS:
-        return html_fragment
-    cut = text[:SUMMARY_CHARS].rsplit(" ", 1)[0]
-    return "<p>" + str(Markup.escape(cut)) + " …</p>"
 
 
 def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:

@@ -2,17 +2,21 @@
 
 Feed content is untrusted HTML published on our users' sites. Everything
 that reaches a page goes through :func:`clean_html`: an allowlist of
-ordinary text markup, no script, style, iframe, object, embed, form, meta or
-base element, no event-handler or style attribute, and only http(s) and
-mailto links (images: http(s) only). Outbound links get
-``rel="noopener noreferrer"``. Relative URLs are resolved against the base
-URL given, so the published page never points at our own host by accident.
+ordinary text markup (:data:`TAGS`, :data:`ATTRIBUTES`); no script, style,
+iframe, object, embed, form, meta, base, audio or video element; no
+event-handler or style attribute; only http(s) and mailto links, and
+http(s) only for images, the one kind of third-party request a page makes.
+Outbound links get ``rel="noopener noreferrer"``. Relative URLs are resolved
+against the base URL given, so the published page never points at our own
+host by accident. :func:`truncate_html` shortens sanitized HTML on a word
+boundary and closes the elements it leaves open.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
 import nh3
@@ -23,7 +27,7 @@ TAGS = {
     "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li",
     "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strike", "strong",
     "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "time",
-    "tr", "tt", "u", "ul", "var", "audio", "video", "source", "picture",
+    "tr", "tt", "u", "ul", "var",
 }
 ATTRIBUTES = {
     "a": {"href", "title"},
@@ -37,13 +41,12 @@ ATTRIBUTES = {
     "td": {"colspan", "rowspan"},
     "th": {"colspan", "rowspan", "scope"},
     "ol": {"start", "reversed"},
-    "audio": {"src", "controls"},
-    "video": {"src", "controls", "poster", "width", "height"},
-    "source": {"src", "type"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
-_URL_ATTRIBUTES = {"href", "src", "cite", "poster"}
-_MEDIA_ATTRIBUTES = {"src", "poster"}
+_URL_ATTRIBUTES = {"href", "src", "cite"}
+_MEDIA_ATTRIBUTES = {"src"}
+#: Elements without an end tag (HTML Living Standard, "void elements").
+_VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 # XML 1.0 forbids C0 controls but tab, newline and carriage return; C1 controls
 # and non-characters are dropped too so every output stays well-formed.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -71,12 +74,16 @@ def clean_html(fragment: str, base: str | None = None) -> str:
     def attribute_filter(element: str, attribute: str, value: str) -> str | None:
         if attribute not in _URL_ATTRIBUTES:
             return value
-        url = urljoin(base, value.strip()) if base else value.strip()
-        scheme = urlsplit(url).scheme.lower()
+        try:
+            url = urljoin(base, value.strip()) if base else value.strip()
+            scheme = urlsplit(url).scheme.lower()
+        except ValueError:  # e.g. a malformed IPv6 host
+            return None
         allowed = {"http", "https"} if attribute in _MEDIA_ATTRIBUTES else URL_SCHEMES
         return url if scheme in allowed else None
 
-    return nh3.clean(
+    # Controls go before (raw) and after (written as character references).
+    return strip_control(nh3.clean(
         strip_control(fragment),
         tags=TAGS,
         attributes=ATTRIBUTES,
@@ -84,7 +91,76 @@ def clean_html(fragment: str, base: str | None = None) -> str:
         link_rel="noopener noreferrer",
         strip_comments=True,
         attribute_filter=attribute_filter,
-    ).strip()
+    )).strip()
+
+
+def truncate_html(fragment: str, limit: int) -> str:
+    """Shorten sanitized HTML to about ``limit`` characters of text.
+
+    The cut falls on a word boundary, "…" marks it, and every element left
+    open is closed, so the markup stays balanced. A fragment whose text
+    fits is returned unchanged.
+
+    Args:
+        fragment: HTML that went through :func:`clean_html` (str).
+        limit: the most characters of text to keep (int, white space runs
+            count as one).
+    Returns:
+        sanitized HTML (str).
+    """
+    if len(html_to_text(fragment)) <= limit:
+        return fragment
+    cutter = _Truncator(limit)
+    cutter.feed(fragment)
+    cutter.close()
+    return clean_html("".join(cutter.out))
+
+
+class _Truncator(HTMLParser):
+    """Copies HTML until ``limit`` characters of text, then closes open elements."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(convert_charrefs=True)
+        self.limit = limit
+        self.count = 0
+        self.out: list[str] = []
+        self.open: list[str] = []
+        self.done = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self.done:
+            self.out.append(self.get_starttag_text() or "")
+            if tag not in _VOID:
+                self.open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self.done:
+            self.out.append(self.get_starttag_text() or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.done and tag in self.open:
+            while self.open:
+                name = self.open.pop()
+                self.out.append(f"</{name}>")
+                if name == tag:
+                    break
+
+    def handle_data(self, data: str) -> None:
+        if self.done:
+            return
+        text = _SPACE.sub(" ", data)
+        room = self.limit - self.count
+        if len(text) <= room:
+            self.out.append(html.escape(text, quote=False))
+            self.count += len(text)
+            return
+        cut = text[:room]
+        if not text[room].isspace():
+            cut = cut.rsplit(" ", 1)[0] if " " in cut else ""
+        self.out.append(html.escape(cut.rstrip(), quote=False) + " …" if cut.strip() else "…")
+        self.done = True
+        self.out.extend(f"</{name}>" for name in reversed(self.open))
+        self.open.clear()
 
 
 def html_to_text(fragment: str) -> str:

@@ -1,15 +1,17 @@
 """Stored snapshots -> the merged stream. Pure: values in, values out.
 
-Rules (seed 004, and issue 4 for duplicates):
+Rules (seed 004, and the entries issue for duplicates):
 
 1. Each source contributes its ``items_per_feed`` newest entries (default 5);
    "newest" uses the entry's date, else its first-seen time.
 2. A source named by several sites counts once and is credited to the first
    of those sites in sites.yaml.
-3. The same post reached through two sources (equal canonical links, or
-   equal ids that are URIs) shows once, with the newest copy's date and text; it is
-   credited to the site whose home page is on the post's host, else to the
-   site listed first in sites.yaml.
+3. The same post reached through two sources shows once. Two entries are
+   the same post when their canonical links are equal (scheme aside) or
+   their ids are equal global URIs (fingerprints excepted). The copy shown,
+   and the site credited, is the one from the site whose home page is on
+   the post's host (``www.`` aside); when no site or several do, the one
+   from the site listed first in sites.yaml.
 4. The merged list is sorted newest first; ties are broken by site order in
    sites.yaml, then by position in the feed, so output is deterministic.
 """
@@ -17,16 +19,14 @@ Rules (seed 004, and issue 4 for duplicates):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from .identity import canonical_url
 from .model import SelectedEntry, Site, SiteStatus, SourceState, StoredEntry
 
-#: An id with a URI scheme (tag:, urn:, http:) names one post everywhere; any other id
-#: ("1", "post-42") is only unique within its own feed.
-_GLOBAL_ID = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
+_GLOBAL_ID = re.compile(r"^(?!urn:sha256:)[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
 
 def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[StoredEntry]],
@@ -54,34 +54,57 @@ def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[Store
             candidates.append((stored[position].date, order[feed], position,
                                SelectedEntry(site, stored[position])))
     candidates.sort(key=lambda c: (-c[0].timestamp(), c[1], c[2]))
-    return _drop_duplicate_links(c[3] for c in candidates)
+    chosen = _one_per_post([c[3] for c in candidates], order)
+    return [c[3] for c in candidates if id(c[3]) in chosen]
 
 
-def _drop_duplicate_links(entries: Iterable[SelectedEntry]) -> list[SelectedEntry]:
-    """Keep each post once: a later entry with a seen canonical link or id is dropped."""
-    kept: list[SelectedEntry] = []
-    by_key: dict[str, int] = {}
-    for selected in entries:
-        keys = [f"id:{selected.entry.id}"] if _GLOBAL_ID.match(selected.entry.id) else []
-        if selected.entry.link:
-            keys.append(f"link:{canonical_url(selected.entry.link)}")
-        index = next((by_key[key] for key in keys if key in by_key), None)
-        if index is None:
-            for key in keys:
-                by_key[key] = len(kept)
-            kept.append(selected)
-            continue
-        link = selected.entry.link
-        if link and _owns(selected.site, link) and not _owns(kept[index].site, link):
-            kept[index] = SelectedEntry(selected.site, kept[index].stored)
+def _one_per_post(entries: list[SelectedEntry], order: Mapping[str, int]) -> set[int]:
+    """Python ids of the entries to keep: one per group of copies of the same post (rule 3)."""
+    parent = list(range(len(entries)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_with: dict[str, int] = {}
+    for index, selected in enumerate(entries):
+        for key in _post_keys(selected):
+            if key in first_with:
+                parent[root(index)] = root(first_with[key])
+            else:
+                first_with[key] = index
+    groups: dict[int, list[int]] = {}
+    for index in range(len(entries)):
+        groups.setdefault(root(index), []).append(index)
+    kept = set()
+    for members in groups.values():
+        best = min(members, key=lambda i: (not _owns(entries[i]), order[entries[i].site.feed], i))
+        kept.add(id(entries[best]))
     return kept
 
 
-def _owns(site: Site, link: str) -> bool:
-    """True if the post's host is the host of the site's home page."""
-    if not site.link:
+def _post_keys(selected: SelectedEntry) -> list[str]:
+    keys = []
+    if selected.entry.link:
+        keys.append("link:" + canonical_url(selected.entry.link).split(":", 1)[-1])
+    if _GLOBAL_ID.match(selected.entry.id):
+        keys.append("id:" + selected.entry.id)
+    return keys
+
+
+def _owns(selected: SelectedEntry) -> bool:
+    """True if the post's host is the host of its site's home page (``www.`` aside)."""
+    link, home = selected.entry.link, selected.site.link
+    if not link or not home:
         return False
-    return (urlsplit(site.link).hostname or "").lower() == (urlsplit(link).hostname or "").lower()
+    return _host(home) == _host(link)
+
+
+def _host(url: str) -> str:
+    host = (urlsplit(url).hostname or "").lower()
+    return host.removeprefix("www.")
 
 
 def site_statuses(sites: Sequence[Site], states: Mapping[str, SourceState],

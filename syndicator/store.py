@@ -15,7 +15,14 @@ Tables (schema version in ``meta``):
 * ``entries``: the snapshot, i.e. the entries of the last good document of
   each source, as JSON, in document order.
 * ``seen``: every entry id ever seen per source with its first-seen time,
-  so an undated entry keeps its date across builds and documents.
+  so an undated entry keeps its date across builds and documents, the hash
+  of its visible content and when that content last changed (an edit
+  updates the entry in place; it never comes back as new).
+* ``aliases``: other names of seen entries (identity.alias_keys, and ids a
+  publisher switched to), per source. An entry whose id is new but one of
+  whose alias keys names a seen entry is stored under that entry's id, so
+  a change of identifier style (a guid appearing, http becoming https, a
+  move to another host) does not show a post twice. The first id wins.
 
 Times are stored as ISO 8601 UTC text.
 """
@@ -25,7 +32,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -33,9 +40,10 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from .errors import CacheLockedError, StoreError
+from .identity import content_hash
 from .model import Entry, SourceState, StoredEntry
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
 
@@ -72,6 +80,15 @@ _MIGRATIONS: dict[int, str] = {
         first_seen TEXT NOT NULL,
         content_hash TEXT,
         PRIMARY KEY (source, id)
+    );
+    """,
+    2: """
+    ALTER TABLE seen ADD COLUMN changed TEXT;
+    CREATE TABLE aliases (
+        source TEXT NOT NULL,
+        key TEXT NOT NULL,
+        id TEXT NOT NULL,
+        PRIMARY KEY (source, key)
     );
     """,
 }
@@ -146,27 +163,32 @@ class Store:
         """
         result: dict[str, list[StoredEntry]] = {url: [] for url in sources}
         rows = self._db.execute(
-            "SELECT e.source, e.data, s.first_seen FROM entries e "
+            "SELECT e.source, e.data, s.first_seen, s.changed FROM entries e "
             "JOIN seen s ON s.source = e.source AND s.id = e.id "
             "ORDER BY e.source, e.position")
-        for source, data, first_seen in rows:
+        for source, data, first_seen, changed in rows:
             if source in result:
-                result[source].append(StoredEntry(source, _entry_from_json(data),
-                                                  datetime.fromisoformat(first_seen)))
+                result[source].append(StoredEntry(source, _entry_from_json(data), datetime.fromisoformat(first_seen),
+                                                  datetime.fromisoformat(changed) if changed else None))
         return result
+
+    def aliases(self, source: str) -> dict[str, str]:
+        """The recorded aliases of one source: {alias key: entry id}."""
+        rows = self._db.execute("SELECT key, id FROM aliases WHERE source = ?", (source,))
+        return dict(rows.fetchall())
 
     # --- writing ---------------------------------------------------------------
 
-    def save(self, state: SourceState, entries: Iterable[Entry] | None, now: datetime,
-             content_hashes: dict[str, str] | None = None) -> None:
+    def save(self, state: SourceState, entries: Iterable[Entry] | None, now: datetime) -> None:
         """Write one source observation in a single transaction.
 
         Args:
             state: the new state of the source (replaces the stored row).
             entries: the new snapshot, or None to keep the stored one (a 304,
-                an unchanged body, or a failure).
-            now: the build's clock (UTC), recorded as first-seen of new ids.
-            content_hashes: optional {entry id: hash of visible content}.
+                an unchanged body, or a failure). Each entry is stored under
+                the id it resolves to (see the module docstring on aliases).
+            now: the build's clock (UTC), recorded as first-seen of new ids
+                and as the change time of edited ones.
         """
         values = [_to_db(getattr(state, name), name) for name in _STATE_FIELDS]
         placeholders = ", ".join("?" for _ in _STATE_FIELDS)
@@ -179,15 +201,64 @@ class Store:
             if entries is None:
                 return
             self._db.execute("DELETE FROM entries WHERE source = ?", (state.url,))
-            seen_at = now.isoformat()
-            for position, entry in enumerate(entries):
+            entries = list(entries)
+            for position, (entry, resolved) in enumerate(zip(entries, self._resolve(state.url, entries),
+                                                             strict=True)):
                 self._db.execute("INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)",
-                                 (state.url, entry.id, position, _entry_to_json(entry)))
-                self._db.execute("INSERT OR IGNORE INTO seen (source, id, first_seen) VALUES (?, ?, ?)",
-                                 (state.url, entry.id, seen_at))
-                if content_hashes and entry.id in content_hashes:
-                    self._db.execute("UPDATE seen SET content_hash = ? WHERE source = ? AND id = ?",
-                                     (content_hashes[entry.id], state.url, entry.id))
+                                 (state.url, resolved.id, position, _entry_to_json(resolved)))
+                self._remember(state.url, resolved, now)
+                keys = entry.aliases + ((f"id:{entry.id}",) if entry.id != resolved.id else ())
+                self._db.executemany("INSERT OR IGNORE INTO aliases (source, key, id) VALUES (?, ?, ?)",
+                                     [(state.url, key, resolved.id) for key in keys])
+
+    def _resolve(self, source: str, entries: list[Entry]) -> list[Entry]:
+        """Each entry under the id of the seen entry it is an alias of, else as it is.
+
+        Exact ids claim first, then ids a publisher switched to, then alias
+        keys in order; a seen entry is claimed by one entry at most.
+        """
+        resolved: list[Entry | None] = [e if self._seen(source, e.id) else None for e in entries]
+        claimed = {e.id for e in resolved if e is not None}
+        for keys_of in (lambda e: (f"id:{e.id}",), lambda e: e.aliases):
+            for index, entry in enumerate(entries):
+                if resolved[index] is not None:
+                    continue
+                for key in keys_of(entry):
+                    target = self._alias(source, key)
+                    if target is not None and target not in claimed:
+                        resolved[index] = replace(entry, id=target)
+                        claimed.add(target)
+                        break
+        return [r if r is not None else e for r, e in zip(resolved, entries, strict=True)]
+
+    def _alias(self, source: str, key: str) -> str | None:
+        """The seen id an alias key names: recorded, or for a URL key, a seen id equal
+        to that URL under either scheme (entries stored before aliases were kept)."""
+        row = self._db.execute("SELECT id FROM aliases WHERE source = ? AND key = ?", (source, key)).fetchone()
+        if row:
+            return str(row[0])
+        kind, _, bare = key.partition(":")
+        if kind in ("uri", "link"):
+            return next((f"{scheme}:{bare}" for scheme in ("https", "http") if self._seen(source, f"{scheme}:{bare}")),
+                        None)
+        return None
+
+    def _seen(self, source: str, entry_id: str) -> bool:
+        row = self._db.execute("SELECT 1 FROM seen WHERE source = ? AND id = ?", (source, entry_id)).fetchone()
+        return row is not None
+
+    def _remember(self, source: str, entry: Entry, now: datetime) -> None:
+        """Record first-seen for a new id; mark an edit when the content hash changes."""
+        digest = content_hash(entry.title, entry.link, entry.summary, entry.content)
+        row = self._db.execute("SELECT content_hash FROM seen WHERE source = ? AND id = ?",
+                               (source, entry.id)).fetchone()
+        if row is None:
+            self._db.execute("INSERT INTO seen (source, id, first_seen, content_hash) VALUES (?, ?, ?, ?)",
+                             (source, entry.id, now.isoformat(), digest))
+        elif row[0] != digest:
+            changed = now.isoformat() if row[0] is not None else None
+            self._db.execute("UPDATE seen SET content_hash = ?, changed = COALESCE(?, changed) "
+                             "WHERE source = ? AND id = ?", (digest, changed, source, entry.id))
 
 
 class _transaction:
@@ -239,6 +310,7 @@ def _state_from_row(row: tuple[Any, ...]) -> SourceState:
 
 def _entry_to_json(entry: Entry) -> str:
     data = asdict(entry)
+    data.pop("aliases")  # recorded in the aliases table
     for key in ("date", "updated"):
         if data[key] is not None:
             data[key] = data[key].isoformat()

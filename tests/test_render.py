@@ -220,18 +220,25 @@ def test_broken_template_fails_with_exit_6_and_leaves_the_output_untouched(serve
     assert tree(tmp_path / "public") == before
 
 
+TEXT_TITLE_ATOM = """<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:uuid:0</id><updated>2026-11-04T00:00:00Z</updated>
+<entry><title type="text">if a &lt; b &amp;&amp; &lt;script&gt;x&lt;/script&gt;</title><id>tag:t.example.org,2026:1</id>
+<updated>2026-11-04T00:00:00Z</updated></entry></feed>
+"""
+
+
 def test_templates_can_be_overridden_and_still_autoescape(server: HTTPServer, tmp_path: Path) -> None:
-    server.expect_request("/evil.xml").respond_with_data((DATA / "hostile.xml").read_bytes())
+    server.expect_request("/text.xml").respond_with_data(TEXT_TITLE_ATOM, content_type="application/atom+xml")
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "index.html").write_text(
         "<ul>{% for e in entries %}<li>{{ e.title }} ({{ e.site_name }})</li>{% endfor %}</ul>\n")
-    config = write_config(tmp_path, [{"name": "<i>Evil</i>", "feed": server.url_for("/evil.xml")}])
+    config = write_config(tmp_path, [{"name": "<i>Evil</i>", "feed": server.url_for("/text.xml")}])
     result = build(config, "--templates", str(templates))
     assert result.exit_code == 0, result.output
     index = (tmp_path / "public" / "index.html").read_text()
-    assert index.startswith("<ul><li>&lt;script&gt;")
-    assert "(&lt;i&gt;Evil&lt;/i&gt;)" in index
+    assert index == ("<ul><li>if a &lt; b &amp;&amp; &lt;script&gt;x&lt;/script&gt; "
+                     "(&lt;i&gt;Evil&lt;/i&gt;)</li></ul>\n")
     assert "<table" in (tmp_path / "public" / "sites.html").read_text()  # the bundled one
 
 

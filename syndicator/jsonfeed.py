@@ -1,0 +1,106 @@
+"""JSON Feed 1.0 and 1.1 (https://www.jsonfeed.org/version/1.1/) -> entry drafts.
+
+A helper of :mod:`parse`, which turns drafts into entries. Rules:
+
+* ``title`` is plain text; one that looks like HTML (it holds an entity or
+  an end tag, as many real JSON feeds write ``&amp;`` or ``&#8217;``) has
+  its entities decoded once and any markup stripped;
+* ``content_html`` is sanitized, ``content_text`` and ``summary`` are
+  plain text;
+* ``date_published``, else ``date_modified`` (RFC 3339) is the date;
+* relative URLs resolve against the item's ``url``, the feed's
+  ``home_page_url``, then the fetch URL;
+* ``attachments`` count as enclosures for identity.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from . import dates
+from .errors import ParseError
+from .identity import Candidate, Draft, absolute
+from .model import Entry
+from .sanitize import clean_html, html_to_text, one_line, text_to_html
+
+_LOOKS_LIKE_HTML = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]+\d*);|</[A-Za-z][A-Za-z0-9]*\s*>")
+
+
+def plain_title(value: str) -> str:
+    """A title that should be plain text but may carry HTML entities (str -> str)."""
+    return html_to_text(value) if _LOOKS_LIKE_HTML.search(value) else one_line(value)
+
+
+def read_json_feed(text: str, url: str, now: datetime) -> tuple[str, str | None, list[Draft], str]:
+    """Read a JSON Feed document.
+
+    Args:
+        text: the decoded document (str).
+        url: the fetch URL, the last-resort base.
+        now: the build's clock (UTC), for :func:`dates.trusted`.
+    Returns:
+        (feed title, feed home page or None, drafts in document order, format
+        such as "json11").
+    Raises:
+        ParseError: invalid JSON, or not a JSON Feed.
+    """
+    try:
+        document = json.loads(text, strict=False)
+    except ValueError as e:
+        raise ParseError(url, f"invalid JSON Feed: {one_line(str(e))[:160]}") from e
+    if not isinstance(document, dict) or "jsonfeed.org/version/" not in str(document.get("version", "")):
+        raise ParseError(url, "not a JSON Feed: missing jsonfeed.org version")
+    if not isinstance(document.get("items"), list):
+        raise ParseError(url, "invalid JSON Feed: no items list")
+    version = str(document["version"])
+    feed_link = absolute(document.get("home_page_url"), url)
+    drafts = [_item(item, feed_link, url, now) for item in document["items"] if isinstance(item, dict)]
+    return (plain_title(_str(document.get("title"))), feed_link, drafts,
+            "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""))
+
+
+def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) -> Draft:
+    link = absolute(item.get("url"), feed_link or url) or absolute(item.get("external_url"), feed_link or url)
+    base = link or feed_link or url
+    if isinstance(item.get("content_html"), str):
+        content = clean_html(item["content_html"], base)
+    else:
+        content = text_to_html(_str(item.get("content_text")))
+    summary = text_to_html(_str(item.get("summary")))
+    notes: list[str] = []
+    chosen: list[datetime | None] = []
+    raws = [one_line(_str(item.get(key))) for key in ("date_published", "date_modified")]
+    for raw in raws:
+        value = dates.parse_date(raw) if raw else None
+        if raw and value is None:
+            notes.append(f"unreadable date {raw!r}")
+        trusted, why = dates.trusted(value, now)
+        if why:
+            notes.append(why)
+        chosen.append(trusted)
+    date = chosen[0] or chosen[1]
+    item_id = item.get("id")
+    guid = one_line(str(item_id)) if isinstance(item_id, str | int) and not isinstance(item_id, bool) else ""
+    title = plain_title(_str(item.get("title")))
+    attachments = item.get("attachments") if isinstance(item.get("attachments"), list) else []
+    enclosures = tuple(filter(None, (absolute(a.get("url"), base) for a in attachments if isinstance(a, dict))))
+    entry = Entry(id="", title=title, link=link, author=_author(item), date=date, updated=chosen[1],
+                  summary=summary, content=content, date_note=None if date else "; ".join(notes) or None)
+    candidate = Candidate(guid or None, link, title, raws[0] or raws[1], enclosures,
+                          html_to_text(summary or content))
+    return Draft(entry, candidate)
+
+
+def _author(item: dict[str, Any]) -> str | None:
+    authors = item.get("authors")
+    if not isinstance(authors, list):
+        authors = [item.get("author")]  # JSON Feed 1.0
+    names = [one_line(_str(a.get("name"))) for a in authors if isinstance(a, dict)]
+    return ", ".join(name for name in names if name) or None
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,136 @@
+"""Bytes in any encoding, broken XML, control characters and HTML pages served as feeds."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import feedparser.encodings
+import pytest
+
+from syndicator.encoding import decode, prepare_xml
+from syndicator.errors import NotAFeedError, ParseError
+from syndicator.parse import parse_feed
+
+from .conftest import NOW
+
+URL = "https://feeds.example.org/feed.xml"
+TITLES = ["Café crème", "Ünïcödé “quotes”", "Plain"]
+
+
+def rss_bytes(encoding: str, declared: str | None = None, titles: list[str] = TITLES) -> bytes:
+    declaration = f'<?xml version="1.0" encoding="{declared}"?>' if declared else ""
+    items = "".join(f"<item><title>{t}</title><link>https://blog.example.org/{i}</link></item>"
+                    for i, t in enumerate(titles))
+    text = f'{declaration}<rss version="2.0"><channel><title>F</title><link>https://blog.example.org/</link>{items}</channel></rss>'
+    return text.encode(encoding)
+
+
+def titles(body: bytes, content_type: str = "application/rss+xml") -> list[str]:
+    return [e.title for e in parse_feed(body, URL, {"content-type": content_type}, NOW).entries]
+
+
+@pytest.mark.parametrize(("body", "content_type"), [
+    (rss_bytes("utf-8", "utf-8"), ""),
+    (rss_bytes("utf-8", "iso-8859-1"), ""),  # declaration disagrees with the bytes
+    (rss_bytes("utf-8"), "text/xml; charset=windows-1252"),  # header disagrees with the bytes
+    (rss_bytes("cp1252", "iso-8859-1"), ""),  # "Latin-1" with windows-1252 quotes
+    (rss_bytes("cp1252"), ""),  # no declaration at all
+    (b"\xef\xbb\xbf" + rss_bytes("utf-8", "utf-8"), ""),
+    (rss_bytes("utf-16", "utf-16"), ""),  # with its byte-order mark
+    (rss_bytes("utf-16-le", "utf-16"), ""),  # without one
+], ids=["utf8", "declared-latin1-is-utf8", "header-wrong", "windows-1252", "undeclared-1252", "bom",
+        "utf16-bom", "utf16-no-bom"])
+def test_every_encoding_ends_as_correct_text(body: bytes, content_type: str) -> None:
+    assert titles(body, content_type) == TITLES
+
+
+def test_declared_gb2312_with_gbk_bytes() -> None:
+    chinese = ["中文标题", "镕基"]  # 镕 is in GBK, not in GB2312
+    assert titles(rss_bytes("gbk", "gb2312", chinese)) == chinese
+
+
+def test_a_stray_byte_spoils_one_character_only() -> None:
+    body = rss_bytes("utf-8", "utf-8").replace(b"Plain", b"Pl\xe4in")  # a Latin-1 byte in UTF-8
+    assert titles(body) == ["Café crème", "Ünïcödé “quotes”", "Pläin"]
+    spoiled = rss_bytes("utf-8", "utf-8").replace(b"Plain", b"Pl\x81in")  # undefined everywhere
+    assert titles(spoiled)[:2] == TITLES[:2]
+    assert titles(spoiled)[2] in ("Pl\ufffdin", "Plin")
+
+
+def test_result_does_not_depend_on_an_encoding_detector(monkeypatch: pytest.MonkeyPatch) -> None:
+    bodies = [rss_bytes("cp1252"), rss_bytes("utf-8", "iso-8859-1"),
+              rss_bytes("utf-8", "utf-8").replace(b"Plain", b"Pl\xe4in")]
+    without = [titles(b) for b in bodies]
+    fake = types.ModuleType("chardet")
+    fake.detect = lambda data: {"encoding": "koi8-r", "confidence": 1.0}  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "chardet", fake)
+    monkeypatch.setattr(feedparser.encodings, "chardet", fake, raising=False)
+    monkeypatch.setattr(feedparser.encodings, "lazy_chardet_encoding",
+                        lambda data: fake.detect(data)["encoding"], raising=False)
+    assert [titles(b) for b in bodies] == without
+
+
+def test_forbidden_control_characters_never_survive() -> None:
+    body = rss_bytes("utf-8", "utf-8", ["Esc\x1bape", "Ref&#27;ed &#x1B;x", "Null\x00ish", "Tab\tok"])
+    assert titles(body) == ["Escape", "Refed x", "Nullish", "Tab ok"]
+
+
+def test_html_entities_undefined_in_xml_do_not_fail_the_feed() -> None:
+    body = rss_bytes("utf-8", "utf-8", ["a&nbsp;b", "&ldquo;quoted&rdquo; &hellip;", "AT&T and &unknown; &#8217;"])
+    assert titles(body) == ["a b", "“quoted” …", "AT&T and &unknown; ’"]
+
+
+def test_prepare_xml_leaves_cdata_and_comments_alone() -> None:
+    text = '<rss><![CDATA[a &nbsp; & b]]><!-- &nbsp; --> &nbsp; & </rss>'
+    assert prepare_xml(text) == '<rss><![CDATA[a &nbsp; & b]]><!-- &nbsp; --> &#160; &amp; </rss>'
+
+
+def test_junk_and_whitespace_before_the_declaration_are_dropped() -> None:
+    body = b"\n\n  " + rss_bytes("utf-8", "utf-8")
+    assert titles(body) == TITLES
+    assert titles(b"garbage</channel>\n" + rss_bytes("utf-8", "utf-8")) == TITLES
+
+
+def test_a_bozo_document_that_yielded_entries_is_accepted() -> None:
+    truncated = rss_bytes("utf-8", "utf-8")[:-30]  # cut inside the last item: not well-formed
+    assert titles(truncated)[:2] == TITLES[:2]
+
+
+def test_a_broken_document_without_entries_is_a_parse_error() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_feed(b'<?xml version="1.0"?><rss version="2.0"><channel><title>x</ti', URL, {}, NOW)
+    assert caught.value.kind == "parse"
+
+
+PAGE = b"""<!DOCTYPE html><html><head><title>Blog</title>
+<link rel="alternate" type="application/rss+xml" title="RSS" href="/feed.rss">
+<link rel="alternate" type="application/atom+xml" href="https://blog.example.org/atom.xml">
+<link rel="alternate" type="application/feed+json" href="feed.json">
+<link rel="alternate" type="application/json" href="/wp-json/wp/v2/pages/2">
+<link rel="alternate" type="application/json+oembed" href="/oembed?x">
+<link rel="alternate" hreflang="de" href="/de/">
+<link rel="stylesheet" href="/style.css">
+</head><body><p>Hello</p></body></html>"""
+
+
+def test_an_html_page_names_the_feeds_it_advertises() -> None:
+    with pytest.raises(NotAFeedError) as caught:
+        parse_feed(PAGE, "https://blog.example.org/blog/", {"content-type": "text/html"}, NOW)
+    assert caught.value.alternates == ["https://blog.example.org/feed.rss", "https://blog.example.org/atom.xml",
+                                       "https://blog.example.org/blog/feed.json"]
+    assert "https://blog.example.org/feed.rss" in str(caught.value)
+    assert caught.value.kind == "not_a_feed"
+
+
+def test_an_xhtml_page_embedding_a_feed_is_still_a_page() -> None:
+    page = (b'<?xml version="1.0"?><!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "x.dtd">'
+            b'<html xmlns="http://www.w3.org/1999/xhtml"><body><feed xmlns="http://www.w3.org/2005/Atom">'
+            b"<title>t</title><entry><title>e</title><id>urn:x</id></entry></feed></body></html>")
+    with pytest.raises(NotAFeedError):
+        parse_feed(page, URL, {}, NOW)
+
+
+def test_decode_prefers_valid_utf8_over_a_wrong_declaration() -> None:
+    assert decode("<?xml version='1.0' encoding='iso-8859-1'?><a>é</a>".encode()).endswith("<a>é</a>")
+    assert decode("<a>é</a>".encode("cp1252")) == "<a>é</a>"
