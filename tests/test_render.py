@@ -253,6 +253,23 @@ def test_a_folder_syndicator_did_not_write_is_never_replaced(server: HTTPServer,
     assert tree(mine) == {"thesis.txt": b"precious"}
 
 
+@pytest.mark.parametrize("published", [
+    pytest.param(".", id="current-folder"),
+    pytest.param("site/..", id="dot-dot"),
+])
+def test_output_given_as_the_current_folder(server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            published: str) -> None:
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    folder = tmp_path / "www"
+    folder.mkdir()
+    config = write_config(folder, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    monkeypatch.chdir(folder)
+    result = build(config, "--output", published)
+    assert result.exit_code == 6  # the folder holds sites.yaml: refused with a message, not a traceback
+    assert "refusing to replace a folder syndicator did not write" in result.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["cache", "sites.yaml"]
+
+
 def test_each_build_replaces_the_whole_output(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
     config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
