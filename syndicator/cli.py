@@ -8,6 +8,7 @@ entries at all and published nothing; 4 another build holds the cache lock;
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from dataclasses import replace
@@ -24,6 +25,7 @@ from .errors import FeedError, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
 from .pipeline import discover as run_discover
+from .pipeline import status as site_status
 
 log = logging.getLogger("syndicator")
 
@@ -80,14 +82,20 @@ def main() -> None:
 @click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Folder of templates that override the bundled ones.")
 @click.option("--force", is_flag=True, help="Fetch every source now, due or not.")
+@click.option("--site", "site_names", multiple=True, metavar="NAME",
+              help="Fetch only this site (repeatable), due or not; others keep their copy.")
 @click.option("--workers", type=click.IntRange(1, 64), help="Fetch threads (default 8).")
 @click.option("--now", "now_text", metavar="ISO-8601-TIME",
-              help="Run as if at this time (for testing and replaying).")
+              help="Run as if at this time, for testing and replaying (default: the clock).")
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
 def build(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None,
-          force: bool, workers: int | None, now_text: str | None, verbose: int, quiet: int) -> None:
-    """Fetch the feeds that are due and publish the site."""
+          force: bool, site_names: tuple[str, ...], workers: int | None, now_text: str | None,
+          verbose: int, quiet: int) -> None:
+    """Fetch the feeds that are due and publish the site.
+
+    Also writes the build's figures to report.json in the cache folder.
+    """
     _setup_logging(verbose, quiet)
     now = _parse_now(now_text)
     try:
@@ -100,8 +108,8 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
         if workers is not None:
             changes["workers"] = workers
         config = replace(config, **changes)
-        report = _build_with_progress(config, BuildOptions(now=now, force=force, templates=templates),
-                                      show=sys.stderr.isatty() and quiet == 0)
+        options = BuildOptions(now=now, force=force, sites=site_names, templates=templates)
+        report = _build_with_progress(config, options, show=sys.stderr.isatty() and quiet == 0)
     except SyndicatorError as error:
         raise CommandError(error) from error
     if quiet < 2:
@@ -125,6 +133,58 @@ def _build_with_progress(config: Any, options: BuildOptions, show: bool) -> Any:
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
+
+
+@main.command()
+@click.option("--config", "config_path", default="sites.yaml", show_default=True,
+              type=click.Path(dir_okay=False, path_type=Path), help="The site list to read.")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
+              help="State folder to read (default: 'cache' in sites.yaml, else cache/).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with one object per site).")
+@click.option("--now", "now_text", metavar="ISO-8601-TIME",
+              help="Judge due and stale as if at this time (default: the clock).")
+def status(config_path: Path, cache: Path | None, as_json: bool, now_text: str | None) -> None:
+    """Show each site's polling state: URLs, times, interval and why, failures, validators.
+
+    Reads the cache without changing it; safe while a build runs.
+    """
+    now = _parse_now(now_text)
+    try:
+        config = load_config(config_path)
+        if cache is not None:
+            config = replace(config, cache=cache)
+        rows = site_status(config, now)
+    except SyndicatorError as error:
+        raise CommandError(error) from error
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for row in rows:
+        click.echo(_status_text(row))
+
+
+def _status_text(row: dict[str, Any]) -> str:
+    """A site's status as a few indented lines of text."""
+    flags = [row["health"]] + (["stale"] if row["stale"] else [])
+    lines = [f"{row['name']}  [{', '.join(flags)}]", f"  feed: {row['feed']}"]
+    if row["fetch_url"]:
+        lines.append(f"  fetched from: {row['fetch_url']} (permanent redirect)")
+    lines.append(f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
+                 f"   last change: {_when(row['last_change'])}")
+    due = "on hold" if row["health"] in ("gone", "denied") else _when(row["next_due"])
+    interval = f"{row['interval_seconds'] / 60:.0f} min" if row["interval_seconds"] else "-"
+    lines.append(f"  next due: {due}{' (due now)' if row['due_now'] else ''}   interval: {interval}"
+                 f"   reason: {row['reason'] or '-'}")
+    if row["failure_class"]:
+        lines.append(f"  failing: {row['failure_class']} x{row['failures']}: {row['failure_message']}")
+    validators = [f"ETag {row['etag']}" if row["etag"] else "",
+                  f"Last-Modified {row['last_modified']}" if row["last_modified"] else ""]
+    lines.append(f"  validators: {', '.join(v for v in validators if v) or 'none'}")
+    return "\n".join(lines)
+
+
+def _when(value: str | None) -> str:
+    return value.replace("+00:00", "Z") if value else "never"
 
 
 @main.command()

@@ -36,7 +36,17 @@ _SETTINGS: dict[str, tuple[str, Any, float]] = {
     "user_agent": ("url", None, 0),
     "output": ("path", "public", 0),
     "cache": ("path", "cache", 0),
+    # The schedule (README.md, "Polite polling"): first interval, and bounds of every interval.
+    "default_interval": ("duration", 3600.0, 60),
+    "min_interval": ("duration", 900.0, 60),
+    "max_interval": ("duration", 86400.0, 60),
+    # Host fairness: requests at once, seconds between starts, failures that skip a host.
+    "per_host_concurrency": ("int", 2, 1),
+    "host_gap": ("duration", 0.5, 0),
+    "host_breaker": ("int", 5, 0),
 }
+#: max_interval may be configured up to 7 days (seconds).
+MAX_INTERVAL_CEILING = 7 * 86400.0
 
 
 class _LineDict(dict):  # type: ignore[type-arg]
@@ -157,6 +167,7 @@ def _build(path: Path, data: Any) -> Config:
     for key in ("output", "cache"):
         settings[key] = base / settings.get(key, _SETTINGS[key][1])
     contact = settings.pop("user_agent", None) or link
+    _check_intervals(data, settings)
     return Config(
         path=path,
         title=title,
@@ -165,6 +176,19 @@ def _build(path: Path, data: Any) -> Config:
         user_agent=f"syndicator/{__version__} (+{contact})",
         **settings,
     )
+
+
+def _check_intervals(data: _LineDict, settings: dict[str, Any]) -> None:
+    """min_interval <= default_interval <= max_interval <= 7 d, each named with its line."""
+    value = {key: settings.get(key, _SETTINGS[key][1]) for key in ("min_interval", "default_interval", "max_interval")}
+    if value["max_interval"] > MAX_INTERVAL_CEILING:
+        raise _FieldError(data.lines.get("max_interval", data.line), "max_interval", "must be at most 7 days")
+    for low, high in (("min_interval", "default_interval"), ("default_interval", "max_interval"),
+                      ("min_interval", "max_interval")):
+        if value[low] > value[high]:
+            key = low if low in data else high
+            problem = f"{low} ({value[low]:g} s) must not exceed {high} ({value[high]:g} s)"
+            raise _FieldError(data.lines.get(key, data.line), key, problem)
 
 
 def _sites(data: _LineDict) -> tuple[Site, ...]:

@@ -15,7 +15,9 @@ Policy, all from seed 000 and RFC 9110:
   second cannot hold a worker.
 * The body is capped at ``max_bytes`` after decompression (gzip accepted).
 * One retry (``retries``) after a transient failure: timeout, connection
-  error, or a 5xx without ``Retry-After``.
+  error, or a 5xx without ``Retry-After``. A 429, or any answer with
+  ``Retry-After``, is not retried within the build: the schedule honours it.
+* A ``Retry-After`` HTTP-date is measured from the response's ``Date``.
 * No cookies are kept, no Referer is sent, the URL is requested as given.
 """
 
@@ -145,7 +147,9 @@ class Fetcher:
             return NotModified(url=url, headers=headers, etag=etag, last_modified=modified,
                                permanent_url=new_url, elapsed=time.monotonic() - started)
         if response.status_code != 200:
-            retry_after = parse_retry_after(headers.get("retry-after"), datetime.now(UTC))
+            # An HTTP-date is measured against the server's own Date, else our clock.
+            sent = _http_date(headers.get("date")) or datetime.now(UTC)
+            retry_after = parse_retry_after(headers.get("retry-after"), sent)
             raise HTTPStatusError(url, response.status_code, retry_after)
         body = self._read(url, response, deadline)
         return Fetched(url=url, body=body, headers=headers, etag=etag, last_modified=modified,
@@ -184,13 +188,19 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     value = value.strip()
     if value.isdigit():
         return float(value)
+    when = _http_date(value)
+    return None if when is None else max(0.0, (when - now).total_seconds())
+
+
+def _http_date(value: str | None) -> datetime | None:
+    """An HTTP-date (RFC 9110 section 5.6.7) as an aware datetime, or None."""
+    if not value:
+        return None
     try:
-        when = parsedate_to_datetime(value)
+        when = parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, IndexError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _transient(error: FeedError) -> bool:

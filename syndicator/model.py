@@ -49,6 +49,13 @@ class Config:
         user_agent: the full User-Agent header sent with every request.
         max_bytes: cap on a response body after decompression, bytes.
         output: folder the site is published to; cache: the state folder.
+        default_interval: seconds between checks of a source with no
+            history yet; min_interval, max_interval: bounds, seconds, of
+            every interval the schedule chooses (max at most 7 days).
+        per_host_concurrency: requests to one host key at once.
+        host_gap: minimum seconds between two request starts to one host.
+        host_breaker: consecutive failures from one host in a build after
+            which its remaining sources wait for the next build (0: never).
     """
 
     path: Path
@@ -66,6 +73,12 @@ class Config:
     max_bytes: int = 10 * 1024 * 1024
     output: Path = Path("public")
     cache: Path = Path("cache")
+    default_interval: float = 3600.0
+    min_interval: float = 900.0
+    max_interval: float = 86400.0
+    per_host_concurrency: int = 2
+    host_gap: float = 0.5
+    host_breaker: int = 5
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -172,6 +185,33 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class FeedHints:
+    """What a feed document says about its own schedule (see hints.py).
+
+    Values are as the publisher wrote them, lightly normalized; the
+    schedule compares them with observed behaviour and caps them.
+
+    Attributes:
+        ttl: RSS 2.0 ``<ttl>``, seconds (the spec writes minutes).
+        update_period: sy:updatePeriod / sy:updateFrequency, seconds
+            between updates (period divided by frequency).
+        rrule: podcast:updateFrequency ``rrule`` attribute, as written.
+        dtstart: its ``dtstart`` attribute, as written.
+        complete: podcast:updateFrequency ``complete="true"``: no more releases.
+        skip_hours: RSS ``<skipHours>``, hours 0-23 (UTC) not to fetch in.
+        skip_days: RSS ``<skipDays>``, weekdays (0 = Monday) not to fetch on.
+    """
+
+    ttl: float | None = None
+    update_period: float | None = None
+    rrule: str | None = None
+    dtstart: str | None = None
+    complete: bool = False
+    skip_hours: tuple[int, ...] = ()
+    skip_days: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class ParsedFeed:
     """A parsed feed document.
 
@@ -179,12 +219,31 @@ class ParsedFeed:
         title, link: the feed's own metadata (plain text, absolute URL).
         entries: entries in document order.
         format: a short name such as "rss20", "atom10" or "json11".
+        hints: the publisher's scheduling hints (empty FeedHints if none).
     """
 
     title: str
     link: str | None
     entries: tuple[Entry, ...]
     format: str = ""
+    hints: FeedHints = field(default_factory=FeedHints)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One successful check of a source, for the schedule's change history.
+
+    Attributes:
+        at: when the check ran (UTC).
+        elapsed: seconds since the previous successful check.
+        changed: True when the snapshot (the normalized entries) changed.
+        new_entries: entries dated within those ``elapsed`` seconds.
+    """
+
+    at: datetime
+    elapsed: float
+    changed: bool
+    new_entries: int = 0
 
 
 @dataclass(frozen=True)
@@ -193,6 +252,14 @@ class SourceState:
 
     Times are UTC datetimes or None; ``failures`` counts consecutive failed
     observations and resets on a parsed 200 or a 304 (seed 000).
+
+    Schedule fields: ``interval`` (seconds) and ``reason`` explain
+    ``next_attempt``; ``history`` holds the most recent successful checks,
+    oldest first; ``hints`` the last parsed document's hints. A source on
+    hold (410 Gone, 401/403) has ``hold`` set to the fingerprint of its
+    sites.yaml entry and is not attempted until that entry changes.
+    ``snapshot_hash`` identifies the stored entries (document dedup);
+    ``failed_body_hash`` the last body that failed to parse (not parsed again).
     """
 
     url: str
@@ -211,6 +278,13 @@ class SourceState:
     error_kind: str | None = None
     error_message: str | None = None
     next_attempt: datetime | None = None
+    interval: float | None = None
+    reason: str | None = None
+    history: tuple[Check, ...] = ()
+    hints: FeedHints | None = None
+    hold: str | None = None
+    snapshot_hash: str | None = None
+    failed_body_hash: str | None = None
 
     @property
     def ever_worked(self) -> bool:

@@ -37,7 +37,7 @@ from urllib.parse import urljoin
 
 import feedparser
 
-from . import dates, identity
+from . import dates, hints, identity
 from .discover import find_alternates, looks_like_html
 from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
@@ -72,7 +72,8 @@ def parse_feed(body: bytes, url: str, headers: Mapping[str, str], now: datetime)
         title, link, drafts, version = read_json_feed(text, url, now)
     else:
         title, link, drafts, version = _read_xml(text, url, now)
-    return ParsedFeed(title=title, link=link, entries=_finish(drafts), format=version)
+    return ParsedFeed(title=title, link=link, entries=_finish(drafts), format=version,
+                      hints=hints.from_document(body))
 
 
 def root_element(text: str) -> str:

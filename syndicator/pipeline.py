@@ -15,54 +15,30 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from . import HOMEPAGE, __version__, schedule
-from .errors import EmptyBuildError, FeedError, NotAFeedError
+from . import HOMEPAGE, __version__, hints, schedule
+from .errors import ConfigError, EmptyBuildError, FeedError, HTTPStatusError, NotAFeedError, ParseError
 from .fetch import Fetcher
 from .hosts import host_key
 from .model import Config, Failed, Fetched, FetchRequest, NotModified, SiteStatus, SourceState
 from .parse import parse_feed
 from .pool import HostPool, Skipped, Verdict
 from .render import render_site
+from .report import BuildReport, write_report
 from .selection import select_entries, site_statuses
 from .store import Store
-from .update import Observation, new_state
+from .update import Observation, new_state, snapshot_hash
 
 log = logging.getLogger("syndicator")
 
+#: Failure classes that count against a host for its circuit breaker.
+HOST_FAILURES = frozenset({"timeout", "network", "tls", "http_5xx"})
 
-@dataclass
-class BuildReport:
-    """Figures of one build, for the summary line and the report file.
-
-    Counts are of sources except ``entries``; ``seconds`` is wall time.
-    """
-
-    sites: int = 0
-    due: int = 0
-    outcomes: Counter[str] = field(default_factory=Counter)
-    failed_by_kind: Counter[str] = field(default_factory=Counter)
-    skipped: Counter[str] = field(default_factory=Counter)
-    stale_copies: int = 0
-    entries: int = 0
-    bytes_downloaded: int = 0
-    parse_seconds: float = 0.0
-    seconds: float = 0.0
-
-    def summary(self) -> str:
-        """The one-line summary printed at the end of a build (str)."""
-        skipped = sum(self.skipped.values())
-        return (f"{self.sites} sites, {self.outcomes['fetched']} fetched, "
-                f"{self.outcomes['not_modified'] + self.outcomes['unchanged']} not modified, "
-                f"{self.outcomes['failed']} failed"
-                + (f", {skipped} skipped" if skipped else "")
-                + f", {self.stale_copies} stale copies used, {self.entries} entries written, "
-                f"{self.seconds:.1f} s")
+__all__ = ["BuildOptions", "BuildReport", "build", "status"]
 
 
 @dataclass(frozen=True)
@@ -72,65 +48,99 @@ class BuildOptions:
     Attributes:
         now: the build's clock (UTC).
         force: fetch every source, due or not.
+        sites: names of sites to fetch (``--site``), due or not; empty: by schedule.
         templates: a folder of templates overriding the bundled ones.
         progress: called as progress(done, total) after each source.
     """
 
     now: datetime
     force: bool = False
+    sites: tuple[str, ...] = ()
     templates: Path | None = None
     progress: Callable[[int, int], None] | None = None
 
 
 def build(config: Config, options: BuildOptions) -> BuildReport:
-    """Run one build: fetch what is due, store it, publish the site.
+    """Run one build: fetch what is due, store it, report, publish the site.
 
     Returns:
-        the BuildReport.
+        the BuildReport (also written to ``<cache>/report.json``).
     Raises:
+        ConfigError: a ``--site`` name is not in sites.yaml.
         CacheLockedError: another build holds the cache.
         StoreError: the state database cannot be used.
         EmptyBuildError: no entries at all; the output is left as it was.
         RenderError: the site could not be written; the output is left as it was.
     """
     started = time.monotonic()
-    report = BuildReport(sites=len(config.sites))
+    only = _chosen_sources(config, options.sites)
+    report = BuildReport(sites=len(config.sites), sources=len(config.sources))
     with Store.open(config.cache) as store:
         states = store.states()
-        due = schedule.due_sources(config.sources, states, options.now, options.force)
+        fingerprints = schedule.site_fingerprints(config.sites)
+        due = schedule.due_sources(config.sources, states, options.now, fingerprints, options.force, only)
         report.due = len(due)
-        _poll(config, options, store, states, due, report)
+        _poll(config, options, store, states, due, fingerprints, report, started)
         states = store.states()
         snapshots = store.snapshots(config.sources)
     selected = select_entries(config.sites, snapshots, config.items_per_feed)
     statuses = site_statuses(config.sites, states, snapshots, options.now, config.stale_after)
     report.stale_copies = _log_health(statuses, options.now)
+    report.entries = min(len(selected), config.feed_entries)
+    report.seconds = time.monotonic() - started
+    write_report(report, options.now, config.cache)
     if not selected:
         raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was "
                               f"published and {config.output} is unchanged (is the network down?)")
     render_site(config, selected, statuses, options.now, config.output, options.templates)
-    report.entries = min(len(selected), config.feed_entries)
-    report.seconds = time.monotonic() - started
     return report
 
 
+def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
+    """The feed URLs of the ``--site`` names, or None when none were given."""
+    names = list(names)
+    if not names:
+        return None
+    by_name = {site.name: site.feed for site in config.sites}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        raise ConfigError(f"--site: no site named {unknown[0]!r} in {config.path}")
+    return [by_name[name] for name in names]
+
+
+def policy_of(config: Config) -> schedule.Policy:
+    """The schedule policy of a config (schedule.Policy)."""
+    return schedule.Policy(config.default_interval, config.min_interval, config.max_interval)
+
+
 def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str, SourceState],
-          due: list[str], report: BuildReport) -> None:
-    """Fetch and parse the due sources on the pool; decide and store each result."""
+          due: list[str], fingerprints: dict[str, str], report: BuildReport, started: float) -> None:
+    """Fetch and parse the due sources on the pool; decide, plan and store each result."""
     fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
                       max_bytes=config.max_bytes)
     requests = [_request(url, states.get(url)) for url in due]
-    pool: HostPool[FetchRequest, Observation] = HostPool(workers=config.workers)
+    pool: HostPool[FetchRequest, Observation] = HostPool(
+        workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
+        breaker=config.host_breaker)
     results = pool.run(requests, host=lambda r: host_key(r.url),
-                       work=lambda r: _observe(r, fetcher, states, options.now), judge=_judge)
+                       work=lambda r: _observe(r, fetcher, states, options.now, started), judge=_judge)
+    policy = policy_of(config)
+    host_wait: dict[str, float | None] = {}
     for done, (request, observation) in enumerate(results, start=1):
+        state = states.get(request.source) or SourceState(request.source, request.source)
+        host = host_key(request.url)
         if isinstance(observation, Skipped):
             report.skipped[observation.reason] += 1
+            store.save(schedule.skipped(state, observation.reason, host, options.now, host_wait.get(host)),
+                       None, options.now)
         else:
-            _record(store, states.get(request.source) or SourceState(request.source, request.source),
-                    observation, options.now, report)
+            if _judge(observation) == "stop":
+                host_wait[host] = _retry_after(observation)
+            _record(store, state, observation, options.now, policy, fingerprints.get(request.source), report)
         if options.progress:
             options.progress(done, len(requests))
+    report.hosts = {host: {"requests": s.requests, "peak_concurrency": s.peak, "skipped": s.skipped}
+                    for host, s in pool.stats.items()}
 
 
 def _request(url: str, state: SourceState | None) -> FetchRequest:
@@ -141,45 +151,137 @@ def _request(url: str, state: SourceState | None) -> FetchRequest:
 
 
 def _observe(request: FetchRequest, fetcher: Fetcher, states: dict[str, SourceState],
-             now: datetime) -> Observation:
+             now: datetime, build_started: float) -> Observation:
     """fetch | parse, on a worker thread. Never raises for a feed's trouble."""
+    started = time.monotonic() - build_started
     result = fetcher.fetch(request)
     if not isinstance(result, Fetched):
-        return Observation(request, result)
+        return Observation(request, result, started=started)
     body_hash = hashlib.sha256(result.body).hexdigest()
     state = states.get(request.source)
     if state is not None and state.body_hash == body_hash:
-        return Observation(request, result, body_hash=body_hash, unchanged=True)
-    clock = time.process_time()
+        return Observation(request, result, body_hash=body_hash, unchanged=True, started=started)
+    if state is not None and state.failed_body_hash == body_hash:  # the same invalid body: not parsed again
+        error = ParseError(request.source, state.error_message or "not a readable feed",
+                           kind=state.error_kind or "parse")
+        return Observation(request, Failed(error, result.elapsed), body_hash=body_hash, started=started)
+    clock = time.thread_time()
     try:
         parsed = parse_feed(result.body, result.url, result.headers, now)
     except FeedError as error:
         return Observation(request, Failed(error, result.elapsed), body_hash=body_hash,
-                           parse_seconds=time.process_time() - clock)
-    return Observation(request, result, parsed, body_hash, parse_seconds=time.process_time() - clock)
+                           parse_seconds=time.thread_time() - clock, started=started)
+    return Observation(request, result, parsed, body_hash, parse_seconds=time.thread_time() - clock,
+                       snapshot_hash=snapshot_hash(parsed.entries), started=started)
 
 
 def _judge(observation: Observation) -> Verdict:
+    """The pool's verdict: "stop" the host on 429 or Retry-After; "failed" on host trouble."""
     result = observation.result
     if not isinstance(result, Failed):
         return "ok"
-    return "stop" if result.error.kind == "http_429" else "failed"
+    kind = result.error.kind
+    if kind == "http_429" or (kind == "http_5xx" and _retry_after(observation) is not None):
+        return "stop"
+    return "failed" if kind in HOST_FAILURES else "ok"
+
+
+def _retry_after(observation: Observation) -> float | None:
+    result = observation.result
+    if isinstance(result, Failed) and isinstance(result.error, HTTPStatusError):
+        return result.error.retry_after
+    return None
 
 
 def _record(store: Store, state: SourceState, observation: Observation, now: datetime,
-            report: BuildReport) -> None:
-    """decide | store for one source, in one transaction."""
-    updated = new_state(state, observation, now)
-    entries = observation.parsed.entries if observation.parsed is not None else None
+            policy: schedule.Policy, fingerprint: str | None, report: BuildReport) -> None:
+    """decide | plan | store for one source, in one transaction."""
+    updated = new_state(state, observation, now, fingerprint)
+    headers = observation.result.headers if not isinstance(observation.result, Failed) else {}
+    plan = schedule.plan(updated, now, policy, _retry_after(observation), hints.http_freshness(headers))
+    updated = replace(updated, next_attempt=plan.next_attempt, interval=plan.interval, reason=plan.reason)
+    changed = updated.snapshot_hash != state.snapshot_hash and observation.parsed is not None
+    entries = observation.parsed.entries if changed and observation.parsed is not None else None
     store.save(updated, entries, now)
+    _count(report, state, observation, changed, now)
+
+
+def _count(report: BuildReport, state: SourceState, observation: Observation, changed: bool,
+           now: datetime) -> None:
+    """Add one observation to the build's figures."""
+    report.fetched += 1
     report.outcomes[observation.outcome] += 1
+    report.changed += int(changed)
     report.parse_seconds += observation.parse_seconds
+    if observation.status is not None:
+        report.statuses[observation.status] += 1
+    if observation.status == 304:
+        report.bytes_saved += state.body_size or 0
     if isinstance(observation.result, Fetched):
         report.bytes_downloaded += len(observation.result.body)
+    if state.next_attempt is not None and state.next_attempt <= now:
+        started = now + timedelta(seconds=observation.started)
+        report.due_lags.append((started - state.next_attempt).total_seconds())
     if isinstance(observation.result, Failed):
         error = observation.result.error
         report.failed_by_kind[error.kind] += 1
         log.info("%s: %s", error.url, error.message)
+
+
+def status(config: Config, now: datetime) -> list[dict[str, object]]:
+    """What ``syndicator status`` shows: one JSON-ready dict per site, in sites.yaml order.
+
+    Reads the cache without taking its lock (a build may be running) and
+    changes nothing. Times are ISO 8601 UTC strings or None. See
+    README.md ("syndicator status") for the fields.
+
+    Raises:
+        StoreError: the state database is unusable or of another version.
+    """
+    store = Store.open_readonly(config.cache)
+    try:
+        states = store.states() if store is not None else {}
+    finally:
+        if store is not None:
+            store.close()
+    fingerprints = schedule.site_fingerprints(config.sites)
+    statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
+    return [_status_row(entry, fingerprints.get(entry.site.feed), now) for entry in statuses]
+
+
+def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> dict[str, object]:
+    state = entry.state or SourceState(entry.site.feed, entry.site.feed)
+
+    def iso(value: datetime | None) -> str | None:
+        return value.isoformat() if value is not None else None
+
+    if entry.state is None or state.last_attempt is None:
+        health = "new"
+    elif state.hold is not None:
+        health = "gone" if state.error_kind == "http_410" else "denied"
+    else:
+        health = "failing" if state.error_kind else "ok"
+    return {
+        "name": entry.site.name,
+        "feed": entry.site.feed,
+        "fetch_url": state.fetch_url if state.fetch_url != entry.site.feed else None,
+        "health": health,
+        "stale": entry.stale,
+        "last_attempt": iso(state.last_attempt),
+        "last_success": iso(state.last_success),
+        "last_change": iso(state.last_change),
+        "next_due": iso(state.next_attempt),
+        "due_now": schedule.is_due(entry.state, now, fingerprint),
+        "interval_seconds": state.interval,
+        "reason": state.reason or ("never attempted: due now" if entry.state is None else None),
+        "failure_class": state.error_kind,
+        "failure_message": state.error_message,
+        "failures": state.failures,
+        "etag": state.etag,
+        "last_modified": state.last_modified,
+        "validators_url": state.validators_url,
+        "recent_changes": [check.at.isoformat() for check in state.history if check.changed],
+    }
 
 
 def _log_health(statuses: list[SiteStatus], now: datetime) -> int:

@@ -1,31 +1,127 @@
 """Which sources are due, and when each is next attempted. Pure: no I/O, no clock.
 
 Every function takes ``now`` (UTC) from its caller; one ``now`` per build.
+Randomness is derived from the source URL and ``now``, so a replayed build
+(``--now``) plans exactly the same times. The rules, from seed 000 and
+seed 001, with their constants (README.md, "Polite polling", explains them):
+
+* **Observed interval.** The last :data:`~syndicator.update.WINDOW` successful
+  checks are the change history. The change rate is counted from the new
+  entries dated inside the checked spans (plus one half, a continuity
+  correction) when every change brought dated entries; otherwise it is the
+  larger of that and the rate from how many checks saw the snapshot change
+  (Cho and Garcia-Molina's estimator ``-ln((unchanged + 0.5) / (checks +
+  0.5)) / mean gap``, finite even when every check saw a change). Each check
+  counts with weight :data:`RECENCY` to the power of its age in checks
+  (exponential smoothing over the window), so a burst fades. The interval is
+  one over the rate, but at most :data:`GROWTH` times the last gap, so a
+  quiet feed slows down step by step. With no history: ``default_interval``.
+* **Hints** (see :mod:`hints`) never win blindly: a cadence hint replaces the
+  observed interval only while fewer than :data:`MIN_EVIDENCE` checks are
+  known; after that a hint (cadence or freshness) may only lengthen the
+  observed interval, and by at most :data:`HINT_STRETCH` times.
+* **Bounds.** Every interval lies in [min_interval, max_interval].
+* **Jitter.** A stable share of :data:`JITTER_FRACTION` of the interval from
+  the URL, a small random share, and 1-59 s, so due times never sit on
+  round clock times; jitter never breaks the bounds.
+* **Classified failures**: transient (timeout, network, TLS, 5xx, 429 and
+  other fetch failures) doubles from ``min_interval`` up to ``max_interval``;
+  ``Retry-After`` is honoured in full up to :data:`RETRY_AFTER_CEILING`; 404
+  and unexpected statuses climb a slower ladder (``default_interval`` times 4
+  per failure, up to :data:`SLOW_CEILING`); 410 and 401/403 hold the source
+  until its sites.yaml entry changes; a parse failure keeps the normal cadence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from datetime import datetime
+import hashlib
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
-from .model import SourceState
+from .hints import Hint, document_hints, next_allowed
+from .model import Check, Site, SourceState
+
+#: A hint may lengthen the observed interval by at most this factor.
+HINT_STRETCH = 4.0
+#: Successful checks needed before observation outweighs a cadence hint.
+MIN_EVIDENCE = 3
+#: Weight of a check in the history is RECENCY ** (checks since), newest 1.
+RECENCY = 0.7
+#: A quiet feed's interval grows by at most this factor per check.
+GROWTH = 2.0
+#: Share of the interval used for jitter (stable part 80 %, random part 20 %).
+JITTER_FRACTION = 0.1
+#: Retry-After is honoured in full up to this many seconds (7 days).
+RETRY_AFTER_CEILING = 7 * 86400.0
+#: The slow ladder of 404 and unexpected statuses: factor per failure, ceiling seconds.
+SLOW_FACTOR = 4.0
+SLOW_CEILING = 7 * 86400.0
+HOLD_KINDS = {"http_410": "gone (HTTP 410)", "http_401": "access denied (HTTP 401/403)"}
+SLOW_KINDS = {"http_404", "http_other"}
+PARSE_KINDS = {"parse", "not_a_feed"}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The configured bounds, seconds: default, minimum and maximum interval."""
+
+    default_interval: float = 3600.0
+    min_interval: float = 900.0
+    max_interval: float = 86400.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """When to try a source next, and why.
+
+    Attributes:
+        next_attempt: UTC time, or None for a source on hold.
+        interval: the chosen interval before jitter, seconds.
+        reason: one line, e.g. ``observed: ~3 changes/day``.
+    """
+
+    next_attempt: datetime | None
+    interval: float
+    reason: str
+
+
+def site_fingerprints(sites: Iterable[Site]) -> dict[str, str]:
+    """{feed URL: fingerprint of every sites.yaml entry naming that feed} (hex str).
+
+    A held source (410, 401/403) is retried when its fingerprint changes.
+    """
+    entries: dict[str, list[str]] = {}
+    for site in sites:
+        entries.setdefault(site.feed, []).append(repr(site))
+    return {feed: hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16] for feed, texts in entries.items()}
 
 
 def due_sources(urls: Iterable[str], states: Mapping[str, SourceState], now: datetime,
-                force: bool = False) -> list[str]:
+                fingerprints: Mapping[str, str] | None = None, force: bool = False,
+                only: Iterable[str] | None = None) -> list[str]:
     """The configured URLs to fetch in this build, most overdue first.
 
     Args:
         urls: configured feed URLs.
         states: stored state per URL (a missing URL was never attempted).
         now: the build's clock (UTC).
-        force: fetch every source now.
+        fingerprints: {URL: fingerprint of its sites.yaml entries}.
+        force: fetch every source now, held ones included.
+        only: fetch exactly these URLs (``--site``), due or not.
     Returns:
-        the due URLs; never-attempted sources come first, then by how long
+        the URLs to fetch; never-attempted sources first, then by how long
         they are overdue, then in the order given.
     """
     urls = list(urls)
-    due = [url for url in urls if force or is_due(states.get(url), now)]
+    fingerprints = fingerprints or {}
+    if only is not None:
+        wanted = set(only)
+        chosen = [url for url in urls if url in wanted]
+    else:
+        chosen = [url for url in urls if force or is_due(states.get(url), now, fingerprints.get(url))]
     position = {url: index for index, url in enumerate(urls)}
 
     def overdue(url: str) -> tuple[int, float, int]:
@@ -34,9 +130,185 @@ def due_sources(urls: Iterable[str], states: Mapping[str, SourceState], now: dat
             return (0, 0.0, position[url])
         return (1, state.next_attempt.timestamp(), position[url])
 
-    return sorted(due, key=overdue)
+    return sorted(chosen, key=overdue)
 
 
-def is_due(state: SourceState | None, now: datetime) -> bool:
-    """True if a source should be fetched at ``now`` (never attempted, or its time has come)."""
-    return state is None or state.next_attempt is None or state.next_attempt <= now
+def is_due(state: SourceState | None, now: datetime, fingerprint: str | None = None) -> bool:
+    """True if a source should be fetched at ``now``.
+
+    A never-attempted source is due; a held one only once ``fingerprint``
+    (of its sites.yaml entries now) differs from the one it was held with.
+    """
+    if state is None:
+        return True
+    if state.hold is not None:
+        return fingerprint is not None and fingerprint != state.hold
+    return state.next_attempt is None or state.next_attempt <= now
+
+
+def plan(state: SourceState, now: datetime, policy: Policy, retry_after: float | None = None,
+         http_hint: Hint | None = None) -> Plan:
+    """Plan the next attempt of a source just observed (see the module docstring).
+
+    Args:
+        state: the source's state *after* this build's observation.
+        now: the build's clock (UTC).
+        policy: the configured intervals.
+        retry_after: seconds from the response's Retry-After, if any.
+        http_hint: the response's Cache-Control/Expires freshness, if any.
+    Returns:
+        the Plan.
+    """
+    if state.error_kind is None:
+        return _success_plan(state, now, policy, http_hint)
+    kind, count = state.error_kind, max(1, state.failures)
+    if kind in HOLD_KINDS:
+        return Plan(None, state.interval or policy.default_interval,
+                    f"{HOLD_KINDS[kind]}: no automatic attempts until its sites.yaml entry changes")
+    floor, ceiling = policy.min_interval, policy.max_interval
+    if kind in PARSE_KINDS:
+        interval = state.interval or policy.default_interval
+        reason = f"parse failure x{count}: normal cadence"
+    elif kind in SLOW_KINDS:
+        interval = ceiling = min(SLOW_CEILING, policy.default_interval * SLOW_FACTOR ** (count - 1))
+        reason = f"backoff: {kind.replace('http_', 'HTTP ')} x{count} (slow ladder)"
+    else:
+        interval = min(policy.max_interval, policy.min_interval * 2.0 ** min(count - 1, 40))
+        reason = f"backoff: {kind} x{count}"
+    if retry_after is not None and retry_after >= interval:
+        honoured = min(retry_after, RETRY_AFTER_CEILING)
+        capped = ", capped at 7 d" if retry_after > RETRY_AFTER_CEILING else ""
+        interval = floor = ceiling = honoured
+        reason = f"retry-after: {honoured:.0f} s ({kind}){capped}"
+    wait = jitter(state.url, now, interval, floor, max(ceiling, interval))
+    return Plan(now + timedelta(seconds=wait), interval, reason)
+
+
+def _success_plan(state: SourceState, now: datetime, policy: Policy, http_hint: Hint | None) -> Plan:
+    interval, reason = observed_interval(state.history, policy)
+    hints = document_hints(state.hints, now) + ([http_hint] if http_hint else [])
+    interval, reason = weigh_hints(interval, reason, len(state.history), hints)
+    if interval < policy.min_interval:
+        interval, reason = policy.min_interval, f"{reason}, capped at min_interval"
+    elif interval > policy.max_interval:
+        interval, reason = policy.max_interval, f"{reason}, capped at max_interval"
+    wait = jitter(state.url, now, interval, policy.min_interval, policy.max_interval)
+    due = now + timedelta(seconds=wait)
+    moved = next_allowed(due, state.hints, now + timedelta(seconds=policy.max_interval))
+    if moved != due:
+        reason = f"{reason}; moved out of skipHours/skipDays"
+    return Plan(moved, interval, reason)
+
+
+def observed_interval(history: Sequence[Check], policy: Policy) -> tuple[float, str]:
+    """The interval change history suggests, and the reason text.
+
+    Args:
+        history: recent successful checks, oldest first.
+        policy: the configured intervals (the default is used with no history).
+    Returns:
+        (seconds, reason); not yet bounded by min/max_interval.
+    """
+    total = sum(check.elapsed for check in history)
+    if not history or total <= 0:
+        return policy.default_interval, "default: no change history yet"
+    weights = [RECENCY ** age for age in range(len(history) - 1, -1, -1)]
+    checks = sum(weights)
+    span = sum(w * check.elapsed for w, check in zip(weights, history, strict=True))
+    unchanged = sum(w for w, check in zip(weights, history, strict=True) if not check.changed)
+    by_checks = -math.log((unchanged + 0.5) / (checks + 0.5)) / (span / checks)
+    entries = sum(w * check.new_entries for w, check in zip(weights, history, strict=True))
+    by_entries = (entries + 0.5) / span if entries else 0.0  # + 0.5: continuity correction
+    # Dated entries count changes directly; trust them alone when every change brought some.
+    dated = entries > 0 and all(check.new_entries for check in history if check.changed)
+    rate = by_entries if dated else max(by_checks, by_entries)  # changes per second
+    limit = GROWTH * max(history[-1].elapsed, policy.min_interval)
+    if rate <= 0:
+        return limit, f"observed: no change in {len(history)} checks over {duration_text(total)}"
+    return min(1 / rate, limit), f"observed: {rate_text(rate)}"
+
+
+def weigh_hints(observed: float, reason: str, evidence: int, hints: Sequence[Hint]) -> tuple[float, str]:
+    """Combine the observed interval with publisher hints (never obeyed blindly).
+
+    Args:
+        observed: the observed interval, seconds; reason: its explanation.
+        evidence: successful checks in the history.
+        hints: the hints of the document and the last response.
+    Returns:
+        (seconds, reason).
+    """
+    cadence = [hint for hint in hints if hint.kind == "cadence"]
+    if cadence and evidence < MIN_EVIDENCE:
+        chosen = min(cadence, key=lambda hint: hint.seconds)
+        observed, reason = chosen.seconds, f"hint: {chosen.label}"
+        hints = [hint for hint in hints if hint is not chosen]
+    longer = [hint for hint in hints if hint.seconds > observed]
+    if not longer:
+        return observed, reason
+    chosen = max(longer, key=lambda hint: hint.seconds)
+    if chosen.seconds <= observed * HINT_STRETCH:
+        return chosen.seconds, f"hint: {chosen.label}"
+    return observed * HINT_STRETCH, f"hint: {chosen.label}, limited to {HINT_STRETCH:g}x ({reason})"
+
+
+def jitter(url: str, now: datetime, interval: float, floor: float, ceiling: float) -> float:
+    """Seconds to wait: ``interval`` plus a stable and a small random offset.
+
+    The offset is ``interval * JITTER_FRACTION * (0.8 * stable + 0.2 * random)``
+    plus 1-59 s, where ``stable`` comes from the URL and ``random`` from the
+    URL and ``now``. When adding it would pass ``ceiling`` it is subtracted
+    instead, never below ``floor``.
+    """
+    stable = _unit(url)
+    noise = random.Random(f"{url} {now.isoformat()}").random()
+    offset = interval * JITTER_FRACTION * (0.8 * stable + 0.2 * noise) + 1 + 58 * _unit(url + "#s")
+    if interval + offset <= ceiling:
+        return interval + offset
+    return max(floor, interval - offset)
+
+
+def _unit(text: str) -> float:
+    """A stable number in [0, 1) from ``text``."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2.0**64
+
+
+def skipped(state: SourceState, reason: str, host: str, now: datetime,
+            retry_after: float | None = None) -> SourceState:
+    """A source the pool did not request in this build, recorded as such.
+
+    Args:
+        reason: "throttled" (the host asked us to wait) or "breaker".
+        host: the host key.
+        retry_after: seconds the host asked for (throttled), if known.
+    Returns:
+        the state with ``reason`` set; a throttled source's next attempt is
+        pushed to the host's Retry-After (up to 7 days), a breaker-skipped
+        one stays due for the next build.
+    """
+    if reason == "throttled":
+        wait = min(retry_after or 0.0, RETRY_AFTER_CEILING)
+        later = now + timedelta(seconds=wait)
+        due = max(state.next_attempt, later) if state.next_attempt else later
+        return replace(state, next_attempt=due,
+                       reason=f"throttled: {host} asked to wait {wait:.0f} s; not requested in this build")
+    return replace(state, reason=f"breaker: {host} failed repeatedly in this build; waits for the next build")
+
+
+def duration_text(seconds: float) -> str:
+    """A short human duration: ``45 s``, ``15 min``, ``2.5 h``, ``3 d`` (str)."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h".replace(".0 h", " h")
+    return f"{seconds / 86400:.1f} d".replace(".0 d", " d")
+
+
+def rate_text(rate: float) -> str:
+    """A change rate (per second) as ``~3 changes/day`` or ``~1 change every 4 d``."""
+    per_day = rate * 86400
+    if per_day >= 1:
+        return f"~{per_day:.0f} changes/day" if per_day >= 10 else f"~{per_day:.1f} changes/day".replace(".0 ", " ")
+    return f"~1 change every {duration_text(1 / rate)}"

@@ -11,7 +11,9 @@ Tables (schema version in ``meta``):
 * ``sources``: one row per configured feed URL: fetch URL, validators and the
   URL they belong to, body hash and size, feed title and link, last attempt,
   success and change, consecutive failures, last error (kind and message),
-  next attempt.
+  next attempt; since schema 2 also the schedule (interval, reason, change
+  history as JSON), the last document's hints (JSON), the hold fingerprint
+  of a 410/401/403 source, the snapshot hash and the last invalid body's hash.
 * ``entries``: the snapshot, i.e. the entries of the last good document of
   each source, as JSON, in document order.
 * ``seen``: every entry id ever seen per source with its first-seen time,
@@ -41,9 +43,9 @@ from filelock import FileLock, Timeout
 
 from .errors import CacheLockedError, StoreError
 from .identity import content_hash
-from .model import Entry, SourceState, StoredEntry
+from .model import Check, Entry, FeedHints, SourceState, StoredEntry
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
 
@@ -91,9 +93,19 @@ _MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (source, key)
     );
     """,
+    3: """
+    ALTER TABLE sources ADD COLUMN interval REAL;
+    ALTER TABLE sources ADD COLUMN reason TEXT;
+    ALTER TABLE sources ADD COLUMN history TEXT;
+    ALTER TABLE sources ADD COLUMN hints TEXT;
+    ALTER TABLE sources ADD COLUMN hold TEXT;
+    ALTER TABLE sources ADD COLUMN snapshot_hash TEXT;
+    ALTER TABLE sources ADD COLUMN failed_body_hash TEXT
+    """,
 }
 _DATETIME_FIELDS = {"last_attempt", "last_success", "last_change", "next_attempt"}
 _STATE_FIELDS = [f.name for f in fields(SourceState)]
+_UPDATE_SET = ", ".join(f"{name} = excluded.{name}" for name in _STATE_FIELDS if name != "url")
 
 
 class Store:
@@ -132,6 +144,29 @@ class Store:
             lock.release()
             raise
         return cls(connection, lock)
+
+    @classmethod
+    def open_readonly(cls, cache: Path) -> Store | None:
+        """Open ``cache``'s database to read, without the lock (a build may run).
+
+        Returns:
+            the Store, or None when the cache holds no database yet.
+        Raises:
+            StoreError: the database is unreadable or of another schema version.
+        """
+        path = Path(cache) / DATABASE
+        if not path.is_file():
+            return None
+        try:
+            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+            row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{path}: not a usable state database ({e})") from e
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            connection.close()
+            raise StoreError(f"{path}: schema version {row[0] if row else 0} is not {SCHEMA_VERSION}; "
+                             "run `syndicator build` with this version first")
+        return cls(connection)
 
     def __enter__(self) -> Store:
         return self
@@ -192,12 +227,11 @@ class Store:
         """
         values = [_to_db(getattr(state, name), name) for name in _STATE_FIELDS]
         placeholders = ", ".join("?" for _ in _STATE_FIELDS)
-        # An upsert, not INSERT OR REPLACE: REPLACE deletes the old row first, and the
-        # ON DELETE CASCADE of entries.source would then wipe the stored snapshot.
-        updates = ", ".join(f"{name} = excluded.{name}" for name in _STATE_FIELDS[1:])
         with _transaction(self._db):
+            # An upsert, never INSERT OR REPLACE: REPLACE deletes the row first,
+            # and the foreign key's ON DELETE CASCADE would take the snapshot with it.
             self._db.execute(f"INSERT INTO sources ({', '.join(_STATE_FIELDS)}) VALUES ({placeholders}) "
-                             f"ON CONFLICT (url) DO UPDATE SET {updates}", values)
+                             f"ON CONFLICT(url) DO UPDATE SET {_UPDATE_SET}", values)
             if entries is None:
                 return
             self._db.execute("DELETE FROM entries WHERE source = ?", (state.url,))
@@ -297,15 +331,34 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
 
 
 def _to_db(value: Any, name: str) -> Any:
-    if name in _DATETIME_FIELDS and value is not None:
+    if value is None:
+        return None
+    if name in _DATETIME_FIELDS:
         return value.isoformat()
+    if name == "history":
+        return json.dumps([[c.at.isoformat(), c.elapsed, int(c.changed), c.new_entries] for c in value])
+    if name == "hints":
+        return json.dumps(asdict(value), separators=(",", ":"))
+    return value
+
+
+def _from_db(value: Any, name: str) -> Any:
+    if name == "history":
+        return tuple(Check(datetime.fromisoformat(at), float(elapsed), bool(changed), int(new))
+                     for at, elapsed, changed, new in json.loads(value or "[]"))
+    if value is None:
+        return None
+    if name in _DATETIME_FIELDS:
+        return datetime.fromisoformat(value)
+    if name == "hints":
+        data = json.loads(value)
+        return FeedHints(**{**data, "skip_hours": tuple(data.get("skip_hours", ())),
+                            "skip_days": tuple(data.get("skip_days", ()))})
     return value
 
 
 def _state_from_row(row: tuple[Any, ...]) -> SourceState:
-    values = {name: (datetime.fromisoformat(value) if name in _DATETIME_FIELDS and value else value)
-              for name, value in zip(_STATE_FIELDS, row, strict=True)}
-    return SourceState(**values)
+    return SourceState(**{name: _from_db(value, name) for name, value in zip(_STATE_FIELDS, row, strict=True)})
 
 
 def _entry_to_json(entry: Entry) -> str:

@@ -13,15 +13,31 @@ the snapshot is replaced. Rules (seed 000):
 * validators are bound to the URL that answered;
 * a permanent redirect (every hop 301/308) moves the fetch URL; the
   configured URL stays the identity;
-* the failure count resets only on a parsed 200, an unchanged 200 or a 304.
+* the failure count resets only on a parsed 200, an unchanged 200 or a 304;
+* a Last-Modified later than the response's Date (or ``now``) is not kept:
+  sent back, it would pin the feed to 304 for ever; the body hash decides;
+* every success after the first adds a :class:`Check` to the change history
+  (the last :data:`WINDOW`), which the schedule learns from; a snapshot
+  counts as changed when its entries differ (``snapshot_hash``), not merely
+  its bytes, so a feed that rewrites a timestamp on every request is quiet;
+* a 410 or 401/403 puts the source on hold with its sites.yaml fingerprint;
+* a body that failed to parse is remembered by hash and not parsed again.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
-from .model import Failed, Fetched, FetchRequest, FetchResult, NotModified, ParsedFeed, SourceState
+from .model import Check, Entry, Failed, Fetched, FetchRequest, FetchResult, NotModified, ParsedFeed, SourceState
+
+#: Successful checks kept as a source's change history.
+WINDOW = 8
+#: Failure classes that put a source on hold until its sites.yaml entry changes.
+HOLD_KINDS = frozenset({"http_410", "http_401"})
 
 
 @dataclass(frozen=True)
@@ -35,6 +51,8 @@ class Observation:
         body_hash: hash of the 200 body (hex str), else None.
         unchanged: True when the 200 body equals the stored one (not parsed).
         parse_seconds: CPU time spent parsing, seconds.
+        snapshot_hash: :func:`snapshot_hash` of the parsed entries, else None.
+        started: seconds from the start of the build to the request's start.
     """
 
     request: FetchRequest
@@ -43,6 +61,17 @@ class Observation:
     body_hash: str | None = None
     unchanged: bool = False
     parse_seconds: float = 0.0
+    snapshot_hash: str | None = None
+    started: float = 0.0
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status the source answered with: 200, 304, or None for a fetch failure."""
+        if isinstance(self.result, NotModified):
+            return 304
+        if isinstance(self.result, Fetched) or self.body_hash is not None:
+            return 200
+        return None
 
     @property
     def outcome(self) -> str:
@@ -54,31 +83,90 @@ class Observation:
         return "unchanged" if self.unchanged else "fetched"
 
 
-def new_state(state: SourceState, observation: Observation, now: datetime) -> SourceState:
+def new_state(state: SourceState, observation: Observation, now: datetime,
+              fingerprint: str | None = None) -> SourceState:
     """The source's state after ``observation`` (see module docstring).
 
     Args:
         state: the stored state (a fresh SourceState for a new source).
         observation: what this build saw.
         now: the build's clock (UTC).
+        fingerprint: the fingerprint of the source's sites.yaml entries,
+            stored as ``hold`` after a 410 or 401/403.
     Returns:
-        the new SourceState; times are ``now`` where they change.
+        the new SourceState; times are ``now`` where they change. The
+        schedule fields (next_attempt, interval, reason) are left as they
+        were: :func:`syndicator.schedule.plan` sets them.
     """
     result = observation.result
     state = replace(state, last_attempt=now)
     if isinstance(result, Failed):
-        return replace(state, failures=state.failures + 1, error_kind=result.error.kind,
-                       error_message=result.error.message)
-    state = replace(state, fetch_url=result.permanent_url or state.fetch_url, failures=0,
-                    error_kind=None, error_message=None, last_success=now)
+        kind = result.error.kind
+        return replace(state, failures=state.failures + 1, error_kind=kind, error_message=result.error.message,
+                       hold=fingerprint if kind in HOLD_KINDS else None,
+                       failed_body_hash=observation.body_hash or state.failed_body_hash)
+    changed = isinstance(result, Fetched) and observation.parsed is not None \
+        and observation.snapshot_hash != state.snapshot_hash
+    history = _history(state, observation, now, changed)
+    state = replace(state, fetch_url=result.permanent_url or state.fetch_url, failures=0, error_kind=None,
+                    error_message=None, last_success=now, hold=None, failed_body_hash=None, history=history)
+    modified = _trusted_last_modified(result.last_modified, result.headers, now)
     if isinstance(result, NotModified):
         return replace(state, validators_url=result.url, etag=result.etag or state.etag,
-                       last_modified=result.last_modified or state.last_modified)
-    assert isinstance(result, Fetched)
+                       last_modified=modified or state.last_modified)
     state = replace(state, validators_url=result.url, etag=result.etag,
-                    last_modified=result.last_modified, body_size=len(result.body))
+                    last_modified=modified, body_size=len(result.body))
     if observation.unchanged or observation.parsed is None:
         return state
-    return replace(state, body_hash=observation.body_hash, last_change=now,
-                   title=observation.parsed.title or state.title,
-                   link=observation.parsed.link or state.link)
+    parsed = observation.parsed
+    state = replace(state, body_hash=observation.body_hash, snapshot_hash=observation.snapshot_hash,
+                    hints=parsed.hints, title=parsed.title or state.title, link=parsed.link or state.link)
+    return replace(state, last_change=now) if changed else state
+
+
+def _history(state: SourceState, observation: Observation, now: datetime, changed: bool) -> tuple[Check, ...]:
+    """The change history with this success added (no entry for a first success)."""
+    if state.last_success is None or now <= state.last_success:
+        return state.history
+    since = state.last_success
+    entries = observation.parsed.entries if changed and observation.parsed is not None else ()
+    new = sum(1 for entry in entries if entry.date is not None and since < entry.date <= now)
+    check = Check(at=now, elapsed=(now - since).total_seconds(), changed=changed, new_entries=new)
+    return (*state.history, check)[-WINDOW:]
+
+
+def _trusted_last_modified(value: str | None, headers: Mapping[str, str], now: datetime) -> str | None:
+    """``value`` (as sent) unless it is a date later than the response's Date (or ``now``).
+
+    RFC 9110 section 8.8.2.1: an origin must not send a Last-Modified later
+    than its Date; a value that cannot be read as a date is kept as is.
+    """
+    if value is None:
+        return None
+    modified, date = _http_date(value), _http_date(headers.get("date"))
+    if modified is not None and modified > (date or now):
+        return None
+    return value
+
+
+def _http_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def snapshot_hash(entries: Iterable[Entry]) -> str:
+    """A hash of normalized entries (hex str): equal iff the snapshot is the same.
+
+    Document-level deduplication (seed 000): a feed whose bytes change but
+    whose entries do not (a new lastBuildDate, say) is not a change.
+    """
+    digest = hashlib.sha256()
+    for entry in entries:
+        digest.update(repr(entry).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x1e")
+    return digest.hexdigest()

@@ -102,7 +102,7 @@ def test_verbosity(server: HTTPServer, tmp_path: Path, flags: list[str], shows_i
     server.expect_request("/flaky.xml").respond_with_data("no", status=404)
     server.expect_request("/never.xml").respond_with_data("no", status=404)
     config = write_config(tmp_path, [{"name": "Flaky", "feed": server.url_for("/flaky.xml")},
-                                     {"name": "Never", "feed": server.url_for("/never.xml")}], workers=1)
+                                     {"name": "Never", "feed": server.url_for("/never.xml")}], host_gap=0)
     assert build(config, "-qq").exit_code == 0
     result = build(config, "--force", *flags)
     assert result.exit_code == 0

@@ -1,0 +1,286 @@
+"""The schedule, driven by simulated feeds and a fake clock (pure: no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import pytest
+
+from syndicator import schedule
+from syndicator.errors import FeedError, HTTPStatusError, ParseError
+from syndicator.hints import Hint
+from syndicator.model import Entry, Failed, FeedHints, Fetched, FetchRequest, NotModified, ParsedFeed, Site, SourceState
+from syndicator.schedule import Policy
+from syndicator.update import WINDOW, Observation, new_state, snapshot_hash
+
+from .conftest import NOW
+
+URL = "https://blog.example.org/feed.xml"
+HOUR = 3600.0
+DAY = 86400.0
+POLICY = Policy()
+
+
+class SimFeed:
+    """A feed whose entries are published at given times; checked through update + schedule."""
+
+    def __init__(self, published: Callable[[datetime], list[datetime]]) -> None:
+        self.published = published
+        self.state = SourceState(URL, URL)
+
+    def check(self, now: datetime, policy: Policy = POLICY) -> schedule.Plan:
+        dates = sorted(self.published(now))[-10:]
+        entries = tuple(Entry(id=f"e{d.timestamp():.0f}", title="t", date=d) for d in dates)
+        digest = snapshot_hash(entries)
+        request = FetchRequest(URL, URL)
+        if digest == self.state.snapshot_hash:
+            observation = Observation(request, NotModified(URL))
+        else:
+            observation = Observation(request, Fetched(URL, b"x" + digest.encode()),
+                                      ParsedFeed("T", None, entries), body_hash=digest, snapshot_hash=digest)
+        state = new_state(self.state, observation, now)
+        plan = schedule.plan(state, now, policy)
+        self.state = replace(state, next_attempt=plan.next_attempt, interval=plan.interval, reason=plan.reason)
+        return plan
+
+    def run(self, checks: int, start: datetime = NOW, policy: Policy = POLICY) -> list[schedule.Plan]:
+        plans, now = [], start
+        for _ in range(checks):
+            plan = self.check(now, policy)
+            plans.append(plan)
+            assert plan.next_attempt is not None
+            now = plan.next_attempt
+        return plans
+
+
+def every(seconds: float, since: datetime = NOW - timedelta(days=30)) -> Callable[[datetime], list[datetime]]:
+    """Publication times every ``seconds`` from ``since`` up to the clock."""
+    def published(now: datetime) -> list[datetime]:
+        count = int((now - since).total_seconds() // seconds)
+        return [since + timedelta(seconds=seconds * k) for k in range(max(0, count - 20), count + 1)]
+    return published
+
+
+def never(now: datetime) -> list[datetime]:
+    return [NOW - timedelta(days=400)]
+
+
+def test_first_check_uses_the_default_interval() -> None:
+    plan = SimFeed(never).check(NOW)
+    assert plan.interval == POLICY.default_interval
+    assert plan.reason == "default: no change history yet"
+
+
+@pytest.mark.parametrize("period", [HOUR, 6 * HOUR])
+def test_regular_feed_is_checked_about_as_often_as_it_changes(period: float) -> None:
+    intervals = [plan.interval for plan in SimFeed(every(period)).run(40)]
+    assert any(interval <= period for interval in intervals[1:4])  # within a few checks
+    later = sorted(intervals[5:])
+    assert later[len(later) // 2] <= period  # median: never less often than it changes
+    assert later[0] >= period / 2 and later[-1] <= period * 1.25  # and not wildly more often
+
+
+def test_hourly_feed_after_dormancy_reaches_an_hour_within_a_window() -> None:
+    start_hourly = NOW + timedelta(days=20)
+
+    def published(now: datetime) -> list[datetime]:
+        old = [NOW - timedelta(days=400)]
+        return old + (every(HOUR, start_hourly)(now) if now >= start_hourly else [])
+
+    feed = SimFeed(published)
+    plans = feed.run(40)
+    dormant = [p for p in plans if p.next_attempt is not None and p.next_attempt < start_hourly]
+    assert max(p.interval for p in dormant) == POLICY.max_interval
+    after = [p for p in plans if p.next_attempt is not None and p.next_attempt > start_hourly + timedelta(days=1)]
+    first_fast = next(i for i, p in enumerate(after) if p.interval <= HOUR * 1.25)
+    assert first_fast <= WINDOW
+
+
+def test_dormant_feed_reaches_max_interval_and_stays() -> None:
+    plans = SimFeed(never).run(12)
+    intervals = [plan.interval for plan in plans]
+    assert intervals == sorted(intervals)  # never shrinks
+    assert intervals[6:] == [POLICY.max_interval] * 6
+    assert "no change in" in plans[-1].reason and plans[-1].reason.endswith("capped at max_interval")
+
+
+def test_dormant_feed_reaches_a_configured_seven_day_maximum() -> None:
+    policy = Policy(max_interval=7 * DAY)
+    plans = SimFeed(never).run(14, policy=policy)
+    assert plans[-1].interval == 7 * DAY
+    assert all(p.next_attempt is not None for p in plans)
+
+
+def test_single_burst_decays_back_to_max_interval() -> None:
+    burst_at = NOW + timedelta(days=12)
+
+    def published(now: datetime) -> list[datetime]:
+        burst = [burst_at + timedelta(minutes=20 * k) for k in range(10)]
+        return [NOW - timedelta(days=400)] + [d for d in burst if d <= now]
+
+    plans = SimFeed(published).run(40)
+    intervals = [plan.interval for plan in plans]
+    low = min(range(len(intervals)), key=intervals.__getitem__)
+    assert intervals[low] < POLICY.max_interval / 2  # the burst was noticed
+    assert intervals[-1] == POLICY.max_interval  # and forgotten
+    back = next(i for i in range(low, len(intervals)) if intervals[i] == POLICY.max_interval)
+    assert back - low <= WINDOW + 6
+
+
+def test_very_active_feed_is_capped_at_min_interval() -> None:
+    plans = SimFeed(every(120)).run(10)
+    assert plans[-1].interval == POLICY.min_interval
+    assert plans[-1].reason.endswith("capped at min_interval")
+
+
+def hinted(history_checks: int, **hints: object) -> SourceState:
+    changes = tuple(schedule.Check(NOW - timedelta(hours=k), HOUR, True, 1) for k in range(history_checks, 0, -1))
+    return SourceState(URL, URL, last_success=NOW, history=changes, hints=FeedHints(**hints))  # type: ignore[arg-type]
+
+
+def test_cadence_hint_replaces_the_default_while_evidence_is_thin() -> None:
+    plan = schedule.plan(hinted(0, update_period=6 * HOUR), NOW, POLICY)
+    assert plan.interval == 6 * HOUR
+    assert plan.reason == "hint: sy:updatePeriod every 6 h"
+
+
+def test_observation_outweighs_a_cadence_hint_after_enough_checks() -> None:
+    plan = schedule.plan(hinted(6, update_period=6 * HOUR), NOW, POLICY)
+    assert plan.interval <= 4 * HOUR  # may stretch toward the hint, at most 4x observed
+    assert "limited to 4x" in plan.reason
+
+
+def test_ttl_lengthens_observed_interval_within_the_stretch() -> None:
+    plan = schedule.plan(hinted(6, ttl=90 * 60.0), NOW, POLICY)
+    assert plan.interval == 90 * 60.0
+    assert plan.reason == "hint: ttl 90 min"
+
+
+def test_hints_cannot_break_the_bounds() -> None:
+    fast = schedule.plan(hinted(0, update_period=60.0), NOW, POLICY)
+    assert fast.interval == POLICY.min_interval and fast.reason.endswith("capped at min_interval")
+    slow_hint = Hint(365 * DAY, "Cache-Control max-age 31536000 s", "freshness")
+    slow = schedule.plan(SourceState(URL, URL, last_success=NOW), NOW, POLICY, http_hint=slow_hint)
+    assert slow.interval == 4 * POLICY.default_interval  # a freshness hint stretches at most 4x
+    assert "limited to 4x" in slow.reason
+    yearly = schedule.plan(hinted(0, rrule="FREQ=YEARLY"), NOW, POLICY)
+    assert yearly.interval == POLICY.max_interval and yearly.reason.endswith("capped at max_interval")
+    assert yearly.next_attempt is not None
+    assert yearly.next_attempt - NOW <= timedelta(seconds=POLICY.max_interval)
+
+
+def test_ended_podcast_schedule_slows_a_new_feed_to_the_maximum() -> None:
+    state = hinted(0, rrule="FREQ=WEEKLY;UNTIL=2023-12-31T00:00:00.000Z;BYDAY=MO")
+    plan = schedule.plan(state, NOW, Policy(max_interval=7 * DAY))
+    assert plan.interval == 7 * DAY
+    assert "UNTIL has passed" in plan.reason
+
+
+def test_skip_hours_move_the_attempt_to_an_allowed_hour() -> None:
+    state = SourceState(URL, URL, last_success=NOW, hints=FeedHints(skip_hours=(13, 14, 15)))
+    plan = schedule.plan(state, NOW, POLICY)  # NOW is 12:00, default 1 h lands in 13:xx
+    assert plan.next_attempt is not None and plan.next_attempt.hour == 16
+    assert "skipHours" in plan.reason
+
+
+@pytest.mark.parametrize("interval", [900.0, 3600.0, 86400.0])
+def test_jitter_is_bounded_stable_and_off_round_times(interval: float) -> None:
+    urls = [f"https://host{n}.example/feed" for n in range(200)]
+    waits = [schedule.jitter(url, NOW, interval, 900.0, 86400.0) for url in urls]
+    assert all(900.0 <= wait <= 86400.0 for wait in waits)
+    assert all(abs(wait - interval) <= interval * 0.1 + 60 for wait in waits)
+    assert len({round(wait) for wait in waits}) > 80  # spread, not one wave
+    dues = [NOW + timedelta(seconds=wait) for wait in waits]
+    assert not any(due.second == 0 and due.microsecond == 0 for due in dues)
+    later = [schedule.jitter(url, NOW + timedelta(hours=5), interval, 900.0, 86400.0) for url in urls]
+    assert all(abs(a - b) <= interval * 0.1 * 0.2 + 1e-6 for a, b in zip(waits, later, strict=True))
+
+
+def failed(kind: str, failures: int, **state: object) -> SourceState:
+    return SourceState(URL, URL, failures=failures, error_kind=kind, **state)  # type: ignore[arg-type]
+
+
+def test_transient_failures_double_from_min_to_max_interval() -> None:
+    intervals = [schedule.plan(failed("timeout", n), NOW, POLICY).interval for n in range(1, 10)]
+    assert intervals == [900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 57600.0, 86400.0, 86400.0]
+    assert schedule.plan(failed("http_5xx", 3), NOW, POLICY).reason == "backoff: http_5xx x3"
+
+
+def test_not_found_climbs_a_slower_ladder_to_seven_days() -> None:
+    intervals = [schedule.plan(failed("http_404", n), NOW, POLICY).interval for n in range(1, 7)]
+    assert intervals == [3600.0, 14400.0, 57600.0, 230400.0, 604800.0, 604800.0]
+    assert "slow ladder" in schedule.plan(failed("http_404", 2), NOW, POLICY).reason
+
+
+@pytest.mark.parametrize(("retry_after", "expected"), [(3 * DAY, 3 * DAY), (30 * DAY, 7 * DAY)])
+def test_retry_after_is_honoured_up_to_seven_days(retry_after: float, expected: float) -> None:
+    plan = schedule.plan(failed("http_429", 1), NOW, POLICY, retry_after=retry_after)
+    assert plan.next_attempt is not None
+    assert plan.next_attempt - NOW >= timedelta(seconds=expected)
+    assert plan.next_attempt - NOW <= timedelta(seconds=expected * 1.1 + 60)
+    assert plan.reason.startswith(f"retry-after: {expected:.0f} s")
+
+
+def test_short_retry_after_does_not_shorten_the_backoff() -> None:
+    plan = schedule.plan(failed("http_5xx", 4), NOW, POLICY, retry_after=60)
+    assert plan.interval == 7200.0
+
+
+def test_parse_failure_keeps_the_normal_cadence() -> None:
+    plan = schedule.plan(failed("parse", 3, interval=7200.0), NOW, POLICY)
+    assert plan.interval == 7200.0
+    assert plan.reason == "parse failure x3: normal cadence"
+
+
+@pytest.mark.parametrize("status", [410, 401, 403])
+def test_gone_and_denied_hold_until_the_site_entry_changes(status: int) -> None:
+    site = Site("Blog", URL, "https://blog.example.org/")
+    fingerprint = schedule.site_fingerprints([site])[URL]
+    observation = Observation(FetchRequest(URL, URL), Failed(HTTPStatusError(URL, status)))
+    state = new_state(SourceState(URL, URL), observation, NOW, fingerprint)
+    plan = schedule.plan(state, NOW, POLICY)
+    assert plan.next_attempt is None and "until its sites.yaml entry changes" in plan.reason
+    state = replace(state, next_attempt=None)
+    far = NOW + timedelta(days=365)
+    assert not schedule.is_due(state, far, fingerprint)
+    assert schedule.due_sources([URL], {URL: state}, far, {URL: fingerprint}) == []
+    assert schedule.due_sources([URL], {URL: state}, far, {URL: fingerprint}, force=True) == [URL]
+    edited = schedule.site_fingerprints([replace(site, link="https://blog.example.org/new/")])[URL]
+    assert edited != fingerprint and schedule.is_due(state, NOW, edited)
+
+
+def test_parse_failure_remembers_the_invalid_body() -> None:
+    observation = Observation(FetchRequest(URL, URL), Failed(ParseError(URL, "bad")), body_hash="abc")
+    state = new_state(SourceState(URL, URL, etag='"v1"'), observation, NOW)
+    assert state.failed_body_hash == "abc" and state.etag == '"v1"' and state.failures == 1
+
+
+def test_due_sources_orders_new_then_most_overdue_and_honours_only() -> None:
+    a, b, c, d = (f"https://{n}.example/feed" for n in "abcd")
+    states = {
+        a: SourceState(a, a, next_attempt=NOW - timedelta(minutes=5)),
+        b: SourceState(b, b, next_attempt=NOW - timedelta(hours=2)),
+        c: SourceState(c, c, next_attempt=NOW + timedelta(hours=1)),
+    }
+    assert schedule.due_sources([a, b, c, d], states, NOW) == [d, b, a]
+    assert schedule.due_sources([a, b, c, d], states, NOW, only=[c]) == [c]
+    assert schedule.due_sources([a, b, c, d], states, NOW, force=True) == [d, b, a, c]
+
+
+def test_skipped_sources_are_recorded() -> None:
+    state = SourceState(URL, URL, next_attempt=NOW - timedelta(minutes=1))
+    throttled = schedule.skipped(state, "throttled", "example.org", NOW, retry_after=600)
+    assert throttled.next_attempt is not None and throttled.next_attempt == NOW + timedelta(seconds=600)
+    assert throttled.reason is not None and throttled.reason.startswith("throttled: example.org")
+    breaker = schedule.skipped(state, "breaker", "example.org", NOW)
+    assert breaker.next_attempt == state.next_attempt and breaker.reason is not None
+    assert breaker.reason.startswith("breaker: example.org")
+
+
+def test_a_fetch_error_that_is_not_http_counts_as_transient() -> None:
+    observation = Observation(FetchRequest(URL, URL), Failed(FeedError(URL, "boom", kind="network")))
+    state = new_state(SourceState(URL, URL, failures=2, error_kind="network"), observation, NOW)
+    assert state.failures == 3
+    assert schedule.plan(state, NOW, POLICY).interval == 3600.0
