@@ -100,6 +100,7 @@ def test_html_page_with_200_is_not_a_feed_and_names_advertised_feeds() -> None:
 
 @pytest.mark.parametrize(("body", "words"), [
     pytest.param((DATA / "malformed.xml").read_bytes(), "not a readable feed", id="malformed-xml-no-entries"),
+    pytest.param((DATA / "truncated.xml").read_bytes(), "not a readable feed", id="truncated-inside-first-item"),
     pytest.param(b"", "not a feed", id="empty-body"),
     pytest.param(b"this is plain text", "not a readable feed", id="plain-text"),
     pytest.param(b'{"version": "https://jsonfeed.org/version/1.1", "items": [', "invalid JSON Feed",
@@ -233,6 +234,7 @@ def test_hostile_content_is_sanitized() -> None:
 @pytest.mark.parametrize(("name", "content_type", "kind_words"), [
     pytest.param("html_page.html", "text/html", "an HTML page, not a feed", id="html-page"),
     pytest.param("malformed.xml", "application/rss+xml", "not a readable feed", id="malformed-xml"),
+    pytest.param("truncated.xml", "application/rss+xml", "not a readable feed", id="truncated-xml"),
 ])
 def test_build_treats_a_200_that_is_not_a_feed_as_a_failure(server: HTTPServer, tmp_path: Path, name: str,
                                                              content_type: str, kind_words: str) -> None:
@@ -247,3 +249,14 @@ def test_build_treats_a_200_that_is_not_a_feed_as_a_failure(server: HTTPServer, 
     assert kind_words in result.stderr
     sites = (tmp_path / "public" / "sites.html").read_text()
     assert kind_words in sites
+
+
+def test_a_truncated_download_keeps_the_last_good_copy(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_oneshot_request("/feed.xml").respond_with_data((DATA / "rss10.rdf").read_bytes())
+    server.expect_request("/feed.xml").respond_with_data((DATA / "truncated.xml").read_bytes())
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    assert build(config).exit_code == 0
+    result = build(config, "--force", now="2026-11-30T13:00:00Z")
+    assert result.exit_code == 0, result.output
+    assert "1 failed, 1 stale copies used, 1 entries written" in result.stdout
+    assert "RDF item" in (tmp_path / "public" / "index.html").read_text()
