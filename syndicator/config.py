@@ -7,6 +7,7 @@ field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -94,11 +95,15 @@ def parse_duration(value: Any) -> float:
     if isinstance(value, int | float):
         if value < 0:
             raise ValueError(f"{value!r} is negative")
-        return float(value)
-    match = _DURATION.match(str(value))
-    if not match:
-        raise ValueError(f"{value!r} is not a duration such as 90s, 15m, 1h or 4d")
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+        seconds = float(value)
+    else:
+        match = _DURATION.match(str(value))
+        if not match:
+            raise ValueError(f"{value!r} is not a duration such as 90s, 15m, 1h or 4d")
+        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+    if not math.isfinite(seconds):
+        raise ValueError(f"{value!r} is not a finite duration")
+    return seconds
 
 
 def is_http_url(value: Any) -> bool:
@@ -107,6 +112,7 @@ def is_http_url(value: Any) -> bool:
         return False
     try:
         parts = urlsplit(value.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname)

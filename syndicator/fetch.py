@@ -31,6 +31,7 @@ from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin, urlsplit
 
 import requests
+import urllib3
 
 from .errors import FeedError, FetchError, HTTPStatusError
 from .model import Failed, Fetched, FetchRequest, FetchResult, NotModified
@@ -158,14 +159,16 @@ class Fetcher:
         chunks: list[bytes] = []
         size = 0
         try:
-            for chunk in response.iter_content(chunk_size=65536):
+            # read1 returns what has arrived (decompressed); iter_content would block until a
+            # whole 64 KB chunk came in, so a dripping server was never checked against the deadline.
+            while chunk := response.raw.read1(65536, decode_content=True):
                 size += len(chunk)
                 if size > self.max_bytes:
                     raise FetchError(url, f"body larger than {self.max_bytes} bytes", kind="too_large")
                 if time.monotonic() > deadline:
                     raise FetchError(url, f"body not complete within {2 * self.timeout:g} s", kind="timeout")
                 chunks.append(chunk)
-        except requests.exceptions.RequestException as e:
+        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as e:
             kind = "timeout" if "timed out" in str(e) else "network"
             raise FetchError(url, f"body read failed: {_reason(e)}", kind=kind) from e
         return b"".join(chunks)

@@ -87,13 +87,18 @@ def root_element(text: str) -> str:
 
 def _finish(drafts: Sequence[Draft]) -> tuple[Entry, ...]:
     """Drop empty items, give identities and alias keys, drop repeats."""
-    drafts = [d for d in drafts if d.entry.title or d.entry.link or d.entry.summary or d.entry.content
-              or d.candidate.enclosures]
+    drafts = [d for d in drafts if not _empty(d)]
     candidates = [d.candidate for d in drafts]
     ids = identity.assign(candidates)
     keys = identity.alias_keys(candidates)
     return tuple(replace(d.entry, id=key, aliases=alias)
                  for d, key, alias in zip(drafts, ids, keys, strict=True) if key is not None)
+
+
+def _empty(draft: Draft) -> bool:
+    """True for an item with nothing to show (no title, link, text or enclosure)."""
+    entry = draft.entry
+    return not (entry.title or entry.link or entry.summary or entry.content or draft.candidate.enclosures)
 
 
 # --- XML feeds (feedparser) ---------------------------------------------------
@@ -119,6 +124,9 @@ def _read_xml(text: str, url: str, now: datetime) -> tuple[str, str | None, list
     version = document.get("version") or "unknown"
     feed_link = absolute(dict.get(feed, "link"), url)
     drafts = [_xml_entry(item, feed_link, url, now, version) for item in document.entries]
+    if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
+        reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
+        raise ParseError(url, f"not a readable feed: {reason}")
     return _text_field(feed, "title", version), feed_link, drafts, version
 
 

@@ -198,7 +198,9 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
 
 
 def _publish(output: Path, files: dict[str, str]) -> list[Path]:
-    output = Path(output)
+    output = Path(os.path.abspath(output))  # "." or "x/.." has no name to put staging beside
+    if not output.name:
+        raise RenderError(f"{output}: cannot publish into the file system root; choose an --output folder")
     staging = output.with_name(f".{output.name}.staging")
     retired = output.with_name(f".{output.name}.old")
     if output.exists() and any(output.iterdir()) and not (output / MARKER).exists():

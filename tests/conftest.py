@@ -7,6 +7,8 @@ reaches the internet.
 from __future__ import annotations
 
 import textwrap
+import threading
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,16 +16,22 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner, Result
 from pytest_httpserver import HTTPServer
+
+from syndicator.cli import main
 
 #: The fixed clock of most tests (UTC).
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 NOW_ISO = "2026-11-30T12:00:00Z"
+#: Small feed files used by several tests.
+DATA = Path(__file__).parent / "data"
+ATOM = "{http://www.w3.org/2005/Atom}"
 
 
-@pytest.fixture
-def server() -> Iterator[HTTPServer]:
-    """A threaded HTTP server on 127.0.0.1 with a free port, stopped after the test."""
+@pytest.fixture(scope="session")
+def _session_server() -> Iterator[HTTPServer]:
+    """One threaded HTTP server on 127.0.0.1 for the whole run (stopping one takes 0.5 s)."""
     http = HTTPServer(host="127.0.0.1", port=0, threaded=True)
     http.start()
     try:
@@ -32,6 +40,26 @@ def server() -> Iterator[HTTPServer]:
         http.clear()
         if http.is_running():
             http.stop()
+
+
+@pytest.fixture
+def server(_session_server: HTTPServer) -> Iterator[HTTPServer]:
+    """A threaded HTTP server on 127.0.0.1 with a free port, with no handlers and an empty log."""
+    _session_server.clear()
+    try:
+        yield _session_server
+    finally:
+        _session_server.clear()
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """An event that slow server handlers wait on; set at teardown so no handler outlives its test."""
+    event = threading.Event()
+    try:
+        yield event
+    finally:
+        event.set()
 
 
 def rss(*items: dict[str, str], title: str = "Example Feed", link: str = "https://blog.example.org/",
@@ -69,3 +97,24 @@ def write_config(folder: Path, sites: list[dict[str, Any]], **settings: Any) -> 
     path = folder / "sites.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
+
+
+def build(config: Path, *args: str, now: str = NOW_ISO) -> Result:
+    """Run ``syndicator build --config CONFIG --now NOW ARGS`` with the real CLI."""
+    return CliRunner().invoke(main, ["build", "--config", str(config), "--now", now, *args],
+                              catch_exceptions=False)
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder`` as {relative path: bytes}, for byte-for-byte comparisons."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def atom_entries(path: Path) -> list[ET.Element]:
+    """The ``atom:entry`` elements of an Atom file, in document order (parsing must succeed)."""
+    return ET.parse(path).getroot().findall(f"{ATOM}entry")
+
+
+def entry_titles(path: Path) -> list[str]:
+    """Entry titles of an Atom file, in document order."""
+    return [e.findtext(f"{ATOM}title") or "" for e in atom_entries(path)]

@@ -1,0 +1,200 @@
+"""cli: the syndicator command, its options, messages and exit codes; packaging."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from syndicator import __version__, cli, errors
+from syndicator.cli import main
+from syndicator.render import TEMPLATES, RenderError
+from syndicator.store import Store
+
+from .conftest import NOW_ISO, build, post, rss, write_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(main, ["--version"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.stdout == f"syndicator, version {__version__}\n"
+
+
+def test_build_help_lists_every_option() -> None:
+    result = CliRunner().invoke(main, ["build", "--help"], catch_exceptions=False)
+    assert result.exit_code == 0
+    for option in ("--config", "--output", "--cache", "--templates", "--force", "--workers", "--now",
+                   "--verbose", "--quiet", "-v", "-q"):
+        assert option in result.stdout
+
+
+def test_every_exit_code_is_documented() -> None:
+    classes = [errors.ConfigError, errors.EmptyBuildError, errors.CacheLockedError, errors.StoreError, RenderError]
+    documented = {int(code) for code in re.findall(r"\b(\d) [a-z]", cli.__doc__ or "")}
+    assert {0, 1} | {cls.exit_code for cls in classes} <= documented
+    assert len({cls.exit_code for cls in classes}) == len(classes)  # one code per failure
+
+
+def test_summary_is_one_line_on_stdout(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/a.xml").respond_with_data(rss(post(1), post(2, day=2)))
+    server.expect_request("/b.xml").respond_with_data("gone", status=404)
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")},
+                                     {"name": "B", "feed": server.url_for("/b.xml")}])
+    result = build(config)
+    assert result.exit_code == 0
+    assert re.fullmatch(r"2 sites, 1 fetched, 0 not modified, 1 failed, 0 stale copies used, "
+                        r"2 entries written, [^\n]*\d+\.\d s\n", result.stdout), result.stdout
+
+
+def test_output_and_cache_options_override_the_config(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/a.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}])
+    result = build(config, "--output", str(tmp_path / "site"), "--cache", str(tmp_path / "state"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert (tmp_path / "state" / "state.sqlite").is_file()
+    assert not (tmp_path / "public").exists() and not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    pytest.param(["--workers", "0"], "--workers", id="no-workers"),
+    pytest.param(["--now", "someday"], "--now", id="bad-now"),
+    pytest.param(["--templates", "/nonexistent/templates"], "--templates", id="missing-templates"),
+    pytest.param(["--bogus"], "--bogus", id="unknown-option"),
+])
+def test_usage_errors_exit_2(tmp_path: Path, args: list[str], words: str) -> None:
+    config = write_config(tmp_path, [{"name": "A", "feed": "https://a.example.org/feed"}])
+    result = CliRunner().invoke(main, ["build", "--config", str(config), *args], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert words in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sites.yaml"]
+
+
+def test_missing_config_file_exits_2(tmp_path: Path) -> None:
+    result = build(tmp_path / "nope.yaml")
+    assert result.exit_code == 2
+    assert result.stderr == f"syndicator: error: {tmp_path / 'nope.yaml'}: cannot read: No such file or directory\n"
+
+
+@pytest.mark.parametrize(("flags", "shows_info", "shows_warning", "shows_error", "shows_summary"), [
+    pytest.param([], False, True, True, True, id="default"),
+    pytest.param(["-v"], True, True, True, True, id="verbose"),
+    pytest.param(["-q"], False, False, True, True, id="quiet"),
+    pytest.param(["-qq"], False, False, False, False, id="very-quiet"),
+])
+def test_verbosity(server: HTTPServer, tmp_path: Path, flags: list[str], shows_info: bool, shows_warning: bool,
+                   shows_error: bool, shows_summary: bool) -> None:
+    server.expect_oneshot_request("/flaky.xml").respond_with_data(rss(post(1)))
+    server.expect_request("/flaky.xml").respond_with_data("no", status=404)
+    server.expect_request("/never.xml").respond_with_data("no", status=404)
+    config = write_config(tmp_path, [{"name": "Flaky", "feed": server.url_for("/flaky.xml")},
+                                     {"name": "Never", "feed": server.url_for("/never.xml")}], host_gap=0)
+    assert build(config, "-qq").exit_code == 0
+    result = build(config, "--force", *flags)
+    assert result.exit_code == 0
+    assert ("syndicator: info:" in result.stderr) is shows_info
+    assert ("syndicator: warning: site 'Flaky'" in result.stderr) is shows_warning
+    assert ("syndicator: error: site 'Never'" in result.stderr) is shows_error
+    assert ("2 sites" in result.stdout) is shows_summary
+
+
+# --- the cache lock -------------------------------------------------------------------
+
+
+def test_build_refuses_a_locked_cache_with_exit_4(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/a.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}])
+    with Store.open(tmp_path / "cache"):
+        result = build(config)
+    assert result.exit_code == 4
+    assert result.stderr == (f"syndicator: error: {tmp_path / 'cache'}: another syndicator build is using "
+                             "this cache; wait for it to finish\n")
+    assert server.log == []
+    assert build(config).exit_code == 0  # and the lock is free again
+
+
+def test_two_builds_on_one_cache_at_once(server: HTTPServer, tmp_path: Path, release: threading.Event) -> None:
+    arrived: list[str] = []
+
+    def slow(request: Request) -> Response:
+        arrived.append(request.path)
+        release.wait(20)
+        return Response(rss(post(1)), content_type="application/rss+xml")
+
+    server.expect_request("/slow.xml").respond_with_handler(slow)
+    config = write_config(tmp_path, [{"name": "Slow", "feed": server.url_for("/slow.xml")}], timeout=30)
+    first = subprocess.Popen([sys.executable, "-c", "from syndicator.cli import main; main()", "build",
+                              "--config", str(config), "--now", NOW_ISO],
+                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(200):  # at most ~20 s for the first build to reach the server
+            if arrived:
+                break
+            assert first.poll() is None, first.communicate()
+            time.sleep(0.1)
+        second = build(config)
+        assert second.exit_code == 4
+        assert "another syndicator build is using this cache" in second.stderr
+        release.set()
+        stdout, stderr = first.communicate(timeout=30)
+    finally:
+        first.kill()
+        first.wait(10)
+    assert first.returncode == 0, stderr
+    assert "1 sites, 1 fetched" in stdout
+    assert arrived == ["/slow.xml"]  # the refused build fetched nothing
+
+
+# --- packaging --------------------------------------------------------------------------
+
+
+def test_a_plain_install_finds_the_templates(server: HTTPServer, tmp_path: Path) -> None:
+    """Build a wheel offline, install it (not editable) into a folder, and publish with it.
+
+    Needs setuptools >= 77 in the test environment (the ``test`` extra pulls it in);
+    takes about a second.
+    """
+    try:
+        setuptools_major = int(version("setuptools").split(".")[0])
+    except PackageNotFoundError:
+        setuptools_major = 0
+    if setuptools_major < 77:
+        pytest.skip("setuptools >= 77 is needed to build the wheel without network (pip install -e '.[test]')")
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for folder in ("syndicator", "templates"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(tmp_path / "dist"),
+                    str(source)], check=True, cwd=tmp_path)
+    (wheel,) = (tmp_path / "dist").glob("syndicator-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for template in (*TEMPLATES, "_layout.html", "style.css"):
+        assert f"syndicator/templates/{template}" in names
+    target = tmp_path / "installed"
+    subprocess.run([*pip, "install", "--no-deps", "--no-index", "--target", str(target), str(wheel)], check=True)
+    server.expect_request("/a.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}])
+    script = ("import sys, syndicator.cli as c; "
+              f"assert c.__file__.startswith({str(target)!r}), c.__file__; c.main()")
+    environment = {**os.environ, "PYTHONPATH": str(target)}
+    done = subprocess.run([sys.executable, "-c", script, "build", "--config", str(config), "--now", NOW_ISO],
+                          cwd=tmp_path, env=environment, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Post 1" in (tmp_path / "public" / "index.html").read_text()

@@ -1,0 +1,199 @@
+"""config: sites.yaml -> Config, validated before any network or state change."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pytest_httpserver import HTTPServer
+
+from syndicator import __version__
+from syndicator.cli import main
+from syndicator.config import load_config, parse_duration
+from syndicator.errors import ConfigError
+from syndicator.model import Site
+
+MINIMAL = """\
+title: Planet Test
+link: https://planet.example.org/
+sites:
+  - name: Example Blog
+    feed: https://blog.example.org/feed.xml
+    link: https://blog.example.org/
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "sites.yaml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_minimal_file_gets_documented_defaults(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, MINIMAL))
+    assert config.title == "Planet Test"
+    assert config.link == "https://planet.example.org/"
+    assert config.sites == (Site("Example Blog", "https://blog.example.org/feed.xml", "https://blog.example.org/"),)
+    assert (config.workers, config.timeout, config.retries) == (8, 15.0, 1)
+    assert (config.items_per_feed, config.feed_entries) == (5, 1000)
+    assert config.stale_after == 4 * 86400
+    assert config.max_bytes == 10 * 1024 * 1024
+    assert config.user_agent == f"syndicator/{__version__} (+https://planet.example.org/)"
+    assert config.output == tmp_path / "public"
+    assert config.cache == tmp_path / "cache"
+
+
+def test_every_setting_can_be_given(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, """\
+        title: Planet Test
+        link: https://planet.example.org/
+        workers: 3
+        timeout: 2m
+        retries: 0
+        items_per_feed: 2
+        feed_entries: 50
+        stale_after: 1w
+        user_agent: https://planet.example.org/about
+        output: site/out
+        cache: state
+        sites:
+          - name: A
+            feed: http://a.example.org/feed
+    """))
+    assert (config.workers, config.timeout, config.retries) == (3, 120.0, 0)
+    assert (config.items_per_feed, config.feed_entries, config.stale_after) == (2, 50, 7 * 86400.0)
+    assert config.user_agent == f"syndicator/{__version__} (+https://planet.example.org/about)"
+    assert config.output == tmp_path / "site" / "out"
+    assert config.cache == tmp_path / "state"
+    assert config.sites[0].link is None
+
+
+def test_default_sites_yaml_of_the_project_is_valid() -> None:
+    config = load_config(Path(__file__).resolve().parents[1] / "sites.yaml")
+    assert len(config.sites) >= 1
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    pytest.param(90, 90.0, id="bare-int-seconds"),
+    pytest.param(1.5, 1.5, id="bare-float-seconds"),
+    pytest.param("90s", 90.0, id="seconds"),
+    pytest.param("15m", 900.0, id="minutes"),
+    pytest.param("1h", 3600.0, id="hours"),
+    pytest.param("4d", 345600.0, id="days"),
+    pytest.param("2w", 1209600.0, id="weeks"),
+    pytest.param(" 2.5 h ", 9000.0, id="spaces-and-fraction"),
+])
+def test_durations(text: object, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param("4 days", id="word-unit"),
+    pytest.param("soon", id="word"),
+    pytest.param(-1, id="negative"),
+    pytest.param(True, id="boolean"),
+    pytest.param("1y", id="unknown-unit"),
+    pytest.param(float("nan"), id="nan"),
+    pytest.param(float("inf"), id="infinite"),
+])
+def test_bad_durations_raise(text: object) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(text)
+
+
+SITE_A = "  - name: A\n    feed: https://a.example.org/feed\n"
+HEAD = "title: T\nlink: https://planet.example.org/\n"
+
+#: (file text, line, field, words in the problem)
+BAD_CONFIGS = [
+    pytest.param(HEAD + "workerz: 3\nsites:\n" + SITE_A, 3, "workerz", "unknown setting", id="unknown-setting"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    url: https://x.example.org/\n", 6, "sites[0].url",
+                 "unknown field", id="unknown-site-field"),
+    pytest.param("link: https://planet.example.org/\nsites:\n" + SITE_A, 1, "title", "is required",
+                 id="missing-title"),
+    pytest.param("title: T\nsites:\n" + SITE_A, 1, "link", "is required", id="missing-link"),
+    pytest.param(HEAD, 1, "sites", "is required", id="missing-sites"),
+    pytest.param(HEAD + "sites: []\n", 3, "sites", "non-empty list", id="empty-sites"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "  - name: B\n    link: https://b.example.org/\n", 6,
+                 "sites[1].feed", "is required", id="missing-feed"),
+    pytest.param(HEAD + "sites:\n  - feed: https://a.example.org/feed\n", 4, "sites[0].name", "is required",
+                 id="missing-name"),
+    pytest.param(HEAD + "sites:\n  - name: A\n    feed: ftp://a.example.org/feed\n", 5, "sites[0].feed",
+                 "not an http(s) URL", id="ftp-feed"),
+    pytest.param(HEAD + "sites:\n  - name: A\n    feed: feed.xml\n", 5, "sites[0].feed",
+                 "not an http(s) URL", id="relative-feed"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    link: javascript:alert(1)\n", 6, "sites[0].link",
+                 "not an http(s) URL", id="javascript-link"),
+    pytest.param(HEAD + "sites:\n  - name: A\n    feed: https://a.example.org:99999/feed\n", 5,
+                 "sites[0].feed", "not an http(s) URL", id="port-out-of-range"),
+    pytest.param("title: T\nlink: mailto:me@example.org\nsites:\n" + SITE_A, 2, "link", "not an http(s) URL",
+                 id="mailto-planet-link"),
+    pytest.param(HEAD + "user_agent: me@example.org\nsites:\n" + SITE_A, 3, "user_agent", "not an http(s) URL",
+                 id="user-agent-not-url"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "  - name: A\n    feed: https://b.example.org/feed\n", 6,
+                 "sites[1].name", "duplicate site name 'A'", id="duplicate-name"),
+    pytest.param(HEAD + "stale_after: 4 days\nsites:\n" + SITE_A, 3, "stale_after", "not a duration",
+                 id="duration-words"),
+    pytest.param(HEAD + "timeout: .nan\nsites:\n" + SITE_A, 3, "timeout", "", id="duration-nan"),
+    pytest.param(HEAD + "timeout: .inf\nsites:\n" + SITE_A, 3, "timeout", "", id="duration-infinite"),
+    pytest.param(HEAD + "timeout: 0\nsites:\n" + SITE_A, 3, "timeout", "at least", id="timeout-zero"),
+    pytest.param(HEAD + "stale_after: 30s\nsites:\n" + SITE_A, 3, "stale_after", "at least", id="stale-too-short"),
+    pytest.param(HEAD + "workers: 0\nsites:\n" + SITE_A, 3, "workers", "whole number", id="no-workers"),
+    pytest.param(HEAD + "items_per_feed: five\nsites:\n" + SITE_A, 3, "items_per_feed", "whole number",
+                 id="items-per-feed-word"),
+    pytest.param(HEAD + "retries: true\nsites:\n" + SITE_A, 3, "retries", "whole number", id="retries-boolean"),
+    pytest.param(HEAD + "output: ''\nsites:\n" + SITE_A, 3, "output", "folder path", id="empty-output"),
+    pytest.param("title: T\ntitle: U\nlink: https://planet.example.org/\nsites:\n" + SITE_A, 2, "title",
+                 "appears twice", id="duplicate-key"),
+    pytest.param("title: yes\nlink: https://planet.example.org/\nsites:\n" + SITE_A, 1, "title", "text",
+                 id="boolean-title"),
+    pytest.param(HEAD + "sites:\n  - just a string\n", 3, "sites[0]", "mapping", id="site-not-mapping"),
+    pytest.param("- a list\n", 1, "(top level)", "mapping", id="top-level-list"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "field", "problem"), BAD_CONFIGS)
+def test_bad_config_names_file_line_and_field(tmp_path: Path, text: str, line: int, field: str,
+                                              problem: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:{line}: {field}: "), message
+    assert problem in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    pytest.param("title: [\n", ":2: invalid YAML", id="unclosed-list"),
+    pytest.param(HEAD + "sites:\n\t- name: A\n", ":4: invalid YAML", id="tab-indent"),
+])
+def test_invalid_yaml_names_file_and_line(tmp_path: Path, text: str, where: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError, match=r"^" + str(path).replace("\\", "\\\\") + where):
+        load_config(path)
+
+
+def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize("bad", [
+    pytest.param("unknown: 1\n", id="unknown-setting"),
+    pytest.param("timeout: forever\n", id="bad-duration"),
+])
+def test_cli_refuses_bad_config_before_any_network_or_state_change(server: HTTPServer, tmp_path: Path,
+                                                                    bad: str) -> None:
+    server.expect_request("/feed.xml").respond_with_data("<rss/>")
+    path = write(tmp_path, HEAD + bad + f"sites:\n  - name: A\n    feed: {server.url_for('/feed.xml')}\n")
+    result = CliRunner().invoke(main, ["build", "--config", str(path)], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"syndicator: error: {path}:3: ")
+    assert server.log == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sites.yaml"]

@@ -1,0 +1,214 @@
+"""store: SQLite state on disk, one transaction per source, a lock per cache folder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from syndicator.errors import CacheLockedError, StoreError
+from syndicator.model import Entry, SourceState
+from syndicator.store import DATABASE, SCHEMA_VERSION, Store
+
+from .conftest import ATOM, NOW, NOW_ISO, atom_entries, build, post, rss, write_config
+
+URL = "https://blog.example.org/feed.xml"
+
+
+def state(**changes: object) -> SourceState:
+    return replace(SourceState(url=URL, fetch_url=URL), **changes)  # type: ignore[arg-type]
+
+
+def entry(n: int, **changes: object) -> Entry:
+    base = Entry(id=f"https://blog.example.org/{n}", title=f"Post {n}", link=f"https://blog.example.org/{n}",
+                 author="Alice", date=NOW - timedelta(days=n), updated=NOW - timedelta(days=n, hours=-1),
+                 summary="<p>s</p>", content="<p>c</p>")
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def read_db(cache: Path, query: str) -> list[tuple[object, ...]]:
+    """Run a read-only query against the cache's database with the sqlite3 module."""
+    with sqlite3.connect(f"file:{cache / DATABASE}?mode=ro", uri=True) as db:
+        return db.execute(query).fetchall()
+
+
+def test_new_database_is_wal_with_a_schema_version(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "cache"):
+        pass
+    assert read_db(tmp_path / "cache", "PRAGMA journal_mode") == [("wal",)]
+    assert read_db(tmp_path / "cache", "SELECT value FROM meta WHERE key = 'schema_version'") == [
+        (str(SCHEMA_VERSION),)]
+
+
+def test_state_and_snapshot_round_trip(tmp_path: Path) -> None:
+    saved = state(etag='W/"1"', last_modified="Sun, 01 Nov 2026 10:00:00 GMT", last_attempt=NOW,
+                  last_success=NOW, last_change=NOW, title="Blog", failures=0)
+    entries = [entry(1), entry(2, date=None, author=None, link=None, updated=None)]
+    with Store.open(tmp_path) as store:
+        store.save(saved, entries, NOW)
+    with Store.open(tmp_path) as store:
+        assert store.states() == {URL: saved}
+        stored = store.snapshots([URL, "https://other.example.org/"])
+    assert [s.entry for s in stored[URL]] == entries
+    assert [s.first_seen for s in stored[URL]] == [NOW, NOW]
+    assert stored["https://other.example.org/"] == []
+    assert stored[URL][0].first_seen.utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize("outcome", [
+    pytest.param(state(last_attempt=NOW + timedelta(hours=1), last_success=NOW + timedelta(hours=1)),
+                 id="not-modified"),
+    pytest.param(state(last_attempt=NOW + timedelta(hours=1), last_success=NOW, failures=1, error_kind="http_5xx",
+                       error_message="HTTP 500"), id="failed"),
+])
+def test_saving_state_without_entries_keeps_the_snapshot(tmp_path: Path, outcome: SourceState) -> None:
+    with Store.open(tmp_path) as store:
+        store.save(state(last_success=NOW), [entry(1), entry(2)], NOW)
+        store.save(outcome, None, NOW + timedelta(hours=1))
+        assert store.states()[URL] == outcome
+        assert [s.entry.id for s in store.snapshots([URL])[URL]] == [entry(1).id, entry(2).id]
+
+
+def test_new_snapshot_replaces_the_old_and_first_seen_is_kept(tmp_path: Path) -> None:
+    later = NOW + timedelta(days=2)
+    with Store.open(tmp_path) as store:
+        store.save(state(), [entry(1), entry(2)], NOW)
+        store.save(state(), [entry(3), entry(1, title="Post 1, edited")], later)
+        stored = store.snapshots([URL])[URL]
+    assert [(s.entry.title, s.first_seen) for s in stored] == [("Post 3", later), ("Post 1, edited", NOW)]
+
+
+def test_a_failed_save_changes_nothing(tmp_path: Path) -> None:
+    with Store.open(tmp_path) as store:
+        store.save(state(title="Old"), [entry(1)], NOW)
+        with pytest.raises(sqlite3.IntegrityError):  # two entries with one id: a bug, and it must roll back
+            store.save(state(title="New"), [entry(2), entry(2)], NOW)
+        assert store.states()[URL].title == "Old"
+        assert [s.entry.id for s in store.snapshots([URL])[URL]] == [entry(1).id]
+
+
+def test_second_open_of_one_cache_is_refused_until_the_first_closes(tmp_path: Path) -> None:
+    first = Store.open(tmp_path)
+    try:
+        with pytest.raises(CacheLockedError, match="another syndicator build is using this cache"):
+            Store.open(tmp_path)
+    finally:
+        first.close()
+    Store.open(tmp_path).close()
+
+
+def test_database_from_a_newer_syndicator_is_refused(tmp_path: Path) -> None:
+    with Store.open(tmp_path):
+        pass
+    with sqlite3.connect(tmp_path / DATABASE) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(StoreError, match="newer"):
+        Store.open(tmp_path)
+    Store.open(tmp_path / "elsewhere").close()  # the lock was released despite the error
+    with pytest.raises(StoreError):
+        Store.open(tmp_path)
+
+
+def test_corrupt_database_is_a_store_error_with_exit_code_5(server: HTTPServer, tmp_path: Path) -> None:
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / DATABASE).write_bytes(b"this is not a database" * 100)
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    result = build(config)
+    assert result.exit_code == 5
+    assert "not a usable state database" in result.stderr
+    assert server.log == []
+
+
+# --- through the build ---------------------------------------------------------------
+
+
+def published(feed_xml: Path) -> dict[str, str]:
+    """{entry title: published} from an Atom file."""
+    return {e.findtext(f"{ATOM}title") or "": e.findtext(f"{ATOM}published") or "" for e in atom_entries(feed_xml)}
+
+
+def test_undated_entry_keeps_its_first_seen_date_across_builds(server: HTTPServer, tmp_path: Path) -> None:
+    undated = {"title": "Undated", "link": "https://blog.example.org/undated", "description": "no date"}
+    future = {"title": "From the future", "link": "https://blog.example.org/future",
+              "pubDate": "Fri, 01 Jan 2100 00:00:00 GMT"}
+    server.expect_oneshot_request("/feed.xml").respond_with_data(rss(post(1), undated, future))
+    newer = {"title": "Undated, newer", "link": "https://blog.example.org/undated-2"}
+    server.expect_oneshot_request("/feed.xml").respond_with_data(rss(post(1), undated, future, newer, post(2, day=2)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    assert build(config, now="2026-11-30T12:00:00Z").exit_code == 0
+    result = build(config, "--force", now="2026-12-02T08:00:00Z")
+    assert result.exit_code == 0, result.output
+    dates = published(tmp_path / "public" / "feed.xml")
+    assert dates["Undated"] == "2026-11-30T12:00:00Z"
+    assert dates["From the future"] == "2026-11-30T12:00:00Z"
+    assert dates["Undated, newer"] == "2026-12-02T08:00:00Z"
+    titles = list(dates)
+    assert titles.index("Undated, newer") < titles.index("Undated") < titles.index("Post 2")
+
+
+def test_a_build_killed_midway_leaves_consistent_state(server: HTTPServer, tmp_path: Path,
+                                                       release: threading.Event) -> None:
+    arrived: list[str] = []
+
+    def hang(request: Request) -> Response:
+        arrived.append(request.path)
+        release.wait(30)
+        return Response(rss(post(9, host="c.example.org")), content_type="application/rss+xml")
+
+    server.expect_request("/a.xml").respond_with_data(rss(post(1, host="a.example.org"), post(2, host="a.example.org")))
+    server.expect_request("/b.xml").respond_with_data(rss(post(3, host="b.example.org")))
+    server.expect_request("/c.xml").respond_with_handler(hang)
+    sites = [{"name": name.upper(), "feed": server.url_for(f"/{name}.xml")} for name in "abc"]
+    config = write_config(tmp_path, sites, timeout=30, workers=1)
+    command = [sys.executable, "-c", "from syndicator.cli import main; main()",
+               "build", "--config", str(config), "--now", NOW_ISO]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):  # at most ~20 s
+            if "/c.xml" in arrived and _committed(tmp_path / "cache") == 2:
+                break
+            assert process.poll() is None, "the build ended before it could be killed"
+            time.sleep(0.1)
+        else:
+            pytest.fail("the build never committed the first two sources")
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait(10)
+    cache = tmp_path / "cache"
+    assert read_db(cache, "PRAGMA integrity_check") == [("ok",)]
+    assert read_db(cache, "SELECT url, failures FROM sources ORDER BY url") == [
+        (sites[0]["feed"], 0), (sites[1]["feed"], 0)]
+    assert read_db(cache, "SELECT source, COUNT(*) FROM entries GROUP BY source ORDER BY source") == [
+        (sites[0]["feed"], 2), (sites[1]["feed"], 1)]
+    assert read_db(cache, "SELECT COUNT(*) FROM entries e LEFT JOIN seen s ON s.source = e.source AND s.id = e.id "
+                          "WHERE s.id IS NULL") == [(0,)]
+    assert not (tmp_path / "public").exists()
+    release.set()
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("3 sites, 1 fetched, ")  # the source the kill interrupted
+    assert ", 0 failed, " in result.stdout
+    assert read_db(cache, "SELECT COUNT(*) FROM sources WHERE last_success IS NOT NULL") == [(3,)]
+
+
+def _committed(cache: Path) -> int:
+    """Sources committed so far by a build running in another process (0 before the table exists)."""
+    if not (cache / DATABASE).exists():
+        return 0
+    try:
+        return int(read_db(cache, "SELECT COUNT(*) FROM sources")[0][0])  # type: ignore[call-overload]
+    except sqlite3.OperationalError:  # not created yet, or the first transaction is still open
+        return 0
