@@ -11,11 +11,11 @@ Policy, all from seed 000 and RFC 9110:
 * Redirects are followed by hand, at most 5 hops; a loop is a failure.
   ``permanent_url`` is set only when every hop was 301 or 308.
 * Timeouts: ``timeout`` seconds to connect and between bytes, and a total
-  deadline of ``2 * timeout`` per attempt, so a server that drips one byte a
-  second cannot hold a worker.
+  deadline of ``2 * timeout`` for the whole fetch, redirects and retry
+  included, so a server that drips one byte a second cannot hold a worker.
 * The body is capped at ``max_bytes`` after decompression (gzip accepted).
-* One retry (``retries``) after a transient failure: timeout, connection
-  error, or a 5xx without ``Retry-After``. A 429, or any answer with
+* One retry (``retries``) after a transient failure (timeout, connection
+  error, or a 5xx without ``Retry-After``) while the deadline leaves time. A 429, or any answer with
   ``Retry-After``, is not retried within the build: the schedule honours it.
 * A ``Retry-After`` HTTP-date is measured from the response's ``Date``.
 * No cookies are kept, no Referer is sent, the URL is requested as given.
@@ -53,8 +53,8 @@ class Fetcher:
 
     Args:
         user_agent: the User-Agent header value.
-        timeout: connect/read timeout in seconds; the total deadline per
-            attempt is twice this.
+        timeout: connect/read timeout in seconds; the total deadline of a
+            fetch, retries included, is twice this.
         retries: extra attempts after a transient failure (int >= 0).
         max_bytes: body cap after decompression, bytes.
         retry_delay: seconds to wait before a retry.
@@ -77,12 +77,14 @@ class Fetcher:
         ``kind`` classifies it (see errors.KINDS).
         """
         started = time.monotonic()
+        deadline = started + 2 * self.timeout
         attempt = 0
         while True:
             try:
-                return self._attempt(request, started)
+                return self._attempt(request, started, deadline)
             except FeedError as error:
-                if attempt >= self.retries or not _transient(error):
+                out_of_time = time.monotonic() + self.retry_delay >= deadline
+                if attempt >= self.retries or not _transient(error) or out_of_time:
                     return Failed(error, elapsed=time.monotonic() - started)
             attempt += 1
             time.sleep(self.retry_delay)
@@ -106,8 +108,7 @@ class Fetcher:
                 headers["If-Modified-Since"] = request.last_modified
         return headers
 
-    def _attempt(self, request: FetchRequest, started: float) -> FetchResult:
-        deadline = time.monotonic() + 2 * self.timeout
+    def _attempt(self, request: FetchRequest, started: float, deadline: float) -> FetchResult:
         url, permanent, seen = request.url, True, {request.url}
         for _hop in range(MAX_REDIRECTS + 1):
             response = self._get(request, url)

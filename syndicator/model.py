@@ -39,7 +39,7 @@ class Config:
         sites: the subscriptions, in file order.
         workers: size of the fetch pool (threads).
         timeout: connect and read timeout per request, seconds; a whole
-            fetch is also cut at ``timeout * 2`` seconds (the total deadline).
+            fetch, retries included, is cut at ``timeout * 2`` seconds.
         retries: extra attempts after a transient failure within one build.
         items_per_feed: newest entries each feed contributes (seed 004: 5).
         feed_entries: cap on entries in feed.xml (seed 004: 1,000).

@@ -264,6 +264,15 @@ def test_a_slow_drip_is_cut_at_the_deadline(server: HTTPServer) -> None:
     assert drip.sent < drip.size  # the fetcher hung up instead of waiting for the whole body
 
 
+def test_the_deadline_covers_the_retry_too(server: HTTPServer) -> None:
+    drip = Drip(size=60, interval=0.2)
+    server.expect_request("/drip").respond_with_handler(drip.handler)
+    result = fetcher(timeout=1, retries=1).fetch(get(server.url_for("/drip")))
+    assert isinstance(result, Failed)
+    assert result.error.kind == "timeout"
+    assert len(server.log) == 1  # the deadline was spent, so the retry was not made
+
+
 # --- body: gzip and the size cap -------------------------------------------------
 
 
