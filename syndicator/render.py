@@ -203,6 +203,8 @@ def _publish(output: Path, files: dict[str, str]) -> list[Path]:
         raise RenderError(f"{output}: cannot publish into the file system root; choose an --output folder")
     staging = output.with_name(f".{output.name}.staging")
     retired = output.with_name(f".{output.name}.old")
+    if retired.is_dir() and not output.exists():  # a build was killed between the two renames below
+        os.replace(retired, output)
     if output.exists() and any(output.iterdir()) and not (output / MARKER).exists():
         raise RenderError(f"{output}: refusing to replace a folder syndicator did not write "
                           f"(no {MARKER} file); choose an empty or new --output folder")

@@ -278,3 +278,19 @@ def test_each_build_replaces_the_whole_output(server: HTTPServer, tmp_path: Path
     assert build(config, "--force").exit_code == 0
     assert not (tmp_path / "public" / "leftover.html").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "public", "sites.yaml"]
+
+
+
+def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
+    """A kill between the two renames leaves only .public.old; the next publish
+    restores it first, so even a failing publish leaves the old site online."""
+    from syndicator.render import RenderError, _publish
+
+    output = tmp_path / "public"
+    retired = tmp_path / ".public.old"
+    retired.mkdir()
+    (retired / ".syndicator-output").write_text("x")
+    (retired / "index.html").write_text("old page")
+    with pytest.raises(RenderError):
+        _publish(output, {"missing-folder/index.html": "cannot be written"})
+    assert (output / "index.html").read_text() == "old page"
