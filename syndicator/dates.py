@@ -26,7 +26,7 @@ import re
 import time
 import unicodedata
 from datetime import UTC, datetime, timedelta, timezone
-from email.utils import parsedate_tz
+from email.utils import parsedate_to_datetime, parsedate_tz
 
 from dateutil import parser as dateutil_parser
 
@@ -189,3 +189,18 @@ def trusted(value: datetime | None, now: datetime) -> tuple[datetime | None, str
 def isoformat(value: datetime) -> str:
     """RFC 3339 text of a UTC datetime, whole seconds, ``Z`` suffix (str)."""
     return value.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def http_date(value: str | None) -> datetime | None:
+    """An HTTP-date header value (RFC 9110 section 5.6.7) as an aware UTC datetime.
+
+    Accepts the IMF-fixdate and the obsolete RFC 850 and asctime forms; a
+    date without a zone is read as UTC. Returns None when absent or unreadable.
+    """
+    if not value:
+        return None
+    try:
+        when = parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when.astimezone(UTC) if when.tzinfo is not None else when.replace(tzinfo=UTC)

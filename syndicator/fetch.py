@@ -27,12 +27,12 @@ import http.cookiejar
 import threading
 import time
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin, urlsplit
 
 import requests
 import urllib3
 
+from .dates import http_date
 from .errors import FeedError, FetchError, HTTPStatusError
 from .model import Failed, Fetched, FetchRequest, FetchResult, NotModified
 
@@ -149,7 +149,7 @@ class Fetcher:
                                permanent_url=new_url, elapsed=time.monotonic() - started)
         if response.status_code != 200:
             # An HTTP-date is measured against the server's own Date, else our clock.
-            sent = _http_date(headers.get("date")) or datetime.now(UTC)
+            sent = http_date(headers.get("date")) or datetime.now(UTC)
             retry_after = parse_retry_after(headers.get("retry-after"), sent)
             raise HTTPStatusError(url, response.status_code, retry_after)
         body = self._read(url, response, deadline)
@@ -189,19 +189,9 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     value = value.strip()
     if value.isdigit():
         return float(value)
-    when = _http_date(value)
+    when = http_date(value)
     return None if when is None else max(0.0, (when - now).total_seconds())
 
-
-def _http_date(value: str | None) -> datetime | None:
-    """An HTTP-date (RFC 9110 section 5.6.7) as an aware datetime, or None."""
-    if not value:
-        return None
-    try:
-        when = parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _transient(error: FeedError) -> bool:

@@ -30,12 +30,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
 from itertools import islice
 from typing import Any
 
 from dateutil.rrule import rrulestr
 
+from .dates import http_date
 from .model import FeedHints
 
 #: The bounds podcast:updateFrequency intervals are clamped to (seed 001), seconds.
@@ -162,21 +162,12 @@ def http_freshness(headers: Mapping[str, str]) -> Hint | None:
         if name.strip() == "max-age" and value.strip().strip('"').isdigit():
             seconds = float(value.strip().strip('"'))
             return Hint(seconds, f"Cache-Control max-age {seconds:.0f} s", "freshness")
-    expires, date = _http_date(headers.get("expires")), _http_date(headers.get("date"))
+    expires, date = http_date(headers.get("expires")), http_date(headers.get("date"))
     if expires is None or date is None:
         return None
     seconds = max(0.0, (expires - date).total_seconds())
     return Hint(seconds, f"Expires {seconds:.0f} s after Date", "freshness")
 
-
-def _http_date(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        when = parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def document_hints(hints: FeedHints | None, now: datetime) -> list[Hint]:

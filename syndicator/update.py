@@ -29,9 +29,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import datetime
 
+from .dates import http_date
 from .model import Check, Entry, Failed, Fetched, FetchRequest, FetchResult, NotModified, ParsedFeed, SourceState
 
 #: Successful checks kept as a source's change history.
@@ -143,20 +143,11 @@ def _trusted_last_modified(value: str | None, headers: Mapping[str, str], now: d
     """
     if value is None:
         return None
-    modified, date = _http_date(value), _http_date(headers.get("date"))
+    modified, date = http_date(value), http_date(headers.get("date"))
     if modified is not None and modified > (date or now):
         return None
     return value
 
-
-def _http_date(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def snapshot_hash(entries: Iterable[Entry]) -> str:
