@@ -193,7 +193,6 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     return None if when is None else max(0.0, (when - now).total_seconds())
 
 
-
 def _transient(error: FeedError) -> bool:
     if isinstance(error, HTTPStatusError):
         return error.kind == "http_5xx" and error.retry_after is None

@@ -169,7 +169,6 @@ def http_freshness(headers: Mapping[str, str]) -> Hint | None:
     return Hint(seconds, f"Expires {seconds:.0f} s after Date", "freshness")
 
 
-
 def document_hints(hints: FeedHints | None, now: datetime) -> list[Hint]:
     """The feed document's hints as intervals (ttl, sy, podcast:updateFrequency).
 

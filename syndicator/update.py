@@ -149,7 +149,6 @@ def _trusted_last_modified(value: str | None, headers: Mapping[str, str], now: d
     return value
 
 
-
 def snapshot_hash(entries: Iterable[Entry]) -> str:
     """A hash of normalized entries (hex str): equal iff the snapshot is the same.
 
