@@ -35,7 +35,7 @@ class CommandError(click.ClickException):
 
     def __init__(self, error: SyndicatorError) -> None:
         super().__init__(str(error))
-        self.exit_code = error.exit_code
+        self.exit_code = error.exit_code  # type: ignore[misc]  # click reads it per instance
 
     def show(self, file: Any = None) -> None:
         click.echo(f"syndicator: error: {self.format_message()}", err=True)

@@ -49,7 +49,7 @@ _SETTINGS: dict[str, tuple[str, Any, float]] = {
 MAX_INTERVAL_CEILING = 7 * 86400.0
 
 
-class _LineDict(dict):  # type: ignore[type-arg]
+class _LineDict(dict[str, Any]):
     """A mapping that remembers the line (1-based) of itself and each key."""
 
     line = 0

@@ -104,9 +104,9 @@ def declared_encodings(body: bytes, content_type: str = "") -> list[str]:
     match = _HEADER_CHARSET.search(content_type or "")
     if match:
         found.append(match.group(1))
-    match = _DECLARED.match(body.lstrip()[:1024])
-    if match:
-        found.append(match.group(1).decode("ascii"))
+    declared = _DECLARED.match(body.lstrip()[:1024])
+    if declared:
+        found.append(declared.group(1).decode("ascii"))
     names = [_codec(label) for label in found]
     return list(dict.fromkeys(c for c in names if c and not c.startswith(("utf-16", "utf-32"))))
 

@@ -223,7 +223,7 @@ def rrule_interval(rule: str, dtstart: str | None, now: datetime) -> tuple[float
         recurrence = rrulestr(text, dtstart=start)
     except (ValueError, TypeError, OverflowError):
         return None, ""
-    until = recurrence._until  # noqa: SLF001 - dateutil exposes no public accessor
+    until = getattr(recurrence, "_until", None)  # dateutil exposes no public accessor
     if until is not None and until < now:
         return RRULE_CEILING, ": UNTIL has passed, no further releases"
     if nominal < 86400:  # sub-daily: the nominal step, so work stays bounded

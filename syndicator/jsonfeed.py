@@ -85,7 +85,8 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) 
     item_id = item.get("id")
     guid = one_line(str(item_id)) if isinstance(item_id, str | int) and not isinstance(item_id, bool) else ""
     title = plain_title(_str(item.get("title")))
-    attachments = item.get("attachments") if isinstance(item.get("attachments"), list) else []
+    attachments = item.get("attachments")
+    attachments = attachments if isinstance(attachments, list) else []
     enclosures = tuple(filter(None, (absolute(a.get("url"), base) for a in attachments if isinstance(a, dict))))
     entry = Entry(id="", title=title, link=link, author=_author(item), date=date, updated=chosen[1],
                   summary=summary, content=content, date_note=None if date else "; ".join(notes) or None)

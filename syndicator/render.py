@@ -116,9 +116,10 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         for name in STATIC:
             files[name] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
     except jinja2.TemplateError as e:
-        where = f"{e.name}: " if getattr(e, "name", None) else ""
+        failing = getattr(e, "name", None)
+        where = f"{failing}: " if failing else ""
         raise RenderError(f"template {where}{e}") from e
-    files["feed.json"] = _json_feed(config, context["base"], page_entries)
+    files["feed.json"] = _json_feed(config, str(context["base"]), page_entries)
     return _publish(output, files)
 
 
