@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -112,6 +113,12 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
         report = _build_with_progress(config, options, show=sys.stderr.isatty() and quiet == 0)
     except SyndicatorError as error:
         raise CommandError(error) from error
+    except KeyboardInterrupt:
+        # The store is closed and unlocked by now; every feed finished so far is saved.
+        click.echo("syndicator: interrupted; feeds finished so far are saved, nothing was published", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)  # fetches still running are abandoned rather than waited for
     if quiet < 2:
         click.echo(report.summary())
 

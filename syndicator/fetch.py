@@ -23,7 +23,9 @@ Policy, all from seed 000 and RFC 9110:
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
+import socket
 import threading
 import time
 from datetime import UTC, datetime
@@ -31,6 +33,9 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 import urllib3
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from .dates import http_date
 from .errors import FeedError, FetchError, HTTPStatusError
@@ -46,6 +51,90 @@ _PERMANENT = {301, 308}
 _REDIRECT = {301, 302, 303, 307, 308}
 _KEEP_HEADERS = ("content-type", "etag", "last-modified", "cache-control", "expires",
                  "retry-after", "link", "date", "content-location")
+
+
+class _Deadlines:
+    """Cuts the socket of a fetch that passes its deadline, whatever it is blocked in.
+
+    A read timeout only bounds the wait for each byte, so a server that sends
+    its status line and headers one byte at a time could hold a worker for
+    ever. The connection classes below register their socket for the calling
+    thread when a response is awaited; a timer shuts that socket down at the
+    deadline, which wakes the blocked read with an error.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sockets: dict[int, socket.socket] = {}
+        self._active: set[int] = set()
+        self.expired: set[int] = set()
+
+    def register(self, sock: socket.socket | None) -> None:
+        """Note the socket the calling thread now waits on (called by the connections)."""
+        with self._lock:
+            if sock is not None and threading.get_ident() in self._active:
+                self._sockets[threading.get_ident()] = sock
+
+    def start(self, seconds: float) -> threading.Timer:
+        """Arm the deadline of the calling thread's fetch, ``seconds`` from now."""
+        ident = threading.get_ident()
+        with self._lock:
+            self._active.add(ident)
+            self.expired.discard(ident)
+        timer = threading.Timer(seconds, self._expire, (ident,))
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def stop(self, timer: threading.Timer) -> bool:
+        """Disarm the calling thread's deadline; True if it had expired."""
+        timer.cancel()
+        ident = threading.get_ident()
+        with self._lock:
+            self._active.discard(ident)
+            self._sockets.pop(ident, None)
+            return ident in self.expired
+
+    def _expire(self, ident: int) -> None:
+        with self._lock:
+            if ident not in self._active:
+                return
+            self.expired.add(ident)
+            sock = self._sockets.get(ident)
+        if sock is not None:
+            with contextlib.suppress(OSError):  # already closed: nothing left to cut
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+_DEADLINES = _Deadlines()
+
+
+class _HTTPConnection(HTTPConnection):
+    def getresponse(self) -> urllib3.response.HTTPResponse:  # type: ignore[override]
+        _DEADLINES.register(self.sock)
+        return super().getresponse()
+
+
+class _HTTPSConnection(HTTPSConnection):
+    def getresponse(self) -> urllib3.response.HTTPResponse:  # type: ignore[override]
+        _DEADLINES.register(self.sock)
+        return super().getresponse()
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+class _DeadlineAdapter(HTTPAdapter):
+    """requests' adapter with connections whose sockets the deadline timer can cut."""
+
+    def init_poolmanager(self, *args: object, **kwargs: object) -> None:
+        super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
+        self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
 
 
 class Fetcher:
@@ -78,6 +167,17 @@ class Fetcher:
         """
         started = time.monotonic()
         deadline = started + 2 * self.timeout
+        timer = _DEADLINES.start(deadline - started)
+        try:
+            result = self._fetch(request, started, deadline)
+        finally:
+            expired = _DEADLINES.stop(timer)
+        if expired:  # the socket was cut: whatever was read is incomplete
+            error = FetchError(request.url, f"no complete answer within {2 * self.timeout:g} s", kind="timeout")
+            return Failed(error, elapsed=time.monotonic() - started)
+        return result
+
+    def _fetch(self, request: FetchRequest, started: float, deadline: float) -> FetchResult:
         attempt = 0
         while True:
             try:
@@ -96,6 +196,9 @@ class Fetcher:
             session.trust_env = False  # no proxies or .netrc credentials from the environment
             session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
             session.headers.clear()
+            adapter = _DeadlineAdapter()
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
             self._local.session = session
         return session
 

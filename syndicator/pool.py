@@ -94,6 +94,7 @@ class HostPool(Generic[T, R]):
         failures: Counter[str] = Counter()
         next_start: dict[str, float] = {}
         executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="fetch")
+        finished = False
         try:
             while order or running:
                 self._dispatch(order, queues, in_flight, next_start, running, executor, work)
@@ -109,8 +110,10 @@ class HostPool(Generic[T, R]):
                     result = future.result()
                     yield job, result
                     yield from self._judge(name, judge(result), failures, queues, order)
+            finished = True
         finally:
-            executor.shutdown(wait=True, cancel_futures=True)
+            # Interrupted (Ctrl-C, or the caller stopped): do not wait for running jobs.
+            executor.shutdown(wait=finished, cancel_futures=True)
 
     def _dispatch(self, order: deque[str], queues: dict[str, deque[T]], in_flight: Counter[str],
                   next_start: dict[str, float], running: dict[Future[R], tuple[str, T]],

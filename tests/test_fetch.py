@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import socket
+import socketserver
 import threading
 import time
 from collections.abc import Iterator
@@ -365,3 +366,36 @@ def test_pool_never_runs_more_than_workers_fetches_at_once(four_hosts: list[HTTP
     assert "4 fetched" in result.stdout
     assert peak[0] == 2
 
+
+
+class _HeaderDrip(socketserver.BaseRequestHandler):
+    """Sends a status line, then header bytes one every 0.2 s (12 s in all)."""
+
+    sent = 0
+    size = 60
+
+    def handle(self) -> None:
+        self.request.recv(65536)
+        try:
+            self.request.sendall(b"HTTP/1.1 200 OK\r\nX-Padding: ")
+            for _ in range(self.size):
+                self.request.sendall(b"a")
+                type(self).sent += 1
+                time.sleep(0.2)
+        except OSError:
+            pass
+
+
+def test_headers_dripping_past_the_deadline_are_cut() -> None:
+    """Each header byte comes well inside the read timeout, so only the total deadline can stop it."""
+    _HeaderDrip.sent = 0
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _HeaderDrip) as tcp:
+        tcp.daemon_threads = True
+        threading.Thread(target=tcp.serve_forever, daemon=True).start()
+        try:
+            result = fetcher(timeout=1, retries=0).fetch(get(f"http://127.0.0.1:{tcp.server_address[1]}/feed"))
+        finally:
+            tcp.shutdown()
+    assert isinstance(result, Failed)
+    assert result.error.kind == "timeout"
+    assert _HeaderDrip.sent < _HeaderDrip.size  # the fetcher hung up before the headers ended

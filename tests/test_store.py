@@ -212,3 +212,42 @@ def _committed(cache: Path) -> int:
         return int(read_db(cache, "SELECT COUNT(*) FROM sources")[0][0])  # type: ignore[call-overload]
     except sqlite3.OperationalError:  # not created yet, or the first transaction is still open
         return 0
+
+
+def test_ctrl_c_stops_a_build_at_once_and_keeps_what_finished(server: HTTPServer, tmp_path: Path,
+                                                             release: threading.Event) -> None:
+    """SIGINT while a fetch hangs: exit 130 without waiting for the fetch, the
+    finished sources committed and the cache unlocked for the next build."""
+    arrived: list[str] = []
+
+    def hang(request: Request) -> Response:
+        arrived.append(request.path)
+        release.wait(30)
+        return Response(rss(post(9, host="c.example.org")), content_type="application/rss+xml")
+
+    server.expect_request("/a.xml").respond_with_data(rss(post(1, host="a.example.org")))
+    server.expect_request("/c.xml").respond_with_handler(hang)
+    sites = [{"name": name.upper(), "feed": server.url_for(f"/{name}.xml")} for name in "ac"]
+    config = write_config(tmp_path, sites, timeout=30, workers=1)
+    command = [sys.executable, "-c", "from syndicator.cli import main; main()",
+               "build", "--config", str(config), "--now", NOW_ISO]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):  # at most ~20 s
+            if "/c.xml" in arrived and _committed(tmp_path / "cache") == 1:
+                break
+            assert process.poll() is None, "the build ended before it could be interrupted"
+            time.sleep(0.1)
+        else:
+            pytest.fail("the build never committed the first source")
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=15)  # the hanging fetch would hold it 30 s
+    finally:
+        process.kill()
+        process.wait(10)
+    release.set()
+    assert process.returncode == 130
+    assert b"interrupted" in stderr
+    assert read_db(tmp_path / "cache", "SELECT url FROM sources WHERE last_success IS NOT NULL") == [
+        (sites[0]["feed"],)]
+    assert build(config).exit_code == 0  # the lock was released
