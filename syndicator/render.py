@@ -86,7 +86,8 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         entries: the merged stream, newest first.
         statuses: one per site, for the sites page.
         now: the build's clock (UTC); shown as the generation time.
-        output: the folder to publish into (replaced as a whole).
+        output: the folder to publish into (replaced as a whole); a symlink
+            is followed, so it keeps pointing at the published folder.
         templates: a folder whose templates override the bundled ones.
     Returns:
         the paths written, inside ``output``.
@@ -199,7 +200,10 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
 
 
 def _publish(output: Path, files: dict[str, str]) -> list[Path]:
-    output = Path(os.path.abspath(output))  # "." or "x/.." has no name to put staging beside
+    # Resolve symlinks first: a link given as --output keeps pointing at the folder published
+    # into its target, and staging sits beside that target (same file system, so the swap is a rename).
+    # Resolving also names "." and "x/..", which have no name to put staging beside.
+    output = Path(os.path.realpath(output))
     if not output.name:
         raise RenderError(f"{output}: cannot publish into the file system root; choose an --output folder")
     staging = output.with_name(f".{output.name}.staging")
@@ -213,7 +217,9 @@ def _publish(output: Path, files: dict[str, str]) -> list[Path]:
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         for leftover in (staging, retired):
-            if leftover.exists():
+            if leftover.is_symlink():  # left by a version that moved a symlinked output aside
+                leftover.unlink()
+            elif leftover.exists():
                 shutil.rmtree(leftover)
         staging.mkdir()
         for name, text in files.items():

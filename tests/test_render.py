@@ -294,3 +294,41 @@ def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     with pytest.raises(RenderError):
         _publish(output, {"missing-folder/index.html": "cannot be written"})
     assert (output / "index.html").read_text() == "old page"
+
+
+@pytest.mark.parametrize("target_exists", [True, False], ids=["link-to-a-folder", "link-to-nothing-yet"])
+def test_output_that_is_a_symlink_is_published_into_its_target(server: HTTPServer, tmp_path: Path,
+                                                               target_exists: bool) -> None:
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    real = tmp_path / "releases" / "www"
+    real.parent.mkdir()
+    if target_exists:
+        real.mkdir()
+    webroot = tmp_path / "webroot"
+    webroot.symlink_to(real, target_is_directory=True)
+    for now in ("2026-11-30T12:00:00Z", "2026-12-01T12:00:00Z"):
+        result = build(config, "--output", str(webroot), "--force", now=now)
+        assert result.exit_code == 0, result.output
+        assert webroot.is_symlink() and webroot.resolve() == real.resolve()
+        assert (real / "index.html").is_file()
+        assert f"Updated <time datetime=\"{now}\">" in (real / "index.html").read_text()  # this build's
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "releases", "sites.yaml", "webroot"]
+    assert sorted(p.name for p in real.parent.iterdir()) == ["www"]
+
+
+def test_a_symlink_left_as_the_retired_output_does_not_break_later_builds(server: HTTPServer,
+                                                                          tmp_path: Path) -> None:
+    """Older versions moved a symlinked --output aside as .NAME.old; the link is removed, never followed."""
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "keep.txt").write_text("the link's target is not touched")
+    assert build(config, "--output", str(tmp_path / "webroot")).exit_code == 0
+    (tmp_path / ".webroot.old").symlink_to(real, target_is_directory=True)
+    result = build(config, "--output", str(tmp_path / "webroot"), "--force")
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / ".webroot.old").is_symlink()
+    assert tree(real) == {"keep.txt": b"the link's target is not touched"}
+    assert (tmp_path / "webroot" / "index.html").is_file()
