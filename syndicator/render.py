@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import traceback
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -109,26 +110,60 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         "homepage": HOMEPAGE,
         "base": config.link if config.link.endswith("/") else config.link + "/",
     }
-    env = _environment(templates)
+    folders = _folders(templates)
+    env = _environment(folders)
     files: dict[str, str] = {}
-    try:
-        for name in TEMPLATES:
-            files[name] = env.get_template(name).render(context)
-        for name in STATIC:
-            files[name] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
-    except jinja2.TemplateError as e:
-        failing = getattr(e, "name", None)
-        where = f"{failing}: " if failing else ""
-        raise RenderError(f"template {where}{e}") from e
+    for name in (*TEMPLATES, *STATIC):
+        try:
+            if name in STATIC:
+                files[name] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
+            else:
+                files[name] = env.get_template(name).render(context)
+        except Exception as e:
+            error = _template_error(e, name, folders)
+            if error is None:
+                raise  # raised outside template code: a bug
+            raise error from e
     files["feed.json"] = _json_feed(config, str(context["base"]), page_entries)
     return _publish(output, files)
 
 
-def _environment(templates: Path | None) -> jinja2.Environment:
-    folders = [str(templates)] if templates else []
-    folders.append(str(bundled_templates()))
+def _folders(templates: Path | None) -> list[Path]:
+    """Template folders in lookup order: the user's (absolute), then the bundled one."""
+    return ([Path(os.path.abspath(templates))] if templates else []) + [bundled_templates()]
+
+
+def _template_error(error: Exception, name: str, folders: Sequence[Path]) -> RenderError | None:
+    """A one-line RenderError naming the template file and line, or None for a bug.
+
+    A syntax error carries its file and line; for an error while rendering,
+    the innermost traceback frame in a template file gives them (jinja2
+    rewrites template frames to the template's file and line). An exception
+    that is not a jinja2 TemplateError counts only when it was raised in
+    template code itself (``{{ 1 // 0 }}``); one raised in our own code is a bug.
+    """
+    where: str | None = None
+    if isinstance(error, jinja2.TemplateSyntaxError):
+        where = f"{error.filename or error.name or name}:{error.lineno}"
+        message = error.message or str(error)
+    else:
+        frames = traceback.extract_tb(error.__traceback__)
+        in_templates = [f for f in frames if any(Path(f.filename).is_relative_to(d) for d in folders)]
+        raised_in_template = bool(in_templates) and frames[-1] is in_templates[-1]
+        if not isinstance(error, jinja2.TemplateError) and not raised_in_template:
+            return None
+        if in_templates:
+            where = f"{in_templates[-1].filename}:{in_templates[-1].lineno}"
+        message = str(error) or type(error).__name__
+    if isinstance(error, jinja2.TemplateNotFound):
+        message = f"{error.name} not found in {', '.join(map(str, folders))}"
+    message = " ".join(message.split())
+    return RenderError(f"template {where or name}: {message}")
+
+
+def _environment(folders: Sequence[Path]) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(folders),
+        loader=jinja2.FileSystemLoader([str(folder) for folder in folders]),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "xml"), default=True),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
