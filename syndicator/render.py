@@ -39,6 +39,10 @@ TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
 #: Entries shown on the front page; feed.xml and feed.json carry ``feed_entries``.
 FRONT_PAGE_ENTRIES = 100
+#: Longest title (and author) shown, in characters, "…" included: a feed's 2 MB title must not
+#: make a 2 MB page. Longer ones are cut on a word boundary.
+TITLE_CHARS = 300
+AUTHOR_CHARS = 100
 #: An absolute IRI (RFC 3987) as atom:id needs it (RFC 4287 section 4.2.6):
 #: a scheme, then no space, control character or character IRIs exclude.
 _IRI = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f-\x9f<>"{}|\\^`]+$')
@@ -195,9 +199,9 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     summary_source = entry.summary or entry.content
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
-        title=entry.title or html_to_text(summary_source)[:80] or "(untitled)",
+        title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",
         link=entry.link,
-        author=entry.author or site.name,
+        author=shorten(entry.author or "", AUTHOR_CHARS) or site.name,
         site_name=site.name,
         site_link=site.link,
         site_feed=site.feed,
@@ -207,6 +211,24 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
         summary=Markup(truncate_html(summary_source, summary_chars)),  # noqa: S704 - sanitized in parse
         content=Markup(body),  # noqa: S704 - sanitized in parse
     )
+
+
+def shorten(text: str, limit: int) -> str:
+    """Plain text cut to at most ``limit`` characters, "…" included (str).
+
+    The cut falls on a word boundary and is marked " …", as front-page
+    summaries are; a word longer than half the limit is cut inside. Text
+    that fits is returned unchanged.
+    """
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 2]
+    if not text[limit - 2].isspace():
+        space = cut.rfind(" ")
+        if space < limit // 2:
+            return text[: limit - 1].rstrip() + "…"
+        cut = cut[:space]
+    return cut.rstrip() + " …"
 
 
 def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
