@@ -235,3 +235,26 @@ def test_a_plain_install_finds_the_templates(server: HTTPServer, tmp_path: Path)
                           cwd=tmp_path, env=environment, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Post 1" in (tmp_path / "public" / "index.html").read_text()
+
+
+def test_status_text_says_when_each_site_is_due(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/a.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Fetched", "feed": server.url_for("/a.xml")},
+                                     {"name": "Added later", "feed": server.url_for("/b.xml")}])
+    assert build(config, "--site", "Fetched").exit_code == 0
+
+    def next_due(now: str) -> dict[str, str]:
+        result = CliRunner().invoke(main, ["status", "--config", str(config), "--now", now],
+                                    catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        names = [line.split("  [")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
+        dues = [line.split("next due: ")[1].split("   ")[0] for line in result.stdout.splitlines()
+                if line.startswith("  next due: ")]
+        return dict(zip(names, dues, strict=True))
+
+    soon = next_due(NOW_ISO)
+    assert soon["Added later"] == "now (never attempted)"
+    assert re.fullmatch(r"2026-11-30T1[34]:\d\d:\d\d(\.\d+)?Z", soon["Fetched"]), soon
+    late = next_due("2026-12-02T12:00:00Z")
+    assert late["Fetched"] == soon["Fetched"] + " (due now)"
+    assert late["Added later"] == "now (never attempted)"
