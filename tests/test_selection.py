@@ -81,6 +81,13 @@ def test_a_feed_named_by_two_sites_counts_once_for_the_first() -> None:
     assert {s.site for s in selected} == {A}
 
 
+def test_readme_says_which_site_a_shared_feed_is_credited_to() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    configuration = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    assert "Several sites may name the same feed" in configuration
+    assert "credited to the first of those sites in sites.yaml" in " ".join(configuration.split())
+
+
 def test_a_post_reached_through_two_feeds_shows_once() -> None:
     post_a = stored(A, "shared", days_ago(1))
     post_b = StoredEntry(B.feed, Entry(id="other-id", title="shared (syndicated)", link=post_a.entry.link,
