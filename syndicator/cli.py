@@ -178,16 +178,23 @@ def _status_text(row: dict[str, Any]) -> str:
         lines.append(f"  fetched from: {row['fetch_url']} (permanent redirect)")
     lines.append(f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
                  f"   last change: {_when(row['last_change'])}")
-    due = "on hold" if row["health"] in ("gone", "denied") else _when(row["next_due"])
     interval = f"{row['interval_seconds'] / 60:.0f} min" if row["interval_seconds"] else "-"
-    lines.append(f"  next due: {due}{' (due now)' if row['due_now'] else ''}   interval: {interval}"
-                 f"   reason: {row['reason'] or '-'}")
+    lines.append(f"  next due: {_next_due(row)}   interval: {interval}   reason: {row['reason'] or '-'}")
     if row["failure_class"]:
         lines.append(f"  failing: {row['failure_class']} x{row['failures']}: {row['failure_message']}")
     validators = [f"ETag {row['etag']}" if row["etag"] else "",
                   f"Last-Modified {row['last_modified']}" if row["last_modified"] else ""]
     lines.append(f"  validators: {', '.join(v for v in validators if v) or 'none'}")
     return "\n".join(lines)
+
+
+def _next_due(row: dict[str, Any]) -> str:
+    """When a site is checked next: ``on hold``, ``now (never attempted)``, or a time, ``(due now)`` if past."""
+    if row["health"] in ("gone", "denied"):
+        return "on hold"
+    if row["next_due"] is None:
+        return "now (never attempted)" if row["health"] == "new" else "now"
+    return _when(row["next_due"]) + (" (due now)" if row["due_now"] else "")
 
 
 def _when(value: str | None) -> str:

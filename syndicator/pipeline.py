@@ -126,6 +126,8 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
                        work=lambda r: _observe(r, fetcher, states, options.now, started), judge=_judge)
     policy = policy_of(config)
     host_wait: dict[str, float | None] = {}
+    stopped_by: dict[str, Observation] = {}  # host -> its last failure that counts against it
+    skipped: dict[str, list[str]] = {}  # host -> sources not requested
     for done, (request, observation) in enumerate(results, start=1):
         state = states.get(request.source) or SourceState(request.source, request.source)
         host = host_key(request.url)
@@ -133,14 +135,45 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
             report.skipped[observation.reason] += 1
             store.save(schedule.skipped(state, observation.reason, host, options.now, host_wait.get(host)),
                        None, options.now)
+            skipped.setdefault(host, []).append(request.source)
         else:
             if _judge(observation) == "stop":
                 host_wait[host] = _retry_after(observation)
+            if _judge(observation) != "ok":
+                stopped_by[host] = observation
             _record(store, state, observation, options.now, policy, fingerprints.get(request.source), report)
         if options.progress:
             options.progress(done, len(requests))
+    for host, sources in skipped.items():
+        _log_skipped(host, sources, stopped_by.get(host), config)
     report.hosts = {host: {"requests": s.requests, "peak_concurrency": s.peak, "skipped": s.skipped}
                     for host, s in pool.stats.items()}
+
+
+def _log_skipped(host: str, sources: list[str], last: Observation | None, config: Config) -> None:
+    """One warning for a host the pool stopped requesting from: why, and the sites not requested.
+
+    Args:
+        sources: configured URLs of the host's sources skipped in this build.
+        last: the host's last failed observation, which stopped it (429,
+            Retry-After, or the failure that tripped the breaker).
+    """
+    error = last.result.error if last is not None and isinstance(last.result, Failed) else None
+    answer = error.message if error is not None else "an error"
+    wait = _retry_after(last) if last is not None else None
+    until = "until the next build"
+    if last is not None and _judge(last) == "stop" and wait is not None:
+        why = f"asked to wait {wait:.0f} s ({answer})"
+        until = f"for {schedule.duration_text(min(wait, schedule.RETRY_AFTER_CEILING))}"
+    elif last is not None and _judge(last) == "stop":
+        why = f"answered {answer} without Retry-After"
+    else:
+        why = (f"failed {config.host_breaker} times in a row (last: {answer}), "
+               f"tripping its breaker (host_breaker: {config.host_breaker})")
+    unique = set(sources)
+    sites = sum(1 for site in config.sites if site.feed in unique)
+    feeds = f" ({len(unique)} feed{'s' * (len(unique) != 1)})" if len(unique) != sites else ""
+    log.warning("host %s %s: %d site%s%s not requested %s", host, why, sites, "s" * (sites != 1), feeds, until)
 
 
 def _request(url: str, state: SourceState | None) -> FetchRequest:

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import traceback
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +39,10 @@ TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
 #: Entries shown on the front page; feed.xml and feed.json carry ``feed_entries``.
 FRONT_PAGE_ENTRIES = 100
+#: Longest title (and author) shown, in characters, "…" included: a feed's 2 MB title must not
+#: make a 2 MB page. Longer ones are cut on a word boundary.
+TITLE_CHARS = 300
+AUTHOR_CHARS = 100
 #: An absolute IRI (RFC 3987) as atom:id needs it (RFC 4287 section 4.2.6):
 #: a scheme, then no space, control character or character IRIs exclude.
 _IRI = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f-\x9f<>"{}|\\^`]+$')
@@ -86,7 +91,8 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         entries: the merged stream, newest first.
         statuses: one per site, for the sites page.
         now: the build's clock (UTC); shown as the generation time.
-        output: the folder to publish into (replaced as a whole).
+        output: the folder to publish into (replaced as a whole); a symlink
+            is followed, so it keeps pointing at the published folder.
         templates: a folder whose templates override the bundled ones.
     Returns:
         the paths written, inside ``output``.
@@ -108,26 +114,60 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         "homepage": HOMEPAGE,
         "base": config.link if config.link.endswith("/") else config.link + "/",
     }
-    env = _environment(templates)
+    folders = _folders(templates)
+    env = _environment(folders)
     files: dict[str, str] = {}
-    try:
-        for name in TEMPLATES:
-            files[name] = env.get_template(name).render(context)
-        for name in STATIC:
-            files[name] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
-    except jinja2.TemplateError as e:
-        failing = getattr(e, "name", None)
-        where = f"{failing}: " if failing else ""
-        raise RenderError(f"template {where}{e}") from e
+    for name in (*TEMPLATES, *STATIC):
+        try:
+            if name in STATIC:
+                files[name] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
+            else:
+                files[name] = env.get_template(name).render(context)
+        except Exception as e:
+            error = _template_error(e, name, folders)
+            if error is None:
+                raise  # raised outside template code: a bug
+            raise error from e
     files["feed.json"] = _json_feed(config, str(context["base"]), page_entries)
     return _publish(output, files)
 
 
-def _environment(templates: Path | None) -> jinja2.Environment:
-    folders = [str(templates)] if templates else []
-    folders.append(str(bundled_templates()))
+def _folders(templates: Path | None) -> list[Path]:
+    """Template folders in lookup order: the user's (absolute), then the bundled one."""
+    return ([Path(os.path.abspath(templates))] if templates else []) + [bundled_templates()]
+
+
+def _template_error(error: Exception, name: str, folders: Sequence[Path]) -> RenderError | None:
+    """A one-line RenderError naming the template file and line, or None for a bug.
+
+    A syntax error carries its file and line; for an error while rendering,
+    the innermost traceback frame in a template file gives them (jinja2
+    rewrites template frames to the template's file and line). An exception
+    that is not a jinja2 TemplateError counts only when it was raised in
+    template code itself (``{{ 1 // 0 }}``); one raised in our own code is a bug.
+    """
+    where: str | None = None
+    if isinstance(error, jinja2.TemplateSyntaxError):
+        where = f"{error.filename or error.name or name}:{error.lineno}"
+        message = error.message or str(error)
+    else:
+        frames = traceback.extract_tb(error.__traceback__)
+        in_templates = [f for f in frames if any(Path(f.filename).is_relative_to(d) for d in folders)]
+        raised_in_template = bool(in_templates) and frames[-1] is in_templates[-1]
+        if not isinstance(error, jinja2.TemplateError) and not raised_in_template:
+            return None
+        if in_templates:
+            where = f"{in_templates[-1].filename}:{in_templates[-1].lineno}"
+        message = str(error) or type(error).__name__
+    if isinstance(error, jinja2.TemplateNotFound):
+        message = f"{error.name} not found in {', '.join(map(str, folders))}"
+    message = " ".join(message.split())
+    return RenderError(f"template {where or name}: {message}")
+
+
+def _environment(folders: Sequence[Path]) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(folders),
+        loader=jinja2.FileSystemLoader([str(folder) for folder in folders]),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "xml"), default=True),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -159,9 +199,9 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     summary_source = entry.summary or entry.content
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
-        title=entry.title or html_to_text(summary_source)[:80] or "(untitled)",
+        title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",
         link=entry.link,
-        author=entry.author or site.name,
+        author=shorten(entry.author or "", AUTHOR_CHARS) or site.name,
         site_name=site.name,
         site_link=site.link,
         site_feed=site.feed,
@@ -171,6 +211,24 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
         summary=Markup(truncate_html(summary_source, summary_chars)),  # noqa: S704 - sanitized in parse
         content=Markup(body),  # noqa: S704 - sanitized in parse
     )
+
+
+def shorten(text: str, limit: int) -> str:
+    """Plain text cut to at most ``limit`` characters, "…" included (str).
+
+    The cut falls on a word boundary and is marked " …", as front-page
+    summaries are; a word longer than half the limit is cut inside. Text
+    that fits is returned unchanged.
+    """
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 2]
+    if not text[limit - 2].isspace():
+        space = cut.rfind(" ")
+        if space < limit // 2:
+            return text[: limit - 1].rstrip() + "…"
+        cut = cut[:space]
+    return cut.rstrip() + " …"
 
 
 def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
@@ -199,7 +257,10 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
 
 
 def _publish(output: Path, files: dict[str, str]) -> list[Path]:
-    output = Path(os.path.abspath(output))  # "." or "x/.." has no name to put staging beside
+    # Resolve symlinks first: a link given as --output keeps pointing at the folder published
+    # into its target, and staging sits beside that target (same file system, so the swap is a rename).
+    # Resolving also names "." and "x/..", which have no name to put staging beside.
+    output = Path(os.path.realpath(output))
     if not output.name:
         raise RenderError(f"{output}: cannot publish into the file system root; choose an --output folder")
     staging = output.with_name(f".{output.name}.staging")
@@ -213,7 +274,9 @@ def _publish(output: Path, files: dict[str, str]) -> list[Path]:
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         for leftover in (staging, retired):
-            if leftover.exists():
+            if leftover.is_symlink():  # left by a version that moved a symlinked output aside
+                leftover.unlink()
+            elif leftover.exists():
                 shutil.rmtree(leftover)
         staging.mkdir()
         for name, text in files.items():

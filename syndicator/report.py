@@ -64,15 +64,20 @@ class BuildReport:
     seconds: float = 0.0
 
     def summary(self) -> str:
-        """The one-line summary printed at the end of a build (str)."""
-        skipped = sum(self.skipped.values())
-        return (f"{self.sites} sites, {self.outcomes['fetched']} fetched, "
-                f"{self.outcomes['not_modified'] + self.outcomes['unchanged']} not modified, "
-                f"{self.outcomes['failed']} failed"
-                + (f", {skipped} skipped" if skipped else "")
-                + f", {self.stale_copies} stale copies used, {self.entries} entries written, "
-                f"{self.due} due, {self.fetched} requested, {self.bytes_downloaded} bytes, "
-                f"{self.seconds:.1f} s")
+        """The one-line summary printed at the end of a build (str).
+
+        Counts of feeds add up: due = requested + skipped (host throttled or
+        breaker), requested = changed + unchanged + failed, where unchanged
+        is a 304, a 200 with the stored body, or a 200 with the same entries.
+        "requested" is report.json's ``fetched``; README.md ("Commands") shows it.
+        """
+        failed = self.outcomes["failed"]
+        unchanged = self.fetched - self.changed - failed
+        return (f"{_count(self.sites, 'site')}: {_count(self.due, 'feed')} due, {self.fetched} requested "
+                f"({self.changed} changed, {unchanged} unchanged, {failed} failed), "
+                f"{sum(self.skipped.values())} skipped, {_count(self.stale_copies, 'stale copy', 'stale copies')} "
+                f"used, {_count(self.entries, 'entry', 'entries')} written, "
+                f"{_size(self.bytes_downloaded)} downloaded, {self.seconds:.1f} s")
 
     def to_json(self, now: datetime) -> dict[str, Any]:
         """The report as a JSON-ready dict (README.md, "report.json", lists the fields)."""
@@ -104,6 +109,21 @@ class BuildReport:
             "stale_copies": self.stale_copies,
             "entries": self.entries,
         }
+
+
+def _count(number: int, one: str, many: str | None = None) -> str:
+    """``1 site``, ``2 sites``: a number with its noun in the right number."""
+    return f"{number} {one if number == 1 else many or one + 's'}"
+
+
+def _size(size: int) -> str:
+    """A byte count for people, in SI units: ``999 B``, ``3.4 kB``, ``12.3 MB``, ``1.2 GB``."""
+    if size < 1000:
+        return f"{size} B"
+    for unit, scale in (("kB", 1e3), ("MB", 1e6)):
+        if size < scale * 999.95:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size / 1e9:.1f} GB"
 
 
 def write_report(report: BuildReport, now: datetime, cache: Path) -> Path:

@@ -6,12 +6,17 @@ Rules (seed 004, and the entries issue for duplicates):
    "newest" uses the entry's date, else its first-seen time.
 2. A source named by several sites counts once and is credited to the first
    of those sites in sites.yaml.
-3. The same post reached through two sources shows once. Two entries are
-   the same post when their canonical links are equal (scheme aside) or
-   their ids are equal global URIs (fingerprints excepted). The copy shown,
-   and the site credited, is the one from the site whose home page is on
-   the post's host (``www.`` aside); when no site or several do, the one
-   from the site listed first in sites.yaml.
+3. The same post reached through two sources shows once. Two entries of
+   *different* sources are the same post when their canonical links are
+   equal (scheme aside) or their ids are equal global URIs (fingerprints
+   excepted). Entries of one source are distinct posts by their identity
+   (identity.py), so the rule never merges them: a podcast whose episodes
+   all link to the show's page keeps every episode. A link or id that
+   several entries of one source share names no single post, so it is not
+   compared with other sources either. The copy shown, and the site
+   credited, is the one from the site whose home page is on the post's
+   host (``www.`` aside); when no site or several do, the one from the
+   site listed first in sites.yaml.
 4. The merged list is sorted newest first; ties are broken by site order in
    sites.yaml, then by position in the feed, so output is deterministic.
 """
@@ -54,43 +59,56 @@ def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[Store
             candidates.append((stored[position].date, order[feed], position,
                                SelectedEntry(site, stored[position])))
     candidates.sort(key=lambda c: (-c[0].timestamp(), c[1], c[2]))
-    chosen = _one_per_post([c[3] for c in candidates], order)
+    ambiguous = {feed: _shared_keys(snapshots.get(feed, ())) for feed in credited}
+    chosen = _one_per_post([c[3] for c in candidates], order, ambiguous)
     return [c[3] for c in candidates if id(c[3]) in chosen]
 
 
-def _one_per_post(entries: list[SelectedEntry], order: Mapping[str, int]) -> set[int]:
-    """Python ids of the entries to keep: one per group of copies of the same post (rule 3)."""
-    parent = list(range(len(entries)))
+def _one_per_post(entries: list[SelectedEntry], order: Mapping[str, int],
+                  ambiguous: Mapping[str, set[str]]) -> set[int]:
+    """Python ids of the entries to keep: one copy of each post that several sources carry (rule 3).
 
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    first_with: dict[str, int] = {}
-    for index, selected in enumerate(entries):
-        for key in _post_keys(selected):
-            if key in first_with:
-                parent[root(index)] = root(first_with[key])
-            else:
-                first_with[key] = index
-    groups: dict[int, list[int]] = {}
-    for index in range(len(entries)):
-        groups.setdefault(root(index), []).append(index)
-    kept = set()
-    for members in groups.values():
-        best = min(members, key=lambda i: (not _owns(entries[i]), order[entries[i].site.feed], i))
-        kept.add(id(entries[best]))
+    Entries are taken in order of preference (the site owning the post's
+    host, then sites.yaml order, then newest first); an entry whose post key
+    another source already claimed is a copy and is dropped, and its other
+    keys go to that source, so a chain of copies stays one post. An entry
+    is never dropped for an entry of its own source.
+    """
+    claimed: dict[str, str] = {}  # post key -> the source whose copy is shown
+    kept: set[int] = set()
+    ranked = sorted(range(len(entries)), key=lambda i: (not _owns(entries[i]), order[entries[i].site.feed], i))
+    for index in ranked:
+        selected = entries[index]
+        source = selected.site.feed
+        keys = [key for key in _post_keys(selected) if key not in ambiguous[source]]
+        owners = [claimed[key] for key in keys if key in claimed and claimed[key] != source]
+        if not owners:
+            kept.add(id(selected))
+        for key in keys:
+            claimed.setdefault(key, owners[0] if owners else source)
     return kept
 
 
+def _shared_keys(stored: Sequence[StoredEntry]) -> set[str]:
+    """Post keys held by more than one entry of one source: they name no single post."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for entry in stored:
+        for key in _keys(entry.entry.link, entry.entry.id):
+            (shared if key in seen else seen).add(key)
+    return shared
+
+
 def _post_keys(selected: SelectedEntry) -> list[str]:
+    return _keys(selected.entry.link, selected.entry.id)
+
+
+def _keys(link: str | None, entry_id: str) -> list[str]:
     keys = []
-    if selected.entry.link:
-        keys.append("link:" + canonical_url(selected.entry.link).split(":", 1)[-1])
-    if _GLOBAL_ID.match(selected.entry.id):
-        keys.append("id:" + selected.entry.id)
+    if link:
+        keys.append("link:" + canonical_url(link).split(":", 1)[-1])
+    if _GLOBAL_ID.match(entry_id):
+        keys.append("id:" + entry_id)
     return keys
 
 

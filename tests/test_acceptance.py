@@ -149,3 +149,15 @@ def test_corpus_feeds_with_items_contribute_entries(corpus_build: CorpusBuild) -
           f"({len(shared)} through posts credited to another feed: {', '.join(shared)}); "
           f"{len(missing)} do not:\n{report}")
     assert len(expected) - len(missing) >= REQUIRED_SHARE * len(expected), report
+
+
+def test_items_of_one_feed_sharing_a_link_all_contribute(corpus_build: CorpusBuild) -> None:
+    """0167-spng-phd.xml: five undated items without guids, three linking to the same blog page."""
+    name = "0167-spng-phd.xml"
+    if name not in corpus_build.urls:
+        pytest.skip(f"{name} is not in this corpus")
+    assert corpus_build.exit_code == 0, corpus_build.stderr[-2000:]
+    root = ET.parse(corpus_build.output / "feed.xml").getroot()
+    credited = [entry for entry in root.findall(f"{ATOM}entry")
+                if entry.findtext(f"{ATOM}source/{ATOM}id") == corpus_build.urls[name]]
+    assert len(credited) == 5

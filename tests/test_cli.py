@@ -10,8 +10,10 @@ import sys
 import threading
 import time
 import zipfile
+from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -21,6 +23,7 @@ from werkzeug import Request, Response
 from syndicator import __version__, cli, errors
 from syndicator.cli import main
 from syndicator.render import TEMPLATES, RenderError
+from syndicator.report import BuildReport
 from syndicator.store import Store
 
 from .conftest import NOW_ISO, build, post, rss, write_config
@@ -56,8 +59,42 @@ def test_summary_is_one_line_on_stdout(server: HTTPServer, tmp_path: Path) -> No
                                      {"name": "B", "feed": server.url_for("/b.xml")}])
     result = build(config)
     assert result.exit_code == 0
-    assert re.fullmatch(r"2 sites, 1 fetched, 0 not modified, 1 failed, 0 stale copies used, "
-                        r"2 entries written, [^\n]*\d+\.\d s\n", result.stdout), result.stdout
+    assert re.fullmatch(r"2 sites: 2 feeds due, 2 requested \(1 changed, 0 unchanged, 1 failed\), 0 skipped, "
+                        r"0 stale copies used, 2 entries written, \d+ B downloaded, \d+\.\d s\n",
+                        result.stdout), result.stdout
+
+
+@pytest.mark.parametrize(("figures", "line"), [
+    pytest.param(dict(sites=21, sources=20, due=20, fetched=18, changed=5, stale_copies=1, entries=60,
+                      bytes_downloaded=3413, seconds=3.14, outcomes={"fetched": 7, "unchanged": 2,
+                      "not_modified": 8, "failed": 1}, skipped={"throttled": 2}),
+                 "21 sites: 20 feeds due, 18 requested (5 changed, 12 unchanged, 1 failed), 2 skipped, "
+                 "1 stale copy used, 60 entries written, 3.4 kB downloaded, 3.1 s", id="busy"),
+    pytest.param(dict(sites=1, sources=1, due=1, fetched=1, changed=1, entries=1, bytes_downloaded=999,
+                      outcomes={"fetched": 1}),
+                 "1 site: 1 feed due, 1 requested (1 changed, 0 unchanged, 0 failed), 0 skipped, "
+                 "0 stale copies used, 1 entry written, 999 B downloaded, 0.0 s", id="singular"),
+    pytest.param(dict(sites=3, sources=3, entries=15, bytes_downloaded=0),
+                 "3 sites: 0 feeds due, 0 requested (0 changed, 0 unchanged, 0 failed), 0 skipped, "
+                 "0 stale copies used, 15 entries written, 0 B downloaded, 0.0 s", id="nothing-due"),
+    pytest.param(dict(sites=2, sources=2, due=2, fetched=2, changed=2, entries=10, bytes_downloaded=12_345_678,
+                      outcomes={"fetched": 2}),
+                 "2 sites: 2 feeds due, 2 requested (2 changed, 0 unchanged, 0 failed), 0 skipped, "
+                 "0 stale copies used, 10 entries written, 12.3 MB downloaded, 0.0 s", id="megabytes"),
+])
+def test_summary_counts_add_up(figures: dict[str, Any], line: str) -> None:
+    """due = requested + skipped; requested = changed + unchanged + failed (README, "Commands")."""
+    for name in ("outcomes", "skipped"):
+        figures[name] = Counter(figures.get(name, {}))
+    assert BuildReport(**figures).summary() == line
+
+
+def test_readme_shows_the_summary_line_as_printed() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"^\d+ sites: .*$", readme, flags=re.MULTILINE)
+    assert re.fullmatch(r"\d+ sites: \d+ feeds due, \d+ requested \(\d+ changed, \d+ unchanged, \d+ failed\), "
+                        r"\d+ skipped, \d+ stale cop(y|ies) used, \d+ entries written, [\d.]+ k?B downloaded, "
+                        r"\d+\.\d s", example), example
 
 
 def test_output_and_cache_options_override_the_config(server: HTTPServer, tmp_path: Path) -> None:
@@ -155,7 +192,7 @@ def test_two_builds_on_one_cache_at_once(server: HTTPServer, tmp_path: Path, rel
         first.kill()
         first.wait(10)
     assert first.returncode == 0, stderr
-    assert "1 sites, 1 fetched" in stdout
+    assert "1 requested (1 changed, " in stdout
     assert arrived == ["/slow.xml"]  # the refused build fetched nothing
 
 
@@ -198,3 +235,26 @@ def test_a_plain_install_finds_the_templates(server: HTTPServer, tmp_path: Path)
                           cwd=tmp_path, env=environment, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Post 1" in (tmp_path / "public" / "index.html").read_text()
+
+
+def test_status_text_says_when_each_site_is_due(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/a.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Fetched", "feed": server.url_for("/a.xml")},
+                                     {"name": "Added later", "feed": server.url_for("/b.xml")}])
+    assert build(config, "--site", "Fetched").exit_code == 0
+
+    def next_due(now: str) -> dict[str, str]:
+        result = CliRunner().invoke(main, ["status", "--config", str(config), "--now", now],
+                                    catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        names = [line.split("  [")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
+        dues = [line.split("next due: ")[1].split("   ")[0] for line in result.stdout.splitlines()
+                if line.startswith("  next due: ")]
+        return dict(zip(names, dues, strict=True))
+
+    soon = next_due(NOW_ISO)
+    assert soon["Added later"] == "now (never attempted)"
+    assert re.fullmatch(r"2026-11-30T1[34]:\d\d:\d\d(\.\d+)?Z", soon["Fetched"]), soon
+    late = next_due("2026-12-02T12:00:00Z")
+    assert late["Fetched"] == soon["Fetched"] + " (due now)"
+    assert late["Added later"] == "now (never attempted)"

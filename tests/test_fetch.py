@@ -109,7 +109,7 @@ def test_build_sends_stored_validators_and_keeps_snapshot_on_304(server: HTTPSer
     assert first.exit_code == 0, first.output
     second = build(config, "--force", now="2026-11-30T13:00:00Z")
     assert second.exit_code == 0, second.output
-    assert "0 fetched, 1 not modified, 0 failed" in second.stdout
+    assert "1 requested (0 changed, 1 unchanged, 0 failed)" in second.stdout
     first_request, second_request = requests_to(server, "/feed.xml")
     assert "If-None-Match" not in first_request.headers
     assert second_request.headers["If-None-Match"] == 'W/"rev-7"'
@@ -363,7 +363,7 @@ def test_pool_never_runs_more_than_workers_fetches_at_once(four_hosts: list[HTTP
     config = write_config(tmp_path, sites)
     result = build(config, "--workers", "2")
     assert result.exit_code == 0, result.output
-    assert "4 fetched" in result.stdout
+    assert "4 requested (4 changed, " in result.stdout
     assert peak[0] == 2
 
 

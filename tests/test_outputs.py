@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
-from syndicator.render import atom_id
+from syndicator.render import atom_id, shorten
 
 from .conftest import NOW_ISO, post, rss
 from .outputs import atom_problems, html_problems, run_build
@@ -121,3 +121,38 @@ def test_build_names_the_advertised_feeds_of_a_page(server: HTTPServer, tmp_path
     output = run_build(tmp_path, sites, NOW_ISO)
     sites_page = (output / "sites.html").read_text(encoding="utf-8")
     assert f"an HTML page, not a feed; it advertises {server.url_for('/atom.xml')}, " in sites_page
+
+
+@pytest.mark.parametrize(("title", "shown"), [
+    pytest.param("A" * 2_000_000, "A" * 299 + "…", id="one-huge-word-is-cut-hard"),
+    pytest.param(" ".join(["word"] * 400_000), " ".join(["word"] * 59) + " …", id="cut-on-a-word-boundary"),
+    pytest.param("x" * 300, "x" * 300, id="300-characters-fit"),
+])
+def test_long_titles_are_capped_in_every_output(server: HTTPServer, tmp_path: Path, title: str, shown: str) -> None:
+    huge_summary = " ".join(["text"] * 200_000)  # about 1 MB: front-page summaries are capped too
+    output = publish(server, tmp_path, post(1) | {"title": title, "description": huge_summary})
+    assert len(shown) <= 300
+    atom = (output / "feed.xml").read_text(encoding="utf-8")
+    assert f'<title type="text">{shown}</title>' in atom
+    assert json.loads((output / "feed.json").read_text())["items"][0]["title"] == shown
+    index = (output / "index.html").read_text(encoding="utf-8")
+    assert f'rel="noopener noreferrer">{shown}</a></h2>' in index
+    assert len(index.encode()) < 20_000
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    pytest.param("a title", "a title", id="fits"),
+    pytest.param("0123456789", "0123456789", id="exactly-the-limit"),
+    pytest.param("one two three", "one two …", id="word-boundary"),
+    pytest.param("one two  three", "one two …", id="boundary-at-the-cut"),
+    pytest.param("x twelvetwelve", "x twelvet…", id="a-long-word-is-cut-inside"),
+])
+def test_shorten(text: str, shown: str) -> None:
+    assert shorten(text, 10) == shown
+    assert len(shorten(text, 10)) <= 10
+
+
+def test_long_author_is_capped(server: HTTPServer, tmp_path: Path) -> None:
+    output = publish(server, tmp_path, post(1) | {"author": "Ann " * 100_000})
+    (item,) = json.loads((output / "feed.json").read_text())["items"]
+    assert len(item["authors"][0]["name"]) <= 100 and item["authors"][0]["name"].endswith(" …")

@@ -244,7 +244,7 @@ def test_build_treats_a_200_that_is_not_a_feed_as_a_failure(server: HTTPServer, 
                                      {"name": "Bad", "feed": server.url_for("/bad")}])
     result = build(config)
     assert result.exit_code == 0, result.output
-    assert "1 fetched" in result.stdout and "1 failed" in result.stdout
+    assert "2 requested (1 changed, 0 unchanged, 1 failed)" in result.stdout
     assert "site 'Bad' has never been fetched successfully" in result.stderr
     assert kind_words in result.stderr
     sites = (tmp_path / "public" / "sites.html").read_text()
@@ -258,5 +258,5 @@ def test_a_truncated_download_keeps_the_last_good_copy(server: HTTPServer, tmp_p
     assert build(config).exit_code == 0
     result = build(config, "--force", now="2026-11-30T13:00:00Z")
     assert result.exit_code == 0, result.output
-    assert "1 failed, 1 stale copies used, 1 entries written" in result.stdout
+    assert "1 failed), 0 skipped, 1 stale copy used, 1 entry written" in result.stdout
     assert "RDF item" in (tmp_path / "public" / "index.html").read_text()

@@ -294,3 +294,96 @@ def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     with pytest.raises(RenderError):
         _publish(output, {"missing-folder/index.html": "cannot be written"})
     assert (output / "index.html").read_text() == "old page"
+
+
+@pytest.mark.parametrize("target_exists", [True, False], ids=["link-to-a-folder", "link-to-nothing-yet"])
+def test_output_that_is_a_symlink_is_published_into_its_target(server: HTTPServer, tmp_path: Path,
+                                                               target_exists: bool) -> None:
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    real = tmp_path / "releases" / "www"
+    real.parent.mkdir()
+    if target_exists:
+        real.mkdir()
+    webroot = tmp_path / "webroot"
+    webroot.symlink_to(real, target_is_directory=True)
+    for now in ("2026-11-30T12:00:00Z", "2026-12-01T12:00:00Z"):
+        result = build(config, "--output", str(webroot), "--force", now=now)
+        assert result.exit_code == 0, result.output
+        assert webroot.is_symlink() and webroot.resolve() == real.resolve()
+        assert (real / "index.html").is_file()
+        assert f"Updated <time datetime=\"{now}\">" in (real / "index.html").read_text()  # this build's
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "releases", "sites.yaml", "webroot"]
+    assert sorted(p.name for p in real.parent.iterdir()) == ["www"]
+
+
+def test_a_symlink_left_as_the_retired_output_does_not_break_later_builds(server: HTTPServer,
+                                                                          tmp_path: Path) -> None:
+    """Older versions moved a symlinked --output aside as .NAME.old; the link is removed, never followed."""
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "keep.txt").write_text("the link's target is not touched")
+    assert build(config, "--output", str(tmp_path / "webroot")).exit_code == 0
+    (tmp_path / ".webroot.old").symlink_to(real, target_is_directory=True)
+    result = build(config, "--output", str(tmp_path / "webroot"), "--force")
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / ".webroot.old").is_symlink()
+    assert tree(real) == {"keep.txt": b"the link's target is not touched"}
+    assert (tmp_path / "webroot" / "index.html").is_file()
+
+
+@pytest.mark.parametrize(("name", "text", "line", "message"), [
+    pytest.param("index.html", '{% extends "_layout.html" %}\n{% block main %}{% for e in entries %}{{ e.title }\n'
+                 "{% endblock %}\n", 2, "unexpected '}'", id="syntax-error"),
+    pytest.param("sites.html", "<p>sites</p>\n\n{{ nosuchvar.x }}\n", 3, "'nosuchvar' is undefined",
+                 id="undefined-variable"),
+    pytest.param("feed.xml", "<feed>\n{{ entries[99999].title }}\n</feed>\n", 2, "list object has no element 99999",
+                 id="undefined-item"),
+    pytest.param("opml.xml", "<opml>\n{% for s in sites %}\n{{ 1 // 0 }}\n{% endfor %}\n</opml>\n", 3,
+                 "by zero", id="error-in-an-expression"),
+    pytest.param("_layout.html", "<html>\n{{ planet.nosuchsetting }}\n</html>\n", 2, "has no attribute",
+                 id="in-the-layout-of-another-template"),
+])
+def test_template_error_names_the_file_and_line(server: HTTPServer, tmp_path: Path, name: str, text: str,
+                                                line: int, message: str) -> None:
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    assert build(config).exit_code == 0
+    before = tree(tmp_path / "public")
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / name).write_text(text)
+    result = build(config, "--templates", str(templates), "--force")
+    assert result.exit_code == 6
+    prefix = f"syndicator: error: template {templates / name}:{line}: "
+    assert result.stderr.startswith(prefix), result.stderr
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert tree(tmp_path / "public") == before
+
+
+def test_a_missing_included_template_is_named(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "index.html").write_text("<p>\n{% include 'parts/entry.html' %}\n")
+    result = build(config, "--templates", str(templates))
+    assert result.exit_code == 6
+    assert result.stderr.startswith(f"syndicator: error: template {templates / 'index.html'}:2: "
+                                    f"parts/entry.html not found in {templates}, "), result.stderr
+    assert not (tmp_path / "public").exists()
+
+
+def test_an_exception_in_our_own_code_called_by_a_template_is_a_bug(server: HTTPServer, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(text: str) -> str:
+        raise RuntimeError("bug in a filter")
+
+    monkeypatch.setattr("syndicator.render.strip_control", broken)
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    with pytest.raises(RuntimeError, match="bug in a filter"):
+        build(config)

@@ -81,6 +81,13 @@ def test_a_feed_named_by_two_sites_counts_once_for_the_first() -> None:
     assert {s.site for s in selected} == {A}
 
 
+def test_readme_says_which_site_a_shared_feed_is_credited_to() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    configuration = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    assert "Several sites may name the same feed" in configuration
+    assert "credited to the first of those sites in sites.yaml" in " ".join(configuration.split())
+
+
 def test_a_post_reached_through_two_feeds_shows_once() -> None:
     post_a = stored(A, "shared", days_ago(1))
     post_b = StoredEntry(B.feed, Entry(id="other-id", title="shared (syndicated)", link=post_a.entry.link,
@@ -148,7 +155,7 @@ def test_failed_feed_falls_back_to_its_last_good_copy_with_a_warning(server: HTT
     assert build(config, now="2026-11-28T12:00:00Z").exit_code == 0
     result = build(config, "--force", now="2026-11-30T18:00:00Z")
     assert result.exit_code == 0, result.output
-    assert "1 failed, 1 stale copies used, 2 entries written" in result.stdout
+    assert "1 failed), 0 skipped, 1 stale copy used, 2 entries written" in result.stdout
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 1
     assert "'Flaky Blog'" in warnings[0]
@@ -169,3 +176,49 @@ def test_feed_that_never_worked_contributes_nothing_and_is_an_error(server: HTTP
     assert "'Typo'" in errors[0] and "never" in errors[0] and "HTTP 404" in errors[0]
     assert "0 stale copies used" in result.stdout
     assert entry_titles(tmp_path / "public" / "feed.xml") == ["Post 1"]
+
+
+# --- the same-post rule merges copies from different sources only -------------------
+
+
+def episode(site: Site, n: int, link: str) -> StoredEntry:
+    return StoredEntry(site.feed, Entry(id=f"ep{n}", title=f"Episode {n}", link=link, date=days_ago(n)), NOW)
+
+
+def test_posts_of_one_feed_sharing_a_link_are_all_kept() -> None:
+    show = "https://a.example.org/show"
+    episodes = [episode(A, n, show) for n in (1, 2, 3)]
+    assert titles(select_entries([A], {A.feed: episodes}, 5)) == ["Episode 1", "Episode 2", "Episode 3"]
+
+
+def test_a_podcast_carried_by_two_feeds_shows_each_episode_once_for_its_owner() -> None:
+    show = "https://a.example.org/show"
+    mirror = Site("Mirror", "https://mirror.example.net/feed", "https://mirror.example.net/")
+
+    def tagged(site: Site, n: int) -> StoredEntry:
+        return StoredEntry(site.feed, Entry(id=f"tag:a.example.org,2026:ep{n}", title=f"{site.name} {n}",
+                                            link=show, date=days_ago(n)), NOW)
+
+    snapshots = {A.feed: [tagged(A, n) for n in (1, 2, 3)], mirror.feed: [tagged(mirror, n) for n in (1, 2, 3)]}
+    selected = select_entries([mirror, A], snapshots, 5)
+    assert titles(selected) == ["Alpha 1", "Alpha 2", "Alpha 3"]  # the shared link names no one episode; the ids do
+
+
+def test_a_link_shared_inside_one_feed_does_not_name_a_post_of_another_feed() -> None:
+    show = "https://a.example.org/show"
+    announcement = StoredEntry(B.feed, Entry(id="https://b.example.org/new-show", title="Listen to A's show",
+                                             link=show, date=days_ago(4)), NOW)
+    selected = select_entries([A, B], {A.feed: [episode(A, n, show) for n in (1, 2, 3)], B.feed: [announcement]}, 5)
+    assert titles(selected) == ["Episode 1", "Episode 2", "Episode 3", "Listen to A's show"]
+
+
+def test_a_feed_whose_items_link_to_one_index_page_shows_them_all(server: HTTPServer, tmp_path: Path) -> None:
+    items = [{"title": f"Episode {n}", "link": "https://pod.example.org/show", "guid isPermaLink=\"false\"": f"ep{n}",
+              "pubDate": f"Mon, {n + 8:02d} Nov 2026 10:00:00 GMT"} for n in (3, 2, 1)]
+    server.expect_request("/pod.xml").respond_with_data(rss(*items))
+    config = write_config(tmp_path, [{"name": "Podcast", "feed": server.url_for("/pod.xml")}])
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    assert "3 entries written" in result.stdout
+    assert entry_titles(tmp_path / "public" / "feed.xml") == ["Episode 3", "Episode 2", "Episode 1"]
+    assert '<td>3</td>' in (tmp_path / "public" / "sites.html").read_text()

@@ -20,7 +20,7 @@ def test_build_publishes_site(server: HTTPServer, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["build", "--config", str(config), "--now", NOW_ISO],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "1 sites, 1 fetched" in result.stdout
+    assert result.stdout.startswith("1 site: 1 feed due, 1 requested (1 changed, ")
     index = (tmp_path / "public" / "index.html").read_text()
     assert index.index("Post 2") < index.index("Post 1")
     for name in ("sites.html", "feed.xml", "feed.json", "opml.xml", "style.css"):

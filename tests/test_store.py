@@ -199,8 +199,8 @@ def test_a_build_killed_midway_leaves_consistent_state(server: HTTPServer, tmp_p
     release.set()
     result = build(config)
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("3 sites, 1 fetched, ")  # the source the kill interrupted
-    assert ", 0 failed, " in result.stdout
+    assert result.stdout.startswith("3 sites: 1 feed due, 1 requested (1 changed, ")  # the source the kill interrupted
+    assert ", 0 failed)" in result.stdout
     assert read_db(cache, "SELECT COUNT(*) FROM sources WHERE last_success IS NOT NULL") == [(3,)]
 
 
