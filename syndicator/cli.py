@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from . import __version__
-from .config import load_config
+from .config import WORKERS_MAX, load_config
 from .errors import FeedError, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
@@ -108,7 +108,7 @@ def main() -> None:
 @click.option("--force", is_flag=True, help="Fetch every source now, due or not.")
 @click.option("--site", "site_names", multiple=True, metavar="NAME",
               help="Fetch only this site (repeatable), due or not; others keep their copy.")
-@click.option("--workers", type=click.IntRange(1, 64), help="Fetch threads (default 8).")
+@click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
 @click.option("--now", "now_given", type=IsoTime(), metavar="ISO-8601-TIME",
               help="Run as if at this time, for testing and replaying (default: the clock).")
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import yaml
@@ -23,30 +23,45 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _SITE_KEYS = {"name", "feed", "link"}
 _REQUIRED = ("title", "link", "sites")
-# setting -> (kind, default, minimum); durations are seconds.
-_SETTINGS: dict[str, tuple[str, Any, float]] = {
-    "workers": ("int", 8, 1),
-    "timeout": ("duration", 15.0, 1),
-    "retries": ("int", 1, 0),
-    "items_per_feed": ("int", 5, 1),
-    "feed_entries": ("int", 1000, 1),
-    "summary_chars": ("int", 600, 20),
-    "stale_after": ("duration", 4 * 86400.0, 60),
-    "max_bytes": ("int", 10 * 1024 * 1024, 1024),
-    "user_agent": ("url", None, 0),
-    "output": ("path", "public", 0),
-    "cache": ("path", "cache", 0),
+#: Most fetch threads (the --workers option has the same bound).
+WORKERS_MAX = 64
+_DAY = 86400.0
+
+
+class _Setting(NamedTuple):
+    """How one optional setting is read: kind (int, duration, url, path), default, and bounds.
+
+    Durations are seconds; ints are counts (max_bytes: bytes). The bounds are
+    inclusive and documented in README.md ("Configuration").
+    """
+
+    kind: str
+    default: Any
+    minimum: float = 0
+    maximum: float = 0
+
+
+_SETTINGS: dict[str, _Setting] = {
+    "workers": _Setting("int", 8, 1, WORKERS_MAX),
+    "timeout": _Setting("duration", 15.0, 1, 300),
+    "retries": _Setting("int", 1, 0, 5),
+    "items_per_feed": _Setting("int", 5, 1, 100),
+    "feed_entries": _Setting("int", 1000, 1, 100_000),
+    "summary_chars": _Setting("int", 600, 20, 100_000),
+    "stale_after": _Setting("duration", 4 * _DAY, 60, 365 * _DAY),
+    "max_bytes": _Setting("int", 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    "user_agent": _Setting("url", None),
+    "output": _Setting("path", "public"),
+    "cache": _Setting("path", "cache"),
     # The schedule (README.md, "Polite polling"): first interval, and bounds of every interval.
-    "default_interval": ("duration", 3600.0, 60),
-    "min_interval": ("duration", 900.0, 60),
-    "max_interval": ("duration", 86400.0, 60),
+    "default_interval": _Setting("duration", 3600.0, 60, 7 * _DAY),
+    "min_interval": _Setting("duration", 900.0, 60, 7 * _DAY),
+    "max_interval": _Setting("duration", _DAY, 60, 7 * _DAY),
     # Host fairness: requests at once, seconds between starts, failures that skip a host.
-    "per_host_concurrency": ("int", 2, 1),
-    "host_gap": ("duration", 0.5, 0),
-    "host_breaker": ("int", 5, 0),
+    "per_host_concurrency": _Setting("int", 2, 1, 16),
+    "host_gap": _Setting("duration", 0.5, 0, 60),
+    "host_breaker": _Setting("int", 5, 0, 1000),
 }
-#: max_interval may be configured up to 7 days (seconds).
-MAX_INTERVAL_CEILING = 7 * 86400.0
 
 
 class _LineDict(dict[str, Any]):
@@ -165,7 +180,7 @@ def _build(path: Path, data: Any) -> Config:
     settings = {key: _setting(data, key) for key in _SETTINGS if key in data}
     base = path.parent
     for key in ("output", "cache"):
-        settings[key] = base / settings.get(key, _SETTINGS[key][1])
+        settings[key] = base / settings.get(key, _SETTINGS[key].default)
     contact = settings.pop("user_agent", None) or link
     _check_intervals(data, settings)
     return Config(
@@ -179,10 +194,9 @@ def _build(path: Path, data: Any) -> Config:
 
 
 def _check_intervals(data: _LineDict, settings: dict[str, Any]) -> None:
-    """min_interval <= default_interval <= max_interval <= 7 d, each named with its line."""
-    value = {key: settings.get(key, _SETTINGS[key][1]) for key in ("min_interval", "default_interval", "max_interval")}
-    if value["max_interval"] > MAX_INTERVAL_CEILING:
-        raise _FieldError(data.lines.get("max_interval", data.line), "max_interval", "must be at most 7 days")
+    """min_interval <= default_interval <= max_interval, each named with its line."""
+    value = {key: settings.get(key, _SETTINGS[key].default)
+             for key in ("min_interval", "default_interval", "max_interval")}
     for low, high in (("min_interval", "default_interval"), ("default_interval", "max_interval"),
                       ("min_interval", "max_interval")):
         if value[low] > value[high]:
@@ -235,7 +249,7 @@ def _field(where: str, key: str) -> str:
 
 
 def _setting(data: _LineDict, key: str) -> Any:
-    kind, _default, minimum = _SETTINGS[key]
+    kind, _default, minimum, maximum = _SETTINGS[key]
     value, line = data[key], data.lines[key]
     if kind == "url":
         return _url(data, key, value)
@@ -249,8 +263,19 @@ def _setting(data: _LineDict, key: str) -> Any:
         except ValueError as e:
             raise _FieldError(line, key, str(e)) from None
         if seconds < minimum:
-            raise _FieldError(line, key, f"must be at least {minimum:g} seconds")
+            raise _FieldError(line, key, f"must be at least {_duration_text(minimum)}")
+        if seconds > maximum:
+            raise _FieldError(line, key, f"must be at most {_duration_text(maximum)}")
         return seconds
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise _FieldError(line, key, f"must be a whole number of at least {minimum:g}")
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
+        raise _FieldError(line, key, f"must be a whole number from {minimum:g} to {maximum:g}")
     return value
+
+
+def _duration_text(seconds: float) -> str:
+    """A bound in the largest unit that divides it: 604800 -> '7 days', 0.5 -> '0.5 seconds'."""
+    for unit, size in (("day", _DAY), ("hour", 3600.0), ("minute", 60.0)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds / size
+            return f"{count:g} {unit}{'' if count == 1 else 's'}"
+    return f"{seconds:g} second{'' if seconds == 1 else 's'}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -166,6 +167,54 @@ def test_bad_config_names_file_line_and_field(tmp_path: Path, text: str, line: i
     assert "\n" not in message
 
 
+#: setting -> (the largest value accepted, a value just above it); README.md states the same bounds.
+MAXIMUMS = {
+    "workers": (64, 65),
+    "timeout": ("5m", 300.5),
+    "retries": (5, 6),
+    "items_per_feed": (100, 101),
+    "feed_entries": (100_000, 100_001),
+    "summary_chars": (100_000, 99999999999999999999999),
+    "stale_after": ("365d", "366d"),
+    "max_bytes": (100 * 1024 * 1024, 100 * 1024 * 1024 + 1),
+    "default_interval": ("7d", "8d"),
+    "min_interval": ("7d", 604800.5),
+    "max_interval": ("7d", "2w"),
+    "per_host_concurrency": (16, 17),
+    "host_gap": ("1m", 60.5),
+    "host_breaker": (1000, 1001),
+}
+DURATIONS = ["timeout", "stale_after", "default_interval", "min_interval", "max_interval", "host_gap"]
+
+
+def test_every_setting_accepts_its_maximum(tmp_path: Path) -> None:
+    settings = "".join(f"{key}: {largest}\n" for key, (largest, _above) in MAXIMUMS.items())
+    config = load_config(write(tmp_path, HEAD + settings + "sites:\n" + SITE_A))
+    assert (config.workers, config.timeout, config.retries) == (64, 300.0, 5)
+    assert (config.items_per_feed, config.feed_entries, config.summary_chars) == (100, 100_000, 100_000)
+    assert (config.stale_after, config.max_bytes) == (365 * 86400.0, 100 * 1024 * 1024)
+    assert config.default_interval == config.min_interval == config.max_interval == 7 * 86400.0
+    assert (config.per_host_concurrency, config.host_gap, config.host_breaker) == (16, 60.0, 1000)
+
+
+@pytest.mark.parametrize(("key", "value"), [pytest.param(key, above, id=key) for key, (_, above) in MAXIMUMS.items()])
+def test_every_setting_has_a_maximum(tmp_path: Path, key: str, value: object) -> None:
+    path = write(tmp_path, HEAD + f"{key}: {value}\nsites:\n" + SITE_A)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:3: {key}: must be "), message
+    assert "at most" in message or " to " in message
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf", "'nan'", "'inf'"])
+@pytest.mark.parametrize("key", DURATIONS)
+def test_durations_refuse_nan_and_infinity(tmp_path: Path, key: str, value: str) -> None:
+    path = write(tmp_path, HEAD + f"{key}: {value}\nsites:\n" + SITE_A)
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(path))}:3: {key}: "):
+        load_config(path)
+
+
 @pytest.mark.parametrize(("text", "where"), [
     pytest.param("title: [\n", ":2: invalid YAML", id="unclosed-list"),
     pytest.param(HEAD + "sites:\n\t- name: A\n", ":4: invalid YAML", id="tab-indent"),
@@ -181,15 +230,20 @@ def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.yaml")
 
 
+@pytest.mark.parametrize("command", ["build", "status"])
 @pytest.mark.parametrize("bad", [
     pytest.param("unknown: 1\n", id="unknown-setting"),
     pytest.param("timeout: forever\n", id="bad-duration"),
+    pytest.param("timeout: 1.0e+300\n", id="huge-timeout"),
+    pytest.param("stale_after: .inf\n", id="infinite-stale-after"),
+    pytest.param("retries: 1000000\n", id="a-million-retries"),
+    pytest.param("workers: 100000\n", id="too-many-workers"),
 ])
 def test_cli_refuses_bad_config_before_any_network_or_state_change(server: HTTPServer, tmp_path: Path,
-                                                                    bad: str) -> None:
+                                                                    bad: str, command: str) -> None:
     server.expect_request("/feed.xml").respond_with_data("<rss/>")
     path = write(tmp_path, HEAD + bad + f"sites:\n  - name: A\n    feed: {server.url_for('/feed.xml')}\n")
-    result = CliRunner().invoke(main, ["build", "--config", str(path)], catch_exceptions=False)
+    result = CliRunner().invoke(main, [command, "--config", str(path)], catch_exceptions=False)
     assert result.exit_code == 2
     assert result.stdout == ""
     lines = result.stderr.splitlines()
