@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -22,6 +23,9 @@ from .model import Config, Site
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _SITE_KEYS = {"name", "feed", "link"}
+#: Unicode categories refused inside a URL: controls, format (invisible) characters, spaces, separators.
+_BAD_URL_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+_NO_CREDENTIALS = "remove the user:password@ part"
 _REQUIRED = ("title", "link", "sites")
 #: Most fetch threads (the --workers option has the same bound).
 WORKERS_MAX = 64
@@ -121,16 +125,39 @@ def parse_duration(value: Any) -> float:
     return seconds
 
 
-def is_http_url(value: Any) -> bool:
-    """True if ``value`` is a str holding an absolute http(s) URL with a host."""
+def url_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a feed or link URL, or None when it is fine.
+
+    A good URL is a str holding an absolute http(s) URL with a host and a
+    valid port, after leading and trailing whitespace is stripped. Refused:
+    a space, tab, line break or other control or invisible character inside
+    (urlsplit would silently drop tabs and line breaks, and the rest splits
+    a request line or a log line), and credentials (``user:secret@``),
+    which would be published in opml.xml, sites.html and the feeds.
+
+    Returns:
+        a short problem text (str) without the credentials, or None.
+    """
     if not isinstance(value, str):
-        return False
+        return f"{value!r} is not an http(s) URL"
+    text = value.strip()
+    if any(unicodedata.category(char) in _BAD_URL_CATEGORIES for char in text):
+        return f"{text!r} contains a space or a control character"
     try:
-        parts = urlsplit(value.strip())
+        parts = urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.hostname)
+        return f"{text!r} is not an http(s) URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{text!r} is not an http(s) URL"
+    if "@" in parts.netloc:
+        return f"credentials in a URL would be published on the site; {_NO_CREDENTIALS}"
+    return None
+
+
+def is_http_url(value: Any) -> bool:
+    """True if ``value`` is a str holding a usable http(s) URL (see :func:`url_problem`)."""
+    return url_problem(value) is None
 
 
 def load_config(path: str | Path) -> Config:
@@ -239,8 +266,11 @@ def _text(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
 
 
 def _url(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
-    if not is_http_url(value):
-        raise _FieldError(mapping.lines[key], _field(where, key), f"{value!r} is not an http(s) URL")
+    problem = url_problem(value)
+    if problem is not None and key == "user_agent" and problem.endswith(_NO_CREDENTIALS):
+        problem = f"credentials in a URL would be sent to every feed's server; {_NO_CREDENTIALS}"
+    if problem is not None:
+        raise _FieldError(mapping.lines[key], _field(where, key), problem)
     return str(value).strip()
 
 

@@ -129,6 +129,26 @@ BAD_CONFIGS = [
                  "not an http(s) URL", id="javascript-link"),
     pytest.param(HEAD + "sites:\n  - name: A\n    feed: https://a.example.org:99999/feed\n", 5,
                  "sites[0].feed", "not an http(s) URL", id="port-out-of-range"),
+    pytest.param(HEAD + 'sites:\n  - name: A\n    feed: "https://a.example.org/a\\n-b.xml"\n', 5, "sites[0].feed",
+                 "space or a control character", id="newline-in-feed"),
+    pytest.param(HEAD + 'sites:\n  - name: A\n    feed: "https://a.example.org/a\\tb.xml"\n', 5, "sites[0].feed",
+                 "space or a control character", id="tab-in-feed"),
+    pytest.param(HEAD + "sites:\n  - name: A\n    feed: https://a.example.org/my feed.xml\n", 5, "sites[0].feed",
+                 "space or a control character", id="space-in-feed"),
+    pytest.param(HEAD + 'sites:\n  - name: A\n    feed: "https://a.example.org/\\u200bfeed"\n', 5, "sites[0].feed",
+                 "space or a control character", id="zero-width-space-in-feed"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    link: https://a.example.org/ home\n", 6, "sites[0].link",
+                 "space or a control character", id="space-in-link"),
+    pytest.param(HEAD + 'user_agent: "https://planet.example.org/\\r\\nX-Injected: yes"\nsites:\n' + SITE_A, 3,
+                 "user_agent", "space or a control character", id="header-injection-in-user-agent"),
+    pytest.param(HEAD + "sites:\n  - name: A\n    feed: https://user:secret@a.example.org/feed\n", 5,
+                 "sites[0].feed", "credentials in a URL would be published on the site", id="credentials-in-feed"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    link: https://token@a.example.org/\n", 6, "sites[0].link",
+                 "credentials in a URL would be published on the site", id="user-in-link"),
+    pytest.param("title: T\nlink: https://u:p@planet.example.org/\nsites:\n" + SITE_A, 2, "link",
+                 "credentials in a URL would be published on the site", id="credentials-in-planet-link"),
+    pytest.param(HEAD + "user_agent: https://u:p@planet.example.org/\nsites:\n" + SITE_A, 3, "user_agent",
+                 "credentials in a URL would be sent to every feed's server", id="credentials-in-user-agent"),
     pytest.param("title: T\nlink: mailto:me@example.org\nsites:\n" + SITE_A, 2, "link", "not an http(s) URL",
                  id="mailto-planet-link"),
     pytest.param(HEAD + "user_agent: me@example.org\nsites:\n" + SITE_A, 3, "user_agent", "not an http(s) URL",
@@ -164,7 +184,8 @@ def test_bad_config_names_file_line_and_field(tmp_path: Path, text: str, line: i
     message = str(caught.value)
     assert message.startswith(f"{path}:{line}: {field}: "), message
     assert problem in message
-    assert "\n" not in message
+    assert "\n" not in message and "\r" not in message
+    assert "secret" not in message
 
 
 #: setting -> (the largest value accepted, a value just above it); README.md states the same bounds.
@@ -251,3 +272,17 @@ def test_cli_refuses_bad_config_before_any_network_or_state_change(server: HTTPS
     assert lines[0].startswith(f"syndicator: error: {path}:3: ")
     assert server.log == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sites.yaml"]
+
+
+def test_urls_may_be_international_or_percent_encoded_and_are_trimmed(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, HEAD + textwrap.dedent("""\
+        sites:
+          - name: A
+            feed: https://例え.jp/フィード.xml
+          - name: B
+            feed: "  https://b.example.org/my%20feed.xml?a=1&b=2#top  "
+            link: https://b.example.org/~me/
+    """)))
+    assert [(site.feed, site.link) for site in config.sites] == [
+        ("https://例え.jp/フィード.xml", None),
+        ("https://b.example.org/my%20feed.xml?a=1&b=2#top", "https://b.example.org/~me/")]
