@@ -246,6 +246,21 @@ def test_invalid_yaml_names_file_and_line(tmp_path: Path, text: str, where: str)
         load_config(path)
 
 
+@pytest.mark.parametrize(("data", "line"), [
+    pytest.param((HEAD + "sites:\n  - name: Café\n    feed: https://a.example.org/f\n").encode("latin-1"), 4,
+                 id="latin-1"),
+    pytest.param((HEAD + "sites:\n" + SITE_A).encode("utf-16"), 1, id="utf-16"),
+    pytest.param((HEAD + "sites:\r\n" + SITE_A + "  - name: \u2013\n").encode("cp1252"), 6, id="cp1252-crlf"),
+])
+def test_text_that_is_not_utf8_names_its_line(tmp_path: Path, data: bytes, line: int) -> None:
+    path = tmp_path / "sites.yaml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}:{line}: not UTF-8 text: ")
+    assert str(caught.value).endswith("save the file as UTF-8")
+
+
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "nope.yaml")
