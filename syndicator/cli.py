@@ -98,7 +98,7 @@ def main() -> None:
 
 @main.command()
 @click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(dir_okay=False, path_type=Path), help="The site list to read.")
+              type=click.Path(path_type=Path), help="The site list to read.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Folder to publish into (default: 'output' in sites.yaml, else public/).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
@@ -161,7 +161,7 @@ def _build_with_progress(config: Any, options: BuildOptions, show: bool) -> Any:
 
 @main.command()
 @click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(dir_okay=False, path_type=Path), help="The site list to read.")
+              type=click.Path(path_type=Path), help="The site list to read.")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
               help="State folder to read (default: 'cache' in sites.yaml, else cache/).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with one object per site).")

@@ -121,6 +121,16 @@ def test_missing_config_file_exits_2(tmp_path: Path) -> None:
     assert result.stderr == f"syndicator: error: {tmp_path / 'nope.yaml'}: cannot read: No such file or directory\n"
 
 
+@pytest.mark.parametrize("command", ["build", "status"])
+def test_config_that_is_a_folder_is_one_line_exit_2(tmp_path: Path, command: str) -> None:
+    folder = tmp_path / "sites.yaml"
+    folder.mkdir()
+    result = CliRunner().invoke(main, [command, "--config", str(folder)], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert result.stderr == f"syndicator: error: {folder}: cannot read: Is a directory\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sites.yaml"]
+
+
 @pytest.mark.parametrize(("flags", "shows_info", "shows_warning", "shows_error", "shows_summary"), [
     pytest.param([], False, True, True, True, id="default"),
     pytest.param(["-v"], True, True, True, True, id="verbose"),
