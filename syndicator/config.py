@@ -69,26 +69,48 @@ _SETTINGS: dict[str, _Setting] = {
 
 
 class _LineDict(dict[str, Any]):
-    """A mapping that remembers the line (1-based) of itself and each key."""
+    """A mapping that remembers the line (1-based) of itself and each key.
+
+    ``duplicate`` is the first key written twice, as (key, line, first line),
+    or None; it is reported by whoever knows the mapping's path.
+    """
 
     line = 0
     lines: dict[str, int]
+    duplicate: tuple[str, int, int] | None = None
 
 
 class _Loader(yaml.SafeLoader):
-    """A safe loader whose mappings record line numbers and refuse duplicate keys."""
+    """A safe loader whose mappings record line numbers and duplicate keys."""
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _LineDict:
+    """A :class:`_LineDict` of ``node``.
+
+    Keys merged in with ``<<`` (YAML merge keys) give way to the mapping's own
+    keys, and the first merged mapping wins over later ones; only a key
+    written twice in the mapping itself is a duplicate.
+    """
+    own = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE_TAG)
     loader.flatten_mapping(node)
+    merged = len(node.value) - own
     result = _LineDict()
     result.line = node.start_mark.line + 1
     result.lines = {}
-    for key_node, value_node in node.value:
+    own_lines: dict[str, int] = {}
+    for index, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=True)
         line = key_node.start_mark.line + 1
-        if key in result:
-            raise _FieldError(line, str(key), "appears twice")
+        if index < merged and key in result:
+            continue
+        if index >= merged and str(key) in own_lines:
+            result.duplicate = result.duplicate or (str(key), line, own_lines[str(key)])
+            continue
+        if index >= merged:
+            own_lines[str(key)] = line
         result[key] = loader.construct_object(value_node, deep=True)
         result.lines[str(key)] = line
     return result
@@ -198,6 +220,7 @@ def load_config(path: str | Path) -> Config:
 def _build(path: Path, data: Any) -> Config:
     if not isinstance(data, _LineDict):
         raise _FieldError(1, "(top level)", "must be a mapping with title, link and sites")
+    _check_duplicate(data, "")
     known = set(_REQUIRED) | set(_SETTINGS)
     for key in data:
         if key not in known:
@@ -246,6 +269,7 @@ def _sites(data: _LineDict) -> tuple[Site, ...]:
         where = f"sites[{index}]"
         if not isinstance(item, _LineDict):
             raise _FieldError(data.lines["sites"], where, "must be a mapping with name, feed and link")
+        _check_duplicate(item, where)
         for key in item:
             if key not in _SITE_KEYS:
                 raise _FieldError(item.lines[str(key)], f"{where}.{key}", "unknown field; expected name, feed or link")
@@ -261,6 +285,12 @@ def _sites(data: _LineDict) -> tuple[Site, ...]:
         link = _url(item, "link", item["link"], where) if item.get("link") is not None else None
         sites.append(Site(name=name, feed=feed, link=link))
     return tuple(sites)
+
+
+def _check_duplicate(mapping: _LineDict, where: str) -> None:
+    if mapping.duplicate is not None:
+        key, line, first = mapping.duplicate
+        raise _FieldError(line, _field(where, key), f"appears twice (first on line {first})")
 
 
 def _text(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:

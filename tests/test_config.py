@@ -168,6 +168,11 @@ BAD_CONFIGS = [
     pytest.param(HEAD + "output: ''\nsites:\n" + SITE_A, 3, "output", "folder path", id="empty-output"),
     pytest.param("title: T\ntitle: U\nlink: https://planet.example.org/\nsites:\n" + SITE_A, 2, "title",
                  "appears twice", id="duplicate-key"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    feed: https://b.example.org/feed\n", 6, "sites[0].feed",
+                 "appears twice (first on line 5)", id="duplicate-key-in-site"),
+    pytest.param(HEAD + "sites:\n  - &a {name: A, feed: https://a.example.org/feed}\n"
+                 "  - <<: *a\n    name: B\n    name: C\n", 7, "sites[1].name", "appears twice (first on line 6)",
+                 id="duplicate-key-beside-a-merge"),
     pytest.param("title: yes\nlink: https://planet.example.org/\nsites:\n" + SITE_A, 1, "title", "text",
                  id="boolean-title"),
     pytest.param(HEAD + "sites:\n  - just a string\n", 3, "sites[0]", "mapping", id="site-not-mapping"),
@@ -301,3 +306,17 @@ def test_urls_may_be_international_or_percent_encoded_and_are_trimmed(tmp_path: 
     assert [(site.feed, site.link) for site in config.sites] == [
         ("https://例え.jp/フィード.xml", None),
         ("https://b.example.org/my%20feed.xml?a=1&b=2#top", "https://b.example.org/~me/")]
+
+
+def test_own_keys_override_yaml_merge_keys(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, HEAD + textwrap.dedent("""\
+        sites:
+          - &base {name: A, feed: https://a.example.org/feed, link: https://a.example.org/}
+          - <<: *base
+            name: B
+          - <<: [{name: C, feed: https://c.example.org/feed}, *base]
+    """)))
+    assert [(site.name, site.feed, site.link) for site in config.sites] == [
+        ("A", "https://a.example.org/feed", "https://a.example.org/"),
+        ("B", "https://a.example.org/feed", "https://a.example.org/"),
+        ("C", "https://c.example.org/feed", "https://a.example.org/")]
