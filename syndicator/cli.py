@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from . import __version__
-from .config import WORKERS_MAX, load_config
+from .config import WORKERS_MAX, load_config, url_problem
 from .errors import FeedError, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
@@ -211,8 +211,16 @@ def _when(value: str | None) -> str:
     return value.replace("+00:00", "Z") if value else "never"
 
 
+def _http_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """The argument as a stripped http(s) URL; else a usage error (exit 2) before any network."""
+    problem = url_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem, ctx, param)
+    return value.strip()
+
+
 @main.command()
-@click.argument("url")
+@click.argument("url", callback=_http_url)
 @click.option("--timeout", type=click.FloatRange(0.1, 120), default=15.0, show_default=True,
               help="Seconds to wait for the server.")
 def discover(url: str, timeout: float) -> None:
