@@ -19,12 +19,13 @@ from typing import Any
 import click
 
 from . import __version__
-from .config import WORKERS_MAX, load_config, url_problem
+from .config import WORKERS_MAX, load_config
 from .errors import FeedError, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
 from .pipeline import discover as run_discover
 from .pipeline import status as site_status
+from .values import url_problem
 
 log = logging.getLogger("syndicator")
 

@@ -7,25 +7,18 @@ field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
 
 from __future__ import annotations
 
-import math
-import re
-import unicodedata
 from pathlib import Path
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit
 
 import yaml
 
 from . import __version__
 from .errors import ConfigError
 from .model import Config, Site
+from .values import NO_CREDENTIALS, duration_text, parse_duration, url_problem
+from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _SITE_KEYS = {"name", "feed", "link"}
-#: Unicode categories refused inside a URL: controls, format (invisible) characters, spaces, separators.
-_BAD_URL_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
-_NO_CREDENTIALS = "remove the user:password@ part"
 _REQUIRED = ("title", "link", "sites")
 #: Most fetch threads (the --workers option has the same bound).
 WORKERS_MAX = 64
@@ -125,63 +118,6 @@ class _FieldError(Exception):
         self.line, self.field, self.problem = line, field, problem
 
 
-def parse_duration(value: Any) -> float:
-    """Read a duration: a number of seconds, or a number with s/m/h/d/w.
-
-    Returns seconds (float). Raises ValueError for anything else, including
-    booleans and negative numbers.
-    """
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a duration")
-    if isinstance(value, int | float):
-        if value < 0:
-            raise ValueError(f"{value!r} is negative")
-        seconds = float(value)
-    else:
-        match = _DURATION.match(str(value))
-        if not match:
-            raise ValueError(f"{value!r} is not a duration such as 90s, 15m, 1h or 4d")
-        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
-    if not math.isfinite(seconds):
-        raise ValueError(f"{value!r} is not a finite duration")
-    return seconds
-
-
-def url_problem(value: Any) -> str | None:
-    """What is wrong with ``value`` as a feed or link URL, or None when it is fine.
-
-    A good URL is a str holding an absolute http(s) URL with a host and a
-    valid port, after leading and trailing whitespace is stripped. Refused:
-    a space, tab, line break or other control or invisible character inside
-    (urlsplit would silently drop tabs and line breaks, and the rest splits
-    a request line or a log line), and credentials (``user:secret@``),
-    which would be published in opml.xml, sites.html and the feeds.
-
-    Returns:
-        a short problem text (str) without the credentials, or None.
-    """
-    if not isinstance(value, str):
-        return f"{value!r} is not an http(s) URL"
-    text = value.strip()
-    if any(unicodedata.category(char) in _BAD_URL_CATEGORIES for char in text):
-        return f"{text!r} contains a space or a control character"
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-    except ValueError:
-        return f"{text!r} is not an http(s) URL"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"{text!r} is not an http(s) URL"
-    if "@" in parts.netloc:
-        return f"credentials in a URL would be published on the site; {_NO_CREDENTIALS}"
-    return None
-
-
-def is_http_url(value: Any) -> bool:
-    """True if ``value`` is a str holding a usable http(s) URL (see :func:`url_problem`)."""
-    return url_problem(value) is None
-
-
 def load_config(path: str | Path) -> Config:
     """Read and validate a sites.yaml file.
 
@@ -194,16 +130,7 @@ def load_config(path: str | Path) -> Config:
         ConfigError: the file is missing, not YAML, or any field is invalid.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from e
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise ConfigError(f"{path}:{line}: not UTF-8 text: {e.reason} at byte {e.start}; "
-                          "save the file as UTF-8") from e
+    text = _read_text(path)
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
         return _build(path, data)
@@ -215,6 +142,20 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{path}:{line} invalid YAML: {e.problem}") from None
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: invalid YAML: {e}") from None
+
+
+def _read_text(path: Path) -> str:
+    """The file as text; a ConfigError if unreadable, or not UTF-8 (naming the line of the first bad byte)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from e
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text: {e.reason} at byte {e.start}; "
+                          "save the file as UTF-8") from e
 
 
 def _build(path: Path, data: Any) -> Config:
@@ -301,8 +242,8 @@ def _text(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
 
 def _url(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
     problem = url_problem(value)
-    if problem is not None and key == "user_agent" and problem.endswith(_NO_CREDENTIALS):
-        problem = f"credentials in a URL would be sent to every feed's server; {_NO_CREDENTIALS}"
+    if problem is not None and key == "user_agent" and problem.endswith(NO_CREDENTIALS):
+        problem = f"credentials in a URL would be sent to every feed's server; {NO_CREDENTIALS}"
     if problem is not None:
         raise _FieldError(mapping.lines[key], _field(where, key), problem)
     return str(value).strip()
@@ -327,19 +268,10 @@ def _setting(data: _LineDict, key: str) -> Any:
         except ValueError as e:
             raise _FieldError(line, key, str(e)) from None
         if seconds < minimum:
-            raise _FieldError(line, key, f"must be at least {_duration_text(minimum)}")
+            raise _FieldError(line, key, f"must be at least {duration_text(minimum)}")
         if seconds > maximum:
-            raise _FieldError(line, key, f"must be at most {_duration_text(maximum)}")
+            raise _FieldError(line, key, f"must be at most {duration_text(maximum)}")
         return seconds
     if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
         raise _FieldError(line, key, f"must be a whole number from {minimum:g} to {maximum:g}")
     return value
-
-
-def _duration_text(seconds: float) -> str:
-    """A bound in the largest unit that divides it: 604800 -> '7 days', 0.5 -> '0.5 seconds'."""
-    for unit, size in (("day", _DAY), ("hour", 3600.0), ("minute", 60.0)):
-        if seconds >= size and seconds % size == 0:
-            count = seconds / size
-            return f"{count:g} {unit}{'' if count == 1 else 's'}"
-    return f"{seconds:g} second{'' if seconds == 1 else 's'}"
