@@ -20,13 +20,13 @@ from typing import Any
 import click
 
 from . import __version__
-from .config import load_config
-from .dates import parse_date
+from .config import WORKERS_MAX, load_config
 from .errors import FeedError, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
 from .pipeline import discover as run_discover
 from .pipeline import status as site_status
+from .values import url_problem
 
 log = logging.getLogger("syndicator")
 
@@ -58,13 +58,38 @@ def _setup_logging(verbose: int, quiet: int) -> None:
     logger.propagate = False
 
 
-def _parse_now(value: str | None) -> datetime:
-    if value is None:
-        return datetime.now(UTC)
-    parsed = parse_date(value)
-    if parsed is None:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 time", param_hint="--now")
-    return parsed
+#: The years a --now time may fall in (inclusive).
+NOW_YEARS = (1995, 2999)
+
+
+class IsoTime(click.ParamType):
+    """A ``--now`` value: an ISO 8601 time read by ``datetime.fromisoformat``.
+
+    ``2026-11-30T12:00:00Z``, ``2026-11-30T13:00:00+01:00`` and
+    ``2026-11-30`` (midnight) are accepted; no zone means UTC. Years outside
+    :data:`NOW_YEARS` are refused (the schedule adds days to ``now``).
+    Converts to an aware UTC datetime; anything else is a usage error (exit 2).
+    """
+
+    name = "iso-8601-time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            parsed = datetime.fromisoformat(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO 8601 time such as 2026-11-30T12:00:00Z", param, ctx)
+        if not NOW_YEARS[0] <= parsed.year <= NOW_YEARS[1]:
+            self.fail(f"{value!r} is outside the years {NOW_YEARS[0]}-{NOW_YEARS[1]}", param, ctx)
+        if parsed.tzinfo is None:
+            return parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC)
+
+
+def _now(value: datetime | None) -> datetime:
+    """The build's clock: the --now value, else the wall clock (aware UTC)."""
+    return value if value is not None else datetime.now(UTC)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -75,7 +100,7 @@ def main() -> None:
 
 @main.command()
 @click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(dir_okay=False, path_type=Path), help="The site list to read.")
+              type=click.Path(path_type=Path), help="The site list to read.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Folder to publish into (default: 'output' in sites.yaml, else public/).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
@@ -85,20 +110,20 @@ def main() -> None:
 @click.option("--force", is_flag=True, help="Fetch every source now, due or not.")
 @click.option("--site", "site_names", multiple=True, metavar="NAME",
               help="Fetch only this site (repeatable), due or not; others keep their copy.")
-@click.option("--workers", type=click.IntRange(1, 64), help="Fetch threads (default 8).")
-@click.option("--now", "now_text", metavar="ISO-8601-TIME",
+@click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
+@click.option("--now", "now_given", type=IsoTime(), metavar="ISO-8601-TIME",
               help="Run as if at this time, for testing and replaying (default: the clock).")
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
 def build(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None,
-          force: bool, site_names: tuple[str, ...], workers: int | None, now_text: str | None,
+          force: bool, site_names: tuple[str, ...], workers: int | None, now_given: datetime | None,
           verbose: int, quiet: int) -> None:
     """Fetch the feeds that are due and publish the site.
 
     Also writes the build's figures to report.json in the cache folder.
     """
     _setup_logging(verbose, quiet)
-    now = _parse_now(now_text)
+    now = _now(now_given)
     try:
         config = load_config(config_path)
         changes: dict[str, Any] = {}
@@ -144,18 +169,18 @@ def _build_with_progress(config: Any, options: BuildOptions, show: bool) -> Any:
 
 @main.command()
 @click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(dir_okay=False, path_type=Path), help="The site list to read.")
+              type=click.Path(path_type=Path), help="The site list to read.")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
               help="State folder to read (default: 'cache' in sites.yaml, else cache/).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with one object per site).")
-@click.option("--now", "now_text", metavar="ISO-8601-TIME",
+@click.option("--now", "now_given", type=IsoTime(), metavar="ISO-8601-TIME",
               help="Judge due and stale as if at this time (default: the clock).")
-def status(config_path: Path, cache: Path | None, as_json: bool, now_text: str | None) -> None:
+def status(config_path: Path, cache: Path | None, as_json: bool, now_given: datetime | None) -> None:
     """Show each site's polling state: URLs, times, interval and why, failures, validators.
 
     Reads the cache without changing it; safe while a build runs.
     """
-    now = _parse_now(now_text)
+    now = _now(now_given)
     try:
         config = load_config(config_path)
         if cache is not None:
@@ -201,8 +226,16 @@ def _when(value: str | None) -> str:
     return value.replace("+00:00", "Z") if value else "never"
 
 
+def _http_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """The argument as a stripped http(s) URL; else a usage error (exit 2) before any network."""
+    problem = url_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem, ctx, param)
+    return value.strip()
+
+
 @main.command()
-@click.argument("url")
+@click.argument("url", callback=_http_url)
 @click.option("--timeout", type=click.FloatRange(0.1, 120), default=15.0, show_default=True,
               help="Seconds to wait for the server.")
 def discover(url: str, timeout: float) -> None:

@@ -7,69 +7,103 @@ field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
 
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, NamedTuple
 
 import yaml
 
 from . import __version__
 from .errors import ConfigError
 from .model import Config, Site
+from .values import NO_CREDENTIALS, duration_text, parse_duration, url_problem
+from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _SITE_KEYS = {"name", "feed", "link"}
 _REQUIRED = ("title", "link", "sites")
-# setting -> (kind, default, minimum); durations are seconds.
-_SETTINGS: dict[str, tuple[str, Any, float]] = {
-    "workers": ("int", 8, 1),
-    "timeout": ("duration", 15.0, 1),
-    "retries": ("int", 1, 0),
-    "items_per_feed": ("int", 5, 1),
-    "feed_entries": ("int", 1000, 1),
-    "summary_chars": ("int", 600, 20),
-    "stale_after": ("duration", 4 * 86400.0, 60),
-    "max_bytes": ("int", 10 * 1024 * 1024, 1024),
-    "user_agent": ("url", None, 0),
-    "output": ("path", "public", 0),
-    "cache": ("path", "cache", 0),
+#: Most fetch threads (the --workers option has the same bound).
+WORKERS_MAX = 64
+_DAY = 86400.0
+
+
+class _Setting(NamedTuple):
+    """How one optional setting is read: kind (int, duration, url, path), default, and bounds.
+
+    Durations are seconds; ints are counts (max_bytes: bytes). The bounds are
+    inclusive and documented in README.md ("Configuration").
+    """
+
+    kind: str
+    default: Any
+    minimum: float = 0
+    maximum: float = 0
+
+
+_SETTINGS: dict[str, _Setting] = {
+    "workers": _Setting("int", 8, 1, WORKERS_MAX),
+    "timeout": _Setting("duration", 15.0, 1, 300),
+    "retries": _Setting("int", 1, 0, 5),
+    "items_per_feed": _Setting("int", 5, 1, 100),
+    "feed_entries": _Setting("int", 1000, 1, 100_000),
+    "summary_chars": _Setting("int", 600, 20, 100_000),
+    "stale_after": _Setting("duration", 4 * _DAY, 60, 365 * _DAY),
+    "max_bytes": _Setting("int", 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    "user_agent": _Setting("url", None),
+    "output": _Setting("path", "public"),
+    "cache": _Setting("path", "cache"),
     # The schedule (README.md, "Polite polling"): first interval, and bounds of every interval.
-    "default_interval": ("duration", 3600.0, 60),
-    "min_interval": ("duration", 900.0, 60),
-    "max_interval": ("duration", 86400.0, 60),
+    "default_interval": _Setting("duration", 3600.0, 60, 7 * _DAY),
+    "min_interval": _Setting("duration", 900.0, 60, 7 * _DAY),
+    "max_interval": _Setting("duration", _DAY, 60, 7 * _DAY),
     # Host fairness: requests at once, seconds between starts, failures that skip a host.
-    "per_host_concurrency": ("int", 2, 1),
-    "host_gap": ("duration", 0.5, 0),
-    "host_breaker": ("int", 5, 0),
+    "per_host_concurrency": _Setting("int", 2, 1, 16),
+    "host_gap": _Setting("duration", 0.5, 0, 60),
+    "host_breaker": _Setting("int", 5, 0, 1000),
 }
-#: max_interval may be configured up to 7 days (seconds).
-MAX_INTERVAL_CEILING = 7 * 86400.0
 
 
 class _LineDict(dict[str, Any]):
-    """A mapping that remembers the line (1-based) of itself and each key."""
+    """A mapping that remembers the line (1-based) of itself and each key.
+
+    ``duplicate`` is the first key written twice, as (key, line, first line),
+    or None; it is reported by whoever knows the mapping's path.
+    """
 
     line = 0
     lines: dict[str, int]
+    duplicate: tuple[str, int, int] | None = None
 
 
 class _Loader(yaml.SafeLoader):
-    """A safe loader whose mappings record line numbers and refuse duplicate keys."""
+    """A safe loader whose mappings record line numbers and duplicate keys."""
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _LineDict:
+    """A :class:`_LineDict` of ``node``.
+
+    Keys merged in with ``<<`` (YAML merge keys) give way to the mapping's own
+    keys, and the first merged mapping wins over later ones; only a key
+    written twice in the mapping itself is a duplicate.
+    """
+    own = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE_TAG)
     loader.flatten_mapping(node)
+    merged = len(node.value) - own
     result = _LineDict()
     result.line = node.start_mark.line + 1
     result.lines = {}
-    for key_node, value_node in node.value:
+    own_lines: dict[str, int] = {}
+    for index, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=True)
         line = key_node.start_mark.line + 1
-        if key in result:
-            raise _FieldError(line, str(key), "appears twice")
+        if index < merged and key in result:
+            continue
+        if index >= merged and str(key) in own_lines:
+            result.duplicate = result.duplicate or (str(key), line, own_lines[str(key)])
+            continue
+        if index >= merged:
+            own_lines[str(key)] = line
         result[key] = loader.construct_object(value_node, deep=True)
         result.lines[str(key)] = line
     return result
@@ -84,40 +118,6 @@ class _FieldError(Exception):
         self.line, self.field, self.problem = line, field, problem
 
 
-def parse_duration(value: Any) -> float:
-    """Read a duration: a number of seconds, or a number with s/m/h/d/w.
-
-    Returns seconds (float). Raises ValueError for anything else, including
-    booleans and negative numbers.
-    """
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a duration")
-    if isinstance(value, int | float):
-        if value < 0:
-            raise ValueError(f"{value!r} is negative")
-        seconds = float(value)
-    else:
-        match = _DURATION.match(str(value))
-        if not match:
-            raise ValueError(f"{value!r} is not a duration such as 90s, 15m, 1h or 4d")
-        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
-    if not math.isfinite(seconds):
-        raise ValueError(f"{value!r} is not a finite duration")
-    return seconds
-
-
-def is_http_url(value: Any) -> bool:
-    """True if ``value`` is a str holding an absolute http(s) URL with a host."""
-    if not isinstance(value, str):
-        return False
-    try:
-        parts = urlsplit(value.strip())
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.hostname)
-
-
 def load_config(path: str | Path) -> Config:
     """Read and validate a sites.yaml file.
 
@@ -130,12 +130,7 @@ def load_config(path: str | Path) -> Config:
         ConfigError: the file is missing, not YAML, or any field is invalid.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from e
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 text: {e.reason}") from e
+    text = _read_text(path)
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
         return _build(path, data)
@@ -149,9 +144,24 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{path}: invalid YAML: {e}") from None
 
 
+def _read_text(path: Path) -> str:
+    """The file as text; a ConfigError if unreadable, or not UTF-8 (naming the line of the first bad byte)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from e
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text: {e.reason} at byte {e.start}; "
+                          "save the file as UTF-8") from e
+
+
 def _build(path: Path, data: Any) -> Config:
     if not isinstance(data, _LineDict):
         raise _FieldError(1, "(top level)", "must be a mapping with title, link and sites")
+    _check_duplicate(data, "")
     known = set(_REQUIRED) | set(_SETTINGS)
     for key in data:
         if key not in known:
@@ -165,7 +175,7 @@ def _build(path: Path, data: Any) -> Config:
     settings = {key: _setting(data, key) for key in _SETTINGS if key in data}
     base = path.parent
     for key in ("output", "cache"):
-        settings[key] = base / settings.get(key, _SETTINGS[key][1])
+        settings[key] = base / settings.get(key, _SETTINGS[key].default)
     contact = settings.pop("user_agent", None) or link
     _check_intervals(data, settings)
     return Config(
@@ -179,10 +189,9 @@ def _build(path: Path, data: Any) -> Config:
 
 
 def _check_intervals(data: _LineDict, settings: dict[str, Any]) -> None:
-    """min_interval <= default_interval <= max_interval <= 7 d, each named with its line."""
-    value = {key: settings.get(key, _SETTINGS[key][1]) for key in ("min_interval", "default_interval", "max_interval")}
-    if value["max_interval"] > MAX_INTERVAL_CEILING:
-        raise _FieldError(data.lines.get("max_interval", data.line), "max_interval", "must be at most 7 days")
+    """min_interval <= default_interval <= max_interval, each named with its line."""
+    value = {key: settings.get(key, _SETTINGS[key].default)
+             for key in ("min_interval", "default_interval", "max_interval")}
     for low, high in (("min_interval", "default_interval"), ("default_interval", "max_interval"),
                       ("min_interval", "max_interval")):
         if value[low] > value[high]:
@@ -201,6 +210,7 @@ def _sites(data: _LineDict) -> tuple[Site, ...]:
         where = f"sites[{index}]"
         if not isinstance(item, _LineDict):
             raise _FieldError(data.lines["sites"], where, "must be a mapping with name, feed and link")
+        _check_duplicate(item, where)
         for key in item:
             if key not in _SITE_KEYS:
                 raise _FieldError(item.lines[str(key)], f"{where}.{key}", "unknown field; expected name, feed or link")
@@ -218,6 +228,12 @@ def _sites(data: _LineDict) -> tuple[Site, ...]:
     return tuple(sites)
 
 
+def _check_duplicate(mapping: _LineDict, where: str) -> None:
+    if mapping.duplicate is not None:
+        key, line, first = mapping.duplicate
+        raise _FieldError(line, _field(where, key), f"appears twice (first on line {first})")
+
+
 def _text(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
     if not isinstance(value, str | int | float) or isinstance(value, bool) or not str(value).strip():
         raise _FieldError(mapping.lines[key], _field(where, key), "must be non-empty text")
@@ -225,8 +241,11 @@ def _text(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
 
 
 def _url(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
-    if not is_http_url(value):
-        raise _FieldError(mapping.lines[key], _field(where, key), f"{value!r} is not an http(s) URL")
+    problem = url_problem(value)
+    if problem is not None and key == "user_agent" and problem.endswith(NO_CREDENTIALS):
+        problem = f"credentials in a URL would be sent to every feed's server; {NO_CREDENTIALS}"
+    if problem is not None:
+        raise _FieldError(mapping.lines[key], _field(where, key), problem)
     return str(value).strip()
 
 
@@ -235,7 +254,7 @@ def _field(where: str, key: str) -> str:
 
 
 def _setting(data: _LineDict, key: str) -> Any:
-    kind, _default, minimum = _SETTINGS[key]
+    kind, _default, minimum, maximum = _SETTINGS[key]
     value, line = data[key], data.lines[key]
     if kind == "url":
         return _url(data, key, value)
@@ -249,8 +268,10 @@ def _setting(data: _LineDict, key: str) -> Any:
         except ValueError as e:
             raise _FieldError(line, key, str(e)) from None
         if seconds < minimum:
-            raise _FieldError(line, key, f"must be at least {minimum:g} seconds")
+            raise _FieldError(line, key, f"must be at least {duration_text(minimum)}")
+        if seconds > maximum:
+            raise _FieldError(line, key, f"must be at most {duration_text(maximum)}")
         return seconds
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise _FieldError(line, key, f"must be a whole number of at least {minimum:g}")
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
+        raise _FieldError(line, key, f"must be a whole number from {minimum:g} to {maximum:g}")
     return value

@@ -12,18 +12,19 @@
    19xx; RFC 2822 section 4.3), and day and
    month names in French, German, Spanish, Italian, Portuguese, Dutch,
    Swedish, Danish, Norwegian, Polish, Turkish and Russian;
-3. anything else python-dateutil can read once names are translated.
+3. anything else python-dateutil can read once names are translated,
+   provided the text names the year, month and day (``12``, ``Mar 12`` or
+   ``10:00`` are unreadable, never completed from the clock).
 
-A date without a time zone is read as UTC. :func:`trusted` then decides
+A date without a time zone is read as UTC; one without a time of day is
+read as midnight. The result never depends on the clock. :func:`trusted` then decides
 whether a date may be used for sorting (DESIGN.md: an untrusted date falls
 back to the time the entry was first seen).
 """
 
 from __future__ import annotations
 
-import calendar
 import re
-import time
 import unicodedata
 from datetime import UTC, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime, parsedate_tz
@@ -72,16 +73,6 @@ _ISO = re.compile(
     r"^(\d{4})(?:-?(\d{2})(?:-?(\d{2})(?:[Tt ]+(\d{2}):?(\d{2})(?::?(\d{2})([.,]\d+)?)?)?)?)?"
     r"\s*(?:([Zz]|UTC|GMT)|([+-])(\d{2}):?(\d{2})?)?$")
 _WORD = re.compile(r"[^\W\d_]+\.?", re.UNICODE)
-
-
-def from_struct(value: time.struct_time | None) -> datetime | None:
-    """Convert feedparser's UTC struct_time to an aware UTC datetime, or None."""
-    if value is None:
-        return None
-    try:
-        return datetime.fromtimestamp(calendar.timegm(value), tz=UTC)
-    except (OverflowError, ValueError, OSError):
-        return None
 
 
 def parse_date(text: str | None) -> datetime | None:
@@ -157,14 +148,42 @@ def _rfc822(text: str) -> datetime | None:
     return value.astimezone(UTC)
 
 
+class _ParserInfo(dateutil_parser.parserinfo):
+    """dateutil's vocabulary with a two-digit year rule that ignores the clock.
+
+    dateutil widens ``24`` to the year within 50 years of today; we use the
+    email package's fixed rule instead (00-68 are 20xx, 69-99 are 19xx; RFC
+    2822 section 4.3), so a date reads the same in every year.
+    """
+
+    def convertyear(self, year: int, century_specified: bool = False) -> int:
+        if year < 100 and not century_specified:
+            return year + (2000 if year < 69 else 1900)
+        return year
+
+
+_PARSER = dateutil_parser.parser(_ParserInfo())
+#: Two fill-ins for what a text leaves out; they differ in year, month and day.
+_DEFAULTS = (datetime(2001, 1, 1), datetime(2002, 2, 2))
+
+
 def _dateutil(text: str) -> datetime | None:
+    """dateutil's reading of ``text``, or None unless it names a full calendar date.
+
+    dateutil fills missing fields from a default date, so ``12`` would become
+    the 12th of some month. Parsing with two defaults that differ in year,
+    month and day and requiring the same date from both rejects any text
+    that leaves the year, month or day out; a missing time of day is midnight.
+    """
     try:
-        value = dateutil_parser.parse(text, fuzzy=False)
+        first, second = (_PARSER.parse(text, default=default, fuzzy=False) for default in _DEFAULTS)
     except (ValueError, OverflowError, TypeError, dateutil_parser.ParserError):
         return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    if first != second:
+        return None
+    if first.tzinfo is None:
+        return first.replace(tzinfo=UTC)
+    return first.astimezone(UTC)
 
 
 def trusted(value: datetime | None, now: datetime) -> tuple[datetime | None, str | None]:

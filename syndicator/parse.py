@@ -153,14 +153,16 @@ def _xml_dates(item: Any, now: datetime) -> tuple[datetime | None, datetime | No
 
     feedparser files pubDate, published and issued under ``published`` and
     updated, modified, dc:date under ``updated``; ``dict.get`` is used because
-    its mapping silently answers ``updated`` with ``published``. Our own
-    reader goes first; feedparser's reading is the fallback.
+    its mapping silently answers ``updated`` with ``published``. Only our
+    own reader is used: feedparser's ``*_parsed`` fills a missing year, month
+    or day from the clock (``10:00`` becomes today), so a date it alone can
+    read is unreadable.
     """
     found: list[tuple[datetime | None, str]] = []
     for key in ("published", "updated"):
         raw = one_line(dict.get(item, key))
         if raw:
-            found.append((dates.parse_date(raw) or dates.from_struct(dict.get(item, f"{key}_parsed")), raw))
+            found.append((dates.parse_date(raw), raw))
     notes: list[str] = []
     chosen: list[datetime | None] = []
     for value, raw in found:

@@ -121,10 +121,51 @@ def test_usage_errors_exit_2(tmp_path: Path, args: list[str], words: str) -> Non
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sites.yaml"]
 
 
+@pytest.mark.parametrize("command", ["build", "status"])
+@pytest.mark.parametrize("text", [
+    pytest.param("12", id="a-number"),
+    pytest.param("1e9", id="exponent"),
+    pytest.param("Tue, 30 Nov 2026 12:00:00 GMT", id="rfc-822"),
+    pytest.param("0001-01-01T00:00:00Z", id="year-1"),
+    pytest.param("9999-12-31T23:59:59Z", id="year-9999"),
+    pytest.param("1994-12-31T12:00:00Z", id="before-1995"),
+])
+def test_now_must_be_an_iso_time_in_a_sane_range(server: HTTPServer, tmp_path: Path, command: str,
+                                                 text: str) -> None:
+    server.expect_request("/a.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}])
+    result = CliRunner().invoke(main, [command, "--config", str(config), "--now", text], catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--now'" in result.stderr
+    assert server.log == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sites.yaml"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("2026-11-30T12:00:00Z", "2026-11-30T12:00:00+00:00", id="zulu"),
+    pytest.param("2026-11-30T13:30:00+01:30", "2026-11-30T12:00:00+00:00", id="offset"),
+    pytest.param("2026-11-30T12:00:00", "2026-11-30T12:00:00+00:00", id="no-zone-is-utc"),
+    pytest.param("2026-11-30", "2026-11-30T00:00:00+00:00", id="date-is-midnight"),
+    pytest.param("2999-12-31T23:59:59Z", "2999-12-31T23:59:59+00:00", id="last-year"),
+])
+def test_now_accepts_iso_times_and_reads_them_as_utc(text: str, expected: str) -> None:
+    assert cli.IsoTime().convert(text, None, None).isoformat() == expected
+
+
 def test_missing_config_file_exits_2(tmp_path: Path) -> None:
     result = build(tmp_path / "nope.yaml")
     assert result.exit_code == 2
     assert result.stderr == f"syndicator: error: {tmp_path / 'nope.yaml'}: cannot read: No such file or directory\n"
+
+
+@pytest.mark.parametrize("command", ["build", "status"])
+def test_config_that_is_a_folder_is_one_line_exit_2(tmp_path: Path, command: str) -> None:
+    folder = tmp_path / "sites.yaml"
+    folder.mkdir()
+    result = CliRunner().invoke(main, [command, "--config", str(folder)], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert result.stderr == f"syndicator: error: {folder}: cannot read: Is a directory\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sites.yaml"]
 
 
 @pytest.mark.parametrize(("flags", "shows_info", "shows_warning", "shows_error", "shows_summary"), [

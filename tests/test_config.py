@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -128,6 +129,26 @@ BAD_CONFIGS = [
                  "not an http(s) URL", id="javascript-link"),
     pytest.param(HEAD + "sites:\n  - name: A\n    feed: https://a.example.org:99999/feed\n", 5,
                  "sites[0].feed", "not an http(s) URL", id="port-out-of-range"),
+    pytest.param(HEAD + 'sites:\n  - name: A\n    feed: "https://a.example.org/a\\n-b.xml"\n', 5, "sites[0].feed",
+                 "space or a control character", id="newline-in-feed"),
+    pytest.param(HEAD + 'sites:\n  - name: A\n    feed: "https://a.example.org/a\\tb.xml"\n', 5, "sites[0].feed",
+                 "space or a control character", id="tab-in-feed"),
+    pytest.param(HEAD + "sites:\n  - name: A\n    feed: https://a.example.org/my feed.xml\n", 5, "sites[0].feed",
+                 "space or a control character", id="space-in-feed"),
+    pytest.param(HEAD + 'sites:\n  - name: A\n    feed: "https://a.example.org/\\u200bfeed"\n', 5, "sites[0].feed",
+                 "space or a control character", id="zero-width-space-in-feed"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    link: https://a.example.org/ home\n", 6, "sites[0].link",
+                 "space or a control character", id="space-in-link"),
+    pytest.param(HEAD + 'user_agent: "https://planet.example.org/\\r\\nX-Injected: yes"\nsites:\n' + SITE_A, 3,
+                 "user_agent", "space or a control character", id="header-injection-in-user-agent"),
+    pytest.param(HEAD + "sites:\n  - name: A\n    feed: https://user:secret@a.example.org/feed\n", 5,
+                 "sites[0].feed", "credentials in a URL would be published on the site", id="credentials-in-feed"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    link: https://token@a.example.org/\n", 6, "sites[0].link",
+                 "credentials in a URL would be published on the site", id="user-in-link"),
+    pytest.param("title: T\nlink: https://u:p@planet.example.org/\nsites:\n" + SITE_A, 2, "link",
+                 "credentials in a URL would be published on the site", id="credentials-in-planet-link"),
+    pytest.param(HEAD + "user_agent: https://u:p@planet.example.org/\nsites:\n" + SITE_A, 3, "user_agent",
+                 "credentials in a URL would be sent to every feed's server", id="credentials-in-user-agent"),
     pytest.param("title: T\nlink: mailto:me@example.org\nsites:\n" + SITE_A, 2, "link", "not an http(s) URL",
                  id="mailto-planet-link"),
     pytest.param(HEAD + "user_agent: me@example.org\nsites:\n" + SITE_A, 3, "user_agent", "not an http(s) URL",
@@ -147,6 +168,11 @@ BAD_CONFIGS = [
     pytest.param(HEAD + "output: ''\nsites:\n" + SITE_A, 3, "output", "folder path", id="empty-output"),
     pytest.param("title: T\ntitle: U\nlink: https://planet.example.org/\nsites:\n" + SITE_A, 2, "title",
                  "appears twice", id="duplicate-key"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    feed: https://b.example.org/feed\n", 6, "sites[0].feed",
+                 "appears twice (first on line 5)", id="duplicate-key-in-site"),
+    pytest.param(HEAD + "sites:\n  - &a {name: A, feed: https://a.example.org/feed}\n"
+                 "  - <<: *a\n    name: B\n    name: C\n", 7, "sites[1].name", "appears twice (first on line 6)",
+                 id="duplicate-key-beside-a-merge"),
     pytest.param("title: yes\nlink: https://planet.example.org/\nsites:\n" + SITE_A, 1, "title", "text",
                  id="boolean-title"),
     pytest.param(HEAD + "sites:\n  - just a string\n", 3, "sites[0]", "mapping", id="site-not-mapping"),
@@ -163,7 +189,56 @@ def test_bad_config_names_file_line_and_field(tmp_path: Path, text: str, line: i
     message = str(caught.value)
     assert message.startswith(f"{path}:{line}: {field}: "), message
     assert problem in message
-    assert "\n" not in message
+    assert "\n" not in message and "\r" not in message
+    assert "secret" not in message
+
+
+#: setting -> (the largest value accepted, a value just above it); README.md states the same bounds.
+MAXIMUMS = {
+    "workers": (64, 65),
+    "timeout": ("5m", 300.5),
+    "retries": (5, 6),
+    "items_per_feed": (100, 101),
+    "feed_entries": (100_000, 100_001),
+    "summary_chars": (100_000, 99999999999999999999999),
+    "stale_after": ("365d", "366d"),
+    "max_bytes": (100 * 1024 * 1024, 100 * 1024 * 1024 + 1),
+    "default_interval": ("7d", "8d"),
+    "min_interval": ("7d", 604800.5),
+    "max_interval": ("7d", "2w"),
+    "per_host_concurrency": (16, 17),
+    "host_gap": ("1m", 60.5),
+    "host_breaker": (1000, 1001),
+}
+DURATIONS = ["timeout", "stale_after", "default_interval", "min_interval", "max_interval", "host_gap"]
+
+
+def test_every_setting_accepts_its_maximum(tmp_path: Path) -> None:
+    settings = "".join(f"{key}: {largest}\n" for key, (largest, _above) in MAXIMUMS.items())
+    config = load_config(write(tmp_path, HEAD + settings + "sites:\n" + SITE_A))
+    assert (config.workers, config.timeout, config.retries) == (64, 300.0, 5)
+    assert (config.items_per_feed, config.feed_entries, config.summary_chars) == (100, 100_000, 100_000)
+    assert (config.stale_after, config.max_bytes) == (365 * 86400.0, 100 * 1024 * 1024)
+    assert config.default_interval == config.min_interval == config.max_interval == 7 * 86400.0
+    assert (config.per_host_concurrency, config.host_gap, config.host_breaker) == (16, 60.0, 1000)
+
+
+@pytest.mark.parametrize(("key", "value"), [pytest.param(key, above, id=key) for key, (_, above) in MAXIMUMS.items()])
+def test_every_setting_has_a_maximum(tmp_path: Path, key: str, value: object) -> None:
+    path = write(tmp_path, HEAD + f"{key}: {value}\nsites:\n" + SITE_A)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:3: {key}: must be "), message
+    assert "at most" in message or " to " in message
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf", "'nan'", "'inf'"])
+@pytest.mark.parametrize("key", DURATIONS)
+def test_durations_refuse_nan_and_infinity(tmp_path: Path, key: str, value: str) -> None:
+    path = write(tmp_path, HEAD + f"{key}: {value}\nsites:\n" + SITE_A)
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(path))}:3: {key}: "):
+        load_config(path)
 
 
 @pytest.mark.parametrize(("text", "where"), [
@@ -176,20 +251,40 @@ def test_invalid_yaml_names_file_and_line(tmp_path: Path, text: str, where: str)
         load_config(path)
 
 
+@pytest.mark.parametrize(("data", "line"), [
+    pytest.param((HEAD + "sites:\n  - name: Café\n    feed: https://a.example.org/f\n").encode("latin-1"), 4,
+                 id="latin-1"),
+    pytest.param((HEAD + "sites:\n" + SITE_A).encode("utf-16"), 1, id="utf-16"),
+    pytest.param((HEAD + "sites:\r\n" + SITE_A + "  - name: \u2013\n").encode("cp1252"), 6, id="cp1252-crlf"),
+])
+def test_text_that_is_not_utf8_names_its_line(tmp_path: Path, data: bytes, line: int) -> None:
+    path = tmp_path / "sites.yaml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}:{line}: not UTF-8 text: ")
+    assert str(caught.value).endswith("save the file as UTF-8")
+
+
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "nope.yaml")
 
 
+@pytest.mark.parametrize("command", ["build", "status"])
 @pytest.mark.parametrize("bad", [
     pytest.param("unknown: 1\n", id="unknown-setting"),
     pytest.param("timeout: forever\n", id="bad-duration"),
+    pytest.param("timeout: 1.0e+300\n", id="huge-timeout"),
+    pytest.param("stale_after: .inf\n", id="infinite-stale-after"),
+    pytest.param("retries: 1000000\n", id="a-million-retries"),
+    pytest.param("workers: 100000\n", id="too-many-workers"),
 ])
 def test_cli_refuses_bad_config_before_any_network_or_state_change(server: HTTPServer, tmp_path: Path,
-                                                                    bad: str) -> None:
+                                                                    bad: str, command: str) -> None:
     server.expect_request("/feed.xml").respond_with_data("<rss/>")
     path = write(tmp_path, HEAD + bad + f"sites:\n  - name: A\n    feed: {server.url_for('/feed.xml')}\n")
-    result = CliRunner().invoke(main, ["build", "--config", str(path)], catch_exceptions=False)
+    result = CliRunner().invoke(main, [command, "--config", str(path)], catch_exceptions=False)
     assert result.exit_code == 2
     assert result.stdout == ""
     lines = result.stderr.splitlines()
@@ -197,3 +292,31 @@ def test_cli_refuses_bad_config_before_any_network_or_state_change(server: HTTPS
     assert lines[0].startswith(f"syndicator: error: {path}:3: ")
     assert server.log == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sites.yaml"]
+
+
+def test_urls_may_be_international_or_percent_encoded_and_are_trimmed(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, HEAD + textwrap.dedent("""\
+        sites:
+          - name: A
+            feed: https://例え.jp/フィード.xml
+          - name: B
+            feed: "  https://b.example.org/my%20feed.xml?a=1&b=2#top  "
+            link: https://b.example.org/~me/
+    """)))
+    assert [(site.feed, site.link) for site in config.sites] == [
+        ("https://例え.jp/フィード.xml", None),
+        ("https://b.example.org/my%20feed.xml?a=1&b=2#top", "https://b.example.org/~me/")]
+
+
+def test_own_keys_override_yaml_merge_keys(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, HEAD + textwrap.dedent("""\
+        sites:
+          - &base {name: A, feed: https://a.example.org/feed, link: https://a.example.org/}
+          - <<: *base
+            name: B
+          - <<: [{name: C, feed: https://c.example.org/feed}, *base]
+    """)))
+    assert [(site.name, site.feed, site.link) for site in config.sites] == [
+        ("A", "https://a.example.org/feed", "https://a.example.org/"),
+        ("B", "https://a.example.org/feed", "https://a.example.org/"),
+        ("C", "https://c.example.org/feed", "https://a.example.org/")]

@@ -56,6 +56,37 @@ def test_parse_date(text: str, expected: datetime | None) -> None:
     assert parse_date(text) == expected
 
 
+@pytest.mark.parametrize("text", [
+    pytest.param("12", id="day-only"),
+    pytest.param("1e9", id="number"),
+    pytest.param("version 3", id="words-and-a-digit"),
+    pytest.param("v2", id="version"),
+    pytest.param("Mar 12", id="no-year"),
+    pytest.param("March 2024", id="no-day"),
+    pytest.param("10:00", id="time-only"),
+    pytest.param("Tuesday 10:00", id="weekday-and-time"),
+])
+def test_incomplete_dates_are_unreadable_not_filled_from_the_clock(text: str) -> None:
+    assert parse_date(text) is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("03/12/24 10:00", T, id="24-is-2024"),
+    pytest.param("12-Mar-69 10:00", datetime(1969, 3, 12, 10, tzinfo=UTC), id="69-is-1969"),
+    pytest.param("March 12, 2024", datetime(2024, 3, 12, tzinfo=UTC), id="no-time-is-midnight"),
+])
+def test_dateutil_forms_read_the_same_in_every_year(text: str, expected: datetime) -> None:
+    """Two-digit years follow RFC 2822's fixed rule, not dateutil's window around today."""
+    assert parse_date(text) == expected
+
+
+def test_an_entry_with_a_time_but_no_date_falls_back_with_a_reason() -> None:
+    document = rss({"title": "Odd", "link": "https://b.example/odd", "pubDate": "10:00"})
+    entry = parse_feed(document.encode(), "https://b.example/feed", {}, NOW).entries[0]
+    assert entry.date is None
+    assert entry.date_note == "unreadable date '10:00'"
+
+
 def test_untrusted_dates_are_refused_with_a_reason() -> None:
     assert trusted(NOW + timedelta(hours=23), NOW) == (NOW + timedelta(hours=23), None)
     value, why = trusted(NOW + timedelta(days=2), NOW)

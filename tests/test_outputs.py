@@ -114,6 +114,20 @@ def test_discover_of_a_page_without_feeds_fails(server: HTTPServer) -> None:
     assert "advertises no feed" in result.stderr and result.stdout == ""
 
 
+@pytest.mark.parametrize("url", [
+    pytest.param("ftp://x/", id="ftp"),
+    pytest.param("example.org", id="no-scheme"),
+    pytest.param("file:///etc/passwd", id="file"),
+    pytest.param("http://127.0.0.1:99999/", id="bad-port"),
+    pytest.param("http://127.0.0.1/a b", id="space"),
+])
+def test_discover_refuses_a_url_that_is_not_http_as_a_usage_error(server: HTTPServer, url: str) -> None:
+    result = CliRunner().invoke(main, ["discover", url], catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for 'URL'" in result.stderr and result.stdout == ""
+    assert server.log == []
+
+
 def test_build_names_the_advertised_feeds_of_a_page(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/").respond_with_data(PAGE.format(feed="/rss.xml"), content_type="text/html")
     server.expect_request("/rss.xml").respond_with_data(rss(post(1)), content_type="application/rss+xml")

@@ -1,0 +1,86 @@
+"""Reading setting values: durations and URLs. Pure; used by config.py and cli.py.
+
+Each reader says what is wrong in a short text, for a one-line error that
+the caller prefixes with the file, line and field (or the option).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from typing import Any
+from urllib.parse import urlsplit
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+#: Unicode categories refused inside a URL: controls, format (invisible) characters, spaces, separators.
+_BAD_URL_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+#: The end of the problem text for a URL with credentials.
+NO_CREDENTIALS = "remove the user:password@ part"
+
+
+def parse_duration(value: Any) -> float:
+    """Read a duration: a number of seconds, or a number with s/m/h/d/w.
+
+    Returns seconds (float). Raises ValueError for anything else, including
+    booleans and negative numbers.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"{value!r} is negative")
+        seconds = float(value)
+    else:
+        match = _DURATION.match(str(value))
+        if not match:
+            raise ValueError(f"{value!r} is not a duration such as 90s, 15m, 1h or 4d")
+        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+    if not math.isfinite(seconds):
+        raise ValueError(f"{value!r} is not a finite duration")
+    return seconds
+
+
+def url_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a feed or link URL, or None when it is fine.
+
+    A good URL is a str holding an absolute http(s) URL with a host and a
+    valid port, after leading and trailing whitespace is stripped. Refused:
+    a space, tab, line break or other control or invisible character inside
+    (urlsplit would silently drop tabs and line breaks, and the rest splits
+    a request line or a log line), and credentials (``user:secret@``),
+    which would be published in opml.xml, sites.html and the feeds.
+
+    Returns:
+        a short problem text (str) without the credentials, or None.
+    """
+    if not isinstance(value, str):
+        return f"{value!r} is not an http(s) URL"
+    text = value.strip()
+    if any(unicodedata.category(char) in _BAD_URL_CATEGORIES for char in text):
+        return f"{text!r} contains a space or a control character"
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        return f"{text!r} is not an http(s) URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{text!r} is not an http(s) URL"
+    if "@" in parts.netloc:
+        return f"credentials in a URL would be published on the site; {NO_CREDENTIALS}"
+    return None
+
+
+def is_http_url(value: Any) -> bool:
+    """True if ``value`` is a str holding a usable http(s) URL (see :func:`url_problem`)."""
+    return url_problem(value) is None
+
+
+def duration_text(seconds: float) -> str:
+    """A bound in the largest unit that divides it: 604800 -> '7 days', 0.5 -> '0.5 seconds'."""
+    for unit, size in (("day", 86400.0), ("hour", 3600.0), ("minute", 60.0)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds / size
+            return f"{count:g} {unit}{'' if count == 1 else 's'}"
+    return f"{seconds:g} second{'' if seconds == 1 else 's'}"
