@@ -8,8 +8,9 @@
 2. RFC 822 / RFC 2822 and their usual variants (RSS ``pubDate``): named
    time zones (``EST``, ``CEST``, ``JST``, see :data:`ZONES`), day names
    that disagree with the date (the day name is ignored), two-digit years
-   (as Python's email package reads them: 00-68 are 20xx, 69-99 are
-   19xx; RFC 2822 section 4.3), and day and
+   (as Python's email package and POSIX ``%y`` read them: 00-68 are 20xx,
+   69-99 are 19xx; RFC 2822 section 4.3 would put 50-68 in the 1900s, long
+   before any feed), and day and
    month names in French, German, Spanish, Italian, Portuguese, Dutch,
    Swedish, Danish, Norwegian, Polish, Turkish and Russian;
 3. anything else python-dateutil can read once names are translated,
@@ -152,8 +153,8 @@ class _ParserInfo(dateutil_parser.parserinfo):
     """dateutil's vocabulary with a two-digit year rule that ignores the clock.
 
     dateutil widens ``24`` to the year within 50 years of today; we use the
-    email package's fixed rule instead (00-68 are 20xx, 69-99 are 19xx; RFC
-    2822 section 4.3), so a date reads the same in every year.
+    email package's fixed rule instead (00-68 are 20xx, 69-99 are 19xx, as
+    POSIX ``%y``), so a date reads the same in every year.
     """
 
     def convertyear(self, year: int, century_specified: bool = False) -> int:
