@@ -25,7 +25,7 @@ from .errors import FeedError, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
 from .pipeline import discover as run_discover
-from .pipeline import status as site_status
+from .status import status as site_status
 from .values import url_problem
 
 log = logging.getLogger("syndicator")

@@ -38,7 +38,7 @@ log = logging.getLogger("syndicator")
 #: Failure classes that count against a host for its circuit breaker.
 HOST_FAILURES = frozenset({"timeout", "network", "tls", "http_5xx"})
 
-__all__ = ["BuildOptions", "BuildReport", "build", "status"]
+__all__ = ["BuildOptions", "BuildReport", "build", "discover"]
 
 
 @dataclass(frozen=True)
@@ -259,62 +259,6 @@ def _count(report: BuildReport, state: SourceState, observation: Observation, ch
         error = observation.result.error
         report.failed_by_kind[error.kind] += 1
         log.info("%s: %s", error.url, error.message)
-
-
-def status(config: Config, now: datetime) -> list[dict[str, object]]:
-    """What ``syndicator status`` shows: one JSON-ready dict per site, in sites.yaml order.
-
-    Reads the cache without taking its lock (a build may be running) and
-    changes nothing. Times are ISO 8601 UTC strings or None. See
-    README.md ("syndicator status") for the fields.
-
-    Raises:
-        StoreError: the state database is unusable or of another version.
-    """
-    store = Store.open_readonly(config.cache)
-    try:
-        states = store.states() if store is not None else {}
-    finally:
-        if store is not None:
-            store.close()
-    fingerprints = schedule.site_fingerprints(config.sites)
-    statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
-    return [_status_row(entry, fingerprints.get(entry.site.feed), now) for entry in statuses]
-
-
-def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> dict[str, object]:
-    state = entry.state or SourceState(entry.site.feed, entry.site.feed)
-
-    def iso(value: datetime | None) -> str | None:
-        return value.isoformat() if value is not None else None
-
-    if entry.state is None or state.last_attempt is None:
-        health = "new"
-    elif state.hold is not None:
-        health = "gone" if state.error_kind == "http_410" else "denied"
-    else:
-        health = "failing" if state.error_kind else "ok"
-    return {
-        "name": entry.site.name,
-        "feed": entry.site.feed,
-        "fetch_url": state.fetch_url if state.fetch_url != entry.site.feed else None,
-        "health": health,
-        "stale": entry.stale,
-        "last_attempt": iso(state.last_attempt),
-        "last_success": iso(state.last_success),
-        "last_change": iso(state.last_change),
-        "next_due": iso(state.next_attempt),
-        "due_now": schedule.is_due(entry.state, now, fingerprint),
-        "interval_seconds": state.interval,
-        "reason": state.reason or ("never attempted: due now" if entry.state is None else None),
-        "failure_class": state.error_kind,
-        "failure_message": state.error_message,
-        "failures": state.failures,
-        "etag": state.etag,
-        "last_modified": state.last_modified,
-        "validators_url": state.validators_url,
-        "recent_changes": [check.at.isoformat() for check in state.history if check.changed],
-    }
 
 
 def _log_health(statuses: list[SiteStatus], now: datetime) -> int:
