@@ -90,8 +90,10 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     report.seconds = time.monotonic() - started
     write_report(report, options.now, config.cache)
     if not selected:
-        raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was "
-                              f"published and {config.output} is unchanged (is the network down?)")
+        offline = report.fetched > 0 and report.failed_by_kind.total() == report.fetched and set(
+            report.failed_by_kind) <= {"network", "timeout", "tls"}
+        raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
+                              f"{config.output} is unchanged" + (" (is the network down?)" if offline else ""))
     render_site(config, selected, statuses, options.now, config.output, options.templates)
     return report
 
@@ -262,20 +264,38 @@ def _count(report: BuildReport, state: SourceState, observation: Observation, ch
 
 
 def _log_health(statuses: list[SiteStatus], now: datetime) -> int:
-    """Warn about failing sites; return how many use a last-known-good copy (int)."""
+    """Log failing sites; return how many use a last-known-good copy (int).
+
+    A site that failed in this build is an error (never worked, seed 004) or
+    a warning naming the age of its last good copy. A site still failing
+    from an earlier build, not requested in this one (backing off, or on
+    hold), is logged at info level only, so a cron job is not mailed the
+    same failure every hour.
+    """
     stale_copies = 0
     for status in statuses:
         state = status.state
         if state is None or state.error_kind is None:
             continue
+        stale_copies += state.last_success is not None
+        now_failed = state.last_attempt == now
+        problem = f"{state.error_message}{_ADVICE.get(state.error_kind, '') if state.hold else ''}"
         if state.last_success is None:
-            log.error("site %r has never been fetched successfully and contributes nothing: %s (%s)",
-                      status.site.name, state.error_message, state.fetch_url)
-            continue
-        stale_copies += 1
-        log.warning("site %r failed (%s); using its last good copy from %s ago",
-                    status.site.name, state.error_message, _age(now - state.last_success))
+            log.log(logging.ERROR if now_failed else logging.INFO,
+                    "site %r has never been fetched successfully and contributes nothing: %s (%s)",
+                    status.site.name, problem, state.fetch_url)
+        else:
+            log.log(logging.WARNING if now_failed else logging.INFO,
+                    "site %r failed (%s); using its last good copy from %s ago",
+                    status.site.name, problem, _age(now - state.last_success))
     return stale_copies
+
+
+#: What a user should do about a source on hold, by failure class.
+_ADVICE = {
+    "http_410": "; the feed is gone and will not be requested again: remove or edit its entry in sites.yaml",
+    "http_401": "; access denied, not requested again until its entry in sites.yaml changes",
+}
 
 
 def _age(delta: timedelta) -> str:

@@ -164,6 +164,43 @@ def test_failed_feed_falls_back_to_its_last_good_copy_with_a_warning(server: HTT
     assert entry_titles(tmp_path / "public" / "feed.xml") == ["Post 2", "Post 1"]
 
 
+def test_a_failure_is_reported_once_not_on_every_later_build(server: HTTPServer, tmp_path: Path) -> None:
+    """The build that sees the failure warns; later builds that do not request
+    the site (it is backing off) keep using the copy without repeating it."""
+    server.expect_oneshot_request("/feed.xml").respond_with_data(rss(post(1)))
+    server.expect_request("/feed.xml").respond_with_data("down", status=503)
+    config = write_config(tmp_path, [{"name": "Flaky Blog", "feed": server.url_for("/feed.xml")}], retries=0)
+    assert build(config, now="2026-11-30T10:00:00Z").exit_code == 0
+    failing = build(config, now="2026-11-30T12:00:00Z")  # due again after the 1 h default interval
+    assert "warning: site 'Flaky Blog' failed (HTTP 503)" in failing.stderr
+    later = build(config, now="2026-11-30T12:01:00Z")  # backing off: not requested
+    assert later.exit_code == 0, later.output
+    assert "0 requested" in later.stdout and "1 stale copy used" in later.stdout
+    assert later.stderr == ""
+    verbose = build(config, "-v", now="2026-11-30T12:01:00Z")
+    assert "info: site 'Flaky Blog' failed (HTTP 503)" in verbose.stderr
+
+
+def test_a_gone_feed_says_what_to_do_and_then_stays_quiet(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/good.xml").respond_with_data(rss(post(1)))
+    server.expect_request("/gone.xml").respond_with_data("gone", status=410)
+    config = write_config(tmp_path, [{"name": "Good", "feed": server.url_for("/good.xml")},
+                                     {"name": "Gone", "feed": server.url_for("/gone.xml")}])
+    first = build(config)
+    assert "'Gone'" in first.stderr and "remove or edit its entry in sites.yaml" in first.stderr
+    assert build(config, now="2026-12-07T12:00:00Z").stderr == ""  # on hold: not requested, not repeated
+
+
+def test_an_empty_build_blames_the_network_only_when_every_request_failed_to_connect(
+        server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/typo.xml").respond_with_data("not found", status=404)
+    config = write_config(tmp_path, [{"name": "Typo", "feed": server.url_for("/typo.xml")}])
+    result = build(config)
+    assert result.exit_code == 3
+    assert "nothing was published" in result.stderr
+    assert "network" not in result.stderr
+
+
 def test_feed_that_never_worked_contributes_nothing_and_is_an_error(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/good.xml").respond_with_data(rss(post(1)))
     server.expect_request("/typo.xml").respond_with_data("not found", status=404)
