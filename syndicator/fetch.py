@@ -28,6 +28,7 @@ import http.cookiejar
 import socket
 import threading
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from urllib.parse import urljoin, urlsplit
 
@@ -167,6 +168,7 @@ class Fetcher:
         """
         started = time.monotonic()
         deadline = started + 2 * self.timeout
+        self._local.requests = 0
         timer = _DEADLINES.start(deadline - started)
         try:
             result = self._fetch(request, started, deadline)
@@ -174,8 +176,8 @@ class Fetcher:
             expired = _DEADLINES.stop(timer)
         if expired:  # the socket was cut: whatever was read is incomplete
             error = FetchError(request.url, f"no complete answer within {2 * self.timeout:g} s", kind="timeout")
-            return Failed(error, elapsed=time.monotonic() - started)
-        return result
+            result = Failed(error, elapsed=time.monotonic() - started)
+        return replace(result, requests=self._local.requests)
 
     def _fetch(self, request: FetchRequest, started: float, deadline: float) -> FetchResult:
         attempt = 0
@@ -232,6 +234,7 @@ class Fetcher:
         raise FetchError(request.source, f"more than {MAX_REDIRECTS} redirects", kind="redirect")
 
     def _get(self, request: FetchRequest, url: str) -> requests.Response:
+        self._local.requests += 1
         try:
             return self._session().get(url, headers=self._headers(request, url), stream=True,
                                        allow_redirects=False, timeout=self.timeout)

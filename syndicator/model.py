@@ -117,6 +117,7 @@ class Fetched:
         headers: response headers with lower-case names.
         etag, last_modified: validators of this response, or None.
         elapsed: seconds from first byte sent to last byte read.
+        requests: HTTP requests made, redirect hops and retries included.
     """
 
     url: str
@@ -126,6 +127,7 @@ class Fetched:
     last_modified: str | None = None
     permanent_url: str | None = None
     elapsed: float = 0.0
+    requests: int = 1
 
 
 @dataclass(frozen=True)
@@ -138,14 +140,19 @@ class NotModified:
     last_modified: str | None = None
     permanent_url: str | None = None
     elapsed: float = 0.0
+    requests: int = 1
 
 
 @dataclass(frozen=True)
 class Failed:
-    """A fetch or parse that failed; ``error`` carries the URL and kind."""
+    """A fetch or parse that failed; ``error`` carries the URL and kind.
+
+    ``requests`` counts the HTTP requests made (0 when none got out).
+    """
 
     error: FeedError
     elapsed: float = 0.0
+    requests: int = 1
 
 
 FetchResult = Fetched | NotModified | Failed

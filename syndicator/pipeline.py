@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -130,6 +131,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
     host_wait: dict[str, float | None] = {}
     stopped_by: dict[str, Observation] = {}  # host -> its last failure that counts against it
     skipped: dict[str, list[str]] = {}  # host -> sources not requested
+    http_requests: Counter[str] = Counter()  # host -> HTTP requests, redirects and retries included
     for done, (request, observation) in enumerate(results, start=1):
         state = states.get(request.source) or SourceState(request.source, request.source)
         host = host_key(request.url)
@@ -143,13 +145,15 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
                 host_wait[host] = _retry_after(observation)
             if _judge(observation) != "ok":
                 stopped_by[host] = observation
+            http_requests[host] += observation.result.requests
             _record(store, state, observation, options.now, policy, fingerprints.get(request.source), report)
         if options.progress:
             options.progress(done, len(requests))
     for host, sources in skipped.items():
         _log_skipped(host, sources, stopped_by.get(host), config)
-    report.hosts = {host: {"requests": s.requests, "peak_concurrency": s.peak, "skipped": s.skipped}
-                    for host, s in pool.stats.items()}
+    report.requests = http_requests.total()
+    report.hosts = {host: {"sources": s.started, "requests": http_requests[host], "peak_concurrency": s.peak,
+                           "skipped": s.skipped} for host, s in pool.stats.items()}
 
 
 def _log_skipped(host: str, sources: list[str], last: Observation | None, config: Config) -> None:
@@ -199,12 +203,13 @@ def _observe(request: FetchRequest, fetcher: Fetcher, states: dict[str, SourceSt
     if state is not None and state.failed_body_hash == body_hash:  # the same invalid body: not parsed again
         error = ParseError(request.source, state.error_message or "not a readable feed",
                            kind=state.error_kind or "parse")
-        return Observation(request, Failed(error, result.elapsed), body_hash=body_hash, started=started)
+        return Observation(request, Failed(error, result.elapsed, result.requests), body_hash=body_hash,
+                           started=started)
     clock = time.thread_time()
     try:
         parsed = parse_feed(result.body, result.url, result.headers, now)
     except FeedError as error:
-        return Observation(request, Failed(error, result.elapsed), body_hash=body_hash,
+        return Observation(request, Failed(error, result.elapsed, result.requests), body_hash=body_hash,
                            parse_seconds=time.thread_time() - clock, started=started)
     return Observation(request, result, parsed, body_hash, parse_seconds=time.thread_time() - clock,
                        snapshot_hash=snapshot_hash(parsed.entries), started=started)

@@ -46,9 +46,9 @@ class Skipped:
 
 @dataclass
 class HostStats:
-    """Per-host figures of one run: jobs started and peak jobs at once."""
+    """Per-host figures of one run: jobs started, peak jobs at once, jobs skipped."""
 
-    requests: int = 0
+    started: int = 0
     peak: int = 0
     skipped: int = 0
 
@@ -136,7 +136,7 @@ class HostPool(Generic[T, R]):
                 in_flight[name] += 1
                 next_start[name] = now + self.host_gap
                 stats = self.stats.setdefault(name, HostStats())
-                stats.requests += 1
+                stats.started += 1
                 stats.peak = max(stats.peak, in_flight[name])
                 running[executor.submit(work, job)] = (name, job)
                 started = True

@@ -30,6 +30,7 @@ class BuildReport:
     Attributes:
         sites, sources: configured sites and distinct feed URLs.
         due: sources chosen for this build; fetched: sources requested.
+        requests: HTTP requests made, redirect hops and retries included.
         outcomes: {"fetched" (parsed 200), "unchanged" (200, same body hash),
             "not_modified" (304), "failed"}: count.
         statuses: {200 or 304: count} of answers.
@@ -40,7 +41,8 @@ class BuildReport:
         bytes_saved: body bytes 304s spared, estimated from stored sizes.
         parse_seconds: CPU seconds spent parsing.
         due_lags: seconds each due source started after its planned time.
-        hosts: {host key: {"requests": n, "peak_concurrency": n, "skipped": n}}.
+        hosts: {host key: {"sources": n requested, "requests": n HTTP requests,
+            "peak_concurrency": n, "skipped": n}}.
         stale_copies, entries: sites shown from a last good copy; entries published.
         seconds: wall time of the build.
     """
@@ -49,6 +51,7 @@ class BuildReport:
     sources: int = 0
     due: int = 0
     fetched: int = 0
+    requests: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     statuses: Counter[int] = field(default_factory=Counter)
     changed: int = 0
@@ -90,6 +93,7 @@ class BuildReport:
             "sources": self.sources,
             "sources_due": self.due,
             "fetched": self.fetched,
+            "requests": self.requests,
             "status_200": self.statuses[200],
             "status_304": self.statuses[304],
             "parsed": self.outcomes["fetched"],

@@ -35,7 +35,7 @@ def test_no_host_sees_more_than_per_host_concurrency(server: HTTPServer, tmp_pat
     config = write_config(tmp_path, [site(f) for f in feeds], workers=8, per_host_concurrency=limit, **FAST)
     report = build(config)
     assert Feed.peak == limit  # measured by the server
-    assert report["hosts"] == {"127.0.0.1": {"requests": 6, "peak_concurrency": limit, "skipped": 0}}
+    assert report["hosts"] == {"127.0.0.1": {"sources": 6, "requests": 6, "peak_concurrency": limit, "skipped": 0}}
 
 
 def test_host_gap_spaces_request_starts(server: HTTPServer, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ the server never got to send.
 from __future__ import annotations
 
 import gzip
+import json
 import socket
 import socketserver
 import threading
@@ -399,3 +400,25 @@ def test_headers_dripping_past_the_deadline_are_cut() -> None:
     assert isinstance(result, Failed)
     assert result.error.kind == "timeout"
     assert _HeaderDrip.sent < _HeaderDrip.size  # the fetcher hung up before the headers ended
+
+
+def test_a_result_counts_every_http_request_it_made(server: HTTPServer) -> None:
+    server.expect_oneshot_request("/flaky").respond_with_data("busy", status=500)
+    server.expect_request("/flaky").respond_with_data(FEED)
+    server.expect_request("/moved").respond_with_data("", status=301, headers={"Location": "/flaky"})
+    assert fetcher().fetch(get(server.url_for("/flaky"))).requests == 2  # one retry
+    assert fetcher().fetch(get(server.url_for("/moved"))).requests == 2  # one redirect hop
+
+
+def test_report_counts_http_requests_per_host_as_the_server_saw_them(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_oneshot_request("/a.xml").respond_with_data("busy", status=503)
+    server.expect_request("/a.xml").respond_with_data(rss(post(1)))
+    server.expect_request("/b.xml").respond_with_data(rss(post(2)))
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")},
+                                     {"name": "B", "feed": server.url_for("/b.xml")}])
+    assert build(config).exit_code == 0
+    report = json.loads((tmp_path / "cache" / "report.json").read_text())
+    assert len(server.log) == 3
+    assert (report["fetched"], report["requests"]) == (2, 3)
+    assert report["hosts"]["127.0.0.1"]["requests"] == 3
+    assert report["hosts"]["127.0.0.1"]["sources"] == 2
