@@ -112,7 +112,9 @@ def due_sources(urls: Iterable[str], states: Mapping[str, SourceState], now: dat
         force: fetch every source now, held ones included.
         only: fetch exactly these URLs (``--site``), due or not.
     Returns:
-        the URLs to fetch; never-attempted sources first, then by how long
+        the URLs to fetch: never-attempted sources first, then healthy ones,
+        then failing ones (so when a host's wait ends its healthy feeds are
+        asked before the one that made it wait), each group by how long
         they are overdue, then in the order given.
     """
     urls = list(urls)
@@ -128,7 +130,7 @@ def due_sources(urls: Iterable[str], states: Mapping[str, SourceState], now: dat
         state = states.get(url)
         if state is None or state.next_attempt is None:
             return (0, 0.0, position[url])
-        return (1, state.next_attempt.timestamp(), position[url])
+        return (1 if state.failures == 0 else 2, state.next_attempt.timestamp(), position[url])
 
     return sorted(chosen, key=overdue)
 

@@ -269,6 +269,17 @@ def test_due_sources_orders_new_then_most_overdue_and_honours_only() -> None:
     assert schedule.due_sources([a, b, c, d], states, NOW, force=True) == [d, b, a, c]
 
 
+def test_due_sources_ask_healthy_feeds_before_failing_ones() -> None:
+    """When a throttling host's wait ends, its other feeds go first, not the one it throttled."""
+    throttled, companion = "https://x.example/a", "https://x.example/b"
+    wait_over = NOW - timedelta(minutes=1)
+    states = {
+        throttled: SourceState(throttled, throttled, next_attempt=wait_over - timedelta(seconds=5), failures=3),
+        companion: SourceState(companion, companion, next_attempt=wait_over),
+    }
+    assert schedule.due_sources([throttled, companion], states, NOW) == [companion, throttled]
+
+
 def test_skipped_sources_are_recorded() -> None:
     state = SourceState(URL, URL, next_attempt=NOW - timedelta(minutes=1))
     throttled = schedule.skipped(state, "throttled", "example.org", NOW, retry_after=600)
