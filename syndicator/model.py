@@ -245,12 +245,16 @@ class Check:
         elapsed: seconds since the previous successful check.
         changed: True when the snapshot (the normalized entries) changed.
         new_entries: entries dated within those ``elapsed`` seconds.
+        overflowed: every entry of the document (at least
+            ``update.OVERFLOW_MIN_ENTRIES``) is new since the previous check,
+            so posts may have scrolled off the feed unseen.
     """
 
     at: datetime
     elapsed: float
     changed: bool
     new_entries: int = 0
+    overflowed: bool = False
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,10 @@ seed 001, with their constants (README.md, "Polite polling", explains them):
   observed interval only while fewer than :data:`MIN_EVIDENCE` checks are
   known; after that a hint (cadence or freshness) may only lengthen the
   observed interval, and by at most :data:`HINT_STRETCH` times.
+* **Overflow.** When every entry of the document (at least
+  :data:`~syndicator.update.OVERFLOW_MIN_ENTRIES`) was new since the last
+  check, posts may have scrolled off the feed unseen: the next interval is
+  at most half that gap, whatever the observed rate or the hints say.
 * **Bounds.** Every interval lies in [min_interval, max_interval].
 * **Jitter.** A stable share of :data:`JITTER_FRACTION` of the interval from
   the URL, a small random share, and 1-59 s, so due times never sit on
@@ -190,6 +194,10 @@ def _success_plan(state: SourceState, now: datetime, policy: Policy, http_hint: 
     interval, reason = observed_interval(state.history, policy)
     hints = document_hints(state.hints, now) + ([http_hint] if http_hint else [])
     interval, reason = weigh_hints(interval, reason, len(state.history), hints)
+    if state.history and state.history[-1].overflowed and interval > state.history[-1].elapsed / 2:
+        # Every entry was new: posts may have been missed. No hint may keep the interval that long.
+        interval = state.history[-1].elapsed / 2
+        reason = "observed: every entry new since the last check, posts may have been missed; halved"
     if interval < policy.min_interval:
         interval, reason = policy.min_interval, f"{reason}, capped at min_interval"
     elif interval > policy.max_interval:

@@ -336,7 +336,8 @@ def _to_db(value: Any, name: str) -> Any:
     if name in _DATETIME_FIELDS:
         return value.isoformat()
     if name == "history":
-        return json.dumps([[c.at.isoformat(), c.elapsed, int(c.changed), c.new_entries] for c in value])
+        return json.dumps([[c.at.isoformat(), c.elapsed, int(c.changed), c.new_entries, int(c.overflowed)]
+                           for c in value])
     if name == "hints":
         return json.dumps(asdict(value), separators=(",", ":"))
     return value
@@ -344,8 +345,8 @@ def _to_db(value: Any, name: str) -> Any:
 
 def _from_db(value: Any, name: str) -> Any:
     if name == "history":
-        return tuple(Check(datetime.fromisoformat(at), float(elapsed), bool(changed), int(new))
-                     for at, elapsed, changed, new in json.loads(value or "[]"))
+        return tuple(Check(datetime.fromisoformat(at), float(elapsed), bool(changed), int(new), bool(rest and rest[0]))
+                     for at, elapsed, changed, new, *rest in json.loads(value or "[]"))
     if value is None:
         return None
     if name in _DATETIME_FIELDS:

@@ -34,6 +34,9 @@ from datetime import datetime
 from .dates import http_date
 from .model import Check, Entry, Failed, Fetched, FetchRequest, FetchResult, NotModified, ParsedFeed, SourceState
 
+#: A document must hold at least this many entries, all new, to count as overflowed:
+#: with fewer, "all new" is what any change of a short feed looks like.
+OVERFLOW_MIN_ENTRIES = 3
 #: Successful checks kept as a source's change history.
 WINDOW = 8
 #: Failure classes that put a source on hold until its sites.yaml entry changes.
@@ -131,7 +134,9 @@ def _history(state: SourceState, observation: Observation, now: datetime, change
     since = state.last_success
     entries = observation.parsed.entries if changed and observation.parsed is not None else ()
     new = sum(1 for entry in entries if entry.date is not None and since < entry.date <= now)
-    check = Check(at=now, elapsed=(now - since).total_seconds(), changed=changed, new_entries=new)
+    overflowed = len(entries) >= OVERFLOW_MIN_ENTRIES and new == len(entries)
+    check = Check(at=now, elapsed=(now - since).total_seconds(), changed=changed, new_entries=new,
+                  overflowed=overflowed)
     return (*state.history, check)[-WINDOW:]
 
 

@@ -26,8 +26,9 @@ POLICY = Policy()
 class SimFeed:
     """A feed whose entries are published at given times; checked through update + schedule."""
 
-    def __init__(self, published: Callable[[datetime], list[datetime]]) -> None:
+    def __init__(self, published: Callable[[datetime], list[datetime]], hints: FeedHints | None = None) -> None:
         self.published = published
+        self.hints = hints or FeedHints()
         self.state = SourceState(URL, URL)
 
     def check(self, now: datetime, policy: Policy = POLICY) -> schedule.Plan:
@@ -39,7 +40,8 @@ class SimFeed:
             observation = Observation(request, NotModified(URL))
         else:
             observation = Observation(request, Fetched(URL, b"x" + digest.encode()),
-                                      ParsedFeed("T", None, entries), body_hash=digest, snapshot_hash=digest)
+                                      ParsedFeed("T", None, entries, hints=self.hints), body_hash=digest,
+                                      snapshot_hash=digest)
         state = new_state(self.state, observation, now)
         plan = schedule.plan(state, now, policy)
         self.state = replace(state, next_attempt=plan.next_attempt, interval=plan.interval, reason=plan.reason)
@@ -156,6 +158,24 @@ def test_ttl_lengthens_observed_interval_within_the_stretch() -> None:
     plan = schedule.plan(hinted(6, ttl=90 * 60.0), NOW, POLICY)
     assert plan.interval == 90 * 60.0
     assert plan.reason == "hint: ttl 90 min"
+
+
+def test_a_feed_that_turns_over_between_checks_is_checked_sooner_whatever_its_hint_says() -> None:
+    """An hourly feed of 10 items that claims a daily cadence: every check a
+    day apart finds all 10 entries new, so posts were missed; halve the gap."""
+    plans = SimFeed(every(HOUR), FeedHints(update_period=24 * HOUR)).run(5)
+    assert plans[0].interval == 24 * HOUR  # the hint, while nothing is known
+    assert plans[1].interval <= 12 * HOUR and "posts may have been missed" in plans[1].reason
+    assert plans[2].interval <= 6 * HOUR
+    assert all(plan.interval <= 6 * HOUR for plan in plans[2:])  # 10 items cover the gap again
+
+
+def test_a_short_feed_changing_is_not_taken_for_an_overflow() -> None:
+    """A feed that lists only its latest two posts is all new after any change."""
+    def two_latest(now: datetime) -> list[datetime]:
+        return every(6 * HOUR)(now)[-2:]
+    plans = SimFeed(two_latest).run(6)
+    assert not any("missed" in plan.reason for plan in plans)
 
 
 def test_hints_cannot_break_the_bounds() -> None:

@@ -18,7 +18,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from syndicator.errors import CacheLockedError, StoreError
-from syndicator.model import Entry, SourceState
+from syndicator.model import Check, Entry, SourceState
 from syndicator.store import DATABASE, SCHEMA_VERSION, Store
 
 from .conftest import ATOM, NOW, NOW_ISO, atom_entries, build, post, rss, write_config
@@ -53,7 +53,9 @@ def test_new_database_is_wal_with_a_schema_version(tmp_path: Path) -> None:
 
 def test_state_and_snapshot_round_trip(tmp_path: Path) -> None:
     saved = state(etag='W/"1"', last_modified="Sun, 01 Nov 2026 10:00:00 GMT", last_attempt=NOW,
-                  last_success=NOW, last_change=NOW, title="Blog", failures=0)
+                  last_success=NOW, last_change=NOW, title="Blog", failures=0,
+                  history=(Check(NOW - timedelta(hours=1), 3600.0, True, 2),
+                           Check(NOW, 3600.0, True, 10, overflowed=True)))
     entries = [entry(1), entry(2, date=None, author=None, link=None, updated=None)]
     with Store.open(tmp_path) as store:
         store.save(saved, entries, NOW)
