@@ -29,7 +29,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import HOMEPAGE, __version__
+from . import __version__
 from .dates import isoformat
 from .errors import SyndicatorError
 from .model import Config, SelectedEntry, SiteStatus
@@ -111,7 +111,6 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         "feed_updated": max((e.updated for e in page_entries), default=isoformat(now)),
         "rfc822": format_datetime(now.astimezone(UTC), usegmt=True),
         "version": __version__,
-        "homepage": HOMEPAGE,
         "base": config.link if config.link.endswith("/") else config.link + "/",
     }
     folders = _folders(templates)
