@@ -33,7 +33,7 @@ from . import __version__
 from .dates import isoformat
 from .errors import SyndicatorError
 from .model import Config, SelectedEntry, SiteStatus
-from .sanitize import html_to_text, strip_control, truncate_html
+from .sanitize import author_name, html_to_text, strip_control, truncate_html
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
@@ -200,7 +200,8 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
         atom_id=atom_id(entry.id, site.feed),
         title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",
         link=entry.link,
-        author=shorten(entry.author or "", AUTHOR_CHARS) or site.name,
+        # author_name again: snapshots stored by earlier versions may hold an e-mail address.
+        author=shorten(author_name(entry.author) or "", AUTHOR_CHARS) or site.name,
         site_name=site.name,
         site_link=site.link,
         site_feed=site.feed,

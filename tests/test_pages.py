@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
+from datetime import timedelta
 from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 
 from syndicator import __version__
+from syndicator.model import Config, Entry, SelectedEntry, Site, SiteStatus, StoredEntry
+from syndicator.render import render_site
 
-from .conftest import ATOM, build, post, rss, tree, write_config
+from .conftest import ATOM, NOW, build, post, rss, tree, write_config
 
 
 def publish(server: HTTPServer, tmp_path: Path, document: str) -> Path:
@@ -31,3 +35,30 @@ def test_pages_name_syndicator_and_its_version_without_linking_anywhere(server: 
     assert (generator.text, generator.attrib) == ("syndicator", {"version": __version__})
     for name, data in tree(public).items():
         assert b"github.com" not in data, name
+
+
+def test_no_e_mail_address_of_an_author_is_published(server: HTTPServer, tmp_path: Path) -> None:
+    named, bare = post(1, day=2), post(2, day=1)
+    named["author"] = "jane@example.org (Jane Doe)"
+    bare["author"] = "bare@example.org"
+    public = publish(server, tmp_path, rss(named, bare))
+    for name, data in tree(public).items():
+        assert b"@example.org" not in data, name
+    index = (public / "index.html").read_text()
+    metas = [part.split("</p>")[0] for part in index.split('<p class="meta">')[1:]]
+    assert [" · Jane Doe · " in meta for meta in metas] == [True, False]  # the bare address: the site name only
+    authors = [e.findtext(f"{ATOM}author/{ATOM}name") for e in ET.parse(public / "feed.xml").getroot()
+               .findall(f"{ATOM}entry")]
+    assert authors == ["Jane Doe", "Blog"]
+
+
+def test_an_address_stored_by_an_earlier_version_is_not_published(tmp_path: Path) -> None:
+    """Snapshots written before authors were cleaned in parse may hold an address; render removes it too."""
+    site = Site("Blog", "https://blog.example.org/feed.xml")
+    entries = [SelectedEntry(site, StoredEntry(site.feed, Entry(id=str(n), title=f"Post {n}", author=author),
+                                               first_seen=NOW - timedelta(hours=n)))
+               for n, author in enumerate(["jane@example.org (Jane Doe)", "bare@example.org"])]
+    config = Config(path=tmp_path / "sites.yaml", title="Planet", link="https://planet.example.org/", sites=(site,))
+    render_site(config, entries, [SiteStatus(site, None, False, 2)], NOW, tmp_path / "public")
+    feed = json.loads((tmp_path / "public" / "feed.json").read_text())
+    assert [item["authors"] for item in feed["items"]] == [[{"name": "Jane Doe"}], [{"name": "Blog"}]]
