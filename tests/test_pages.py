@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from pytest_httpserver import HTTPServer
 
 from syndicator import __version__
@@ -62,3 +63,22 @@ def test_an_address_stored_by_an_earlier_version_is_not_published(tmp_path: Path
     render_site(config, entries, [SiteStatus(site, None, False, 2)], NOW, tmp_path / "public")
     feed = json.loads((tmp_path / "public" / "feed.json").read_text())
     assert [item["authors"] for item in feed["items"]] == [[{"name": "Jane Doe"}], [{"name": "Blog"}]]
+
+
+@pytest.mark.parametrize(("status", "message"), [
+    pytest.param(410, "HTTP 410 — gone: remove or edit its entry in sites.yaml", id="410"),
+    pytest.param(403, "HTTP 403 — access denied: check the URL", id="403"),
+    pytest.param(401, "HTTP 401 — access denied: check the URL", id="401"),
+    pytest.param(500, "HTTP 500", id="500-no-advice"),
+])
+def test_sites_page_says_a_feed_never_worked_and_what_to_do(server: HTTPServer, tmp_path: Path, status: int,
+                                                            message: str) -> None:
+    server.expect_request("/ok.xml").respond_with_data(rss(post(1)))
+    server.expect_request("/broken.xml").respond_with_data("no", status=status)
+    config = write_config(tmp_path, [{"name": "Fine", "feed": server.url_for("/ok.xml")},
+                                     {"name": "Broken", "feed": server.url_for("/broken.xml")}], retries=0)
+    assert build(config).exit_code == 0
+    sites_html = (tmp_path / "public" / "sites.html").read_text()
+    (row,) = [row for row in sites_html.split("<tr")[1:] if ">Broken<" in row]
+    assert f'<span class="badge">never worked</span> <span class="error">{message}</span>' in row
+    assert "last seen" not in sites_html
