@@ -80,6 +80,7 @@ class PageEntry:
     human_date: str
     summary: Markup
     content: Markup
+    more: bool  # the summary was cut, or the content holds more than it shows
 
 
 def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequence[SiteStatus],
@@ -196,6 +197,7 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     updated = max(entry.updated or date, selected.stored.changed or date, date)
     body = entry.content or entry.summary
     summary_source = entry.summary or entry.content
+    summary = truncate_html(summary_source, summary_chars)
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
         title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",
@@ -208,9 +210,16 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
         published=isoformat(date),
         updated=isoformat(updated),
         human_date=date.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        summary=Markup(truncate_html(summary_source, summary_chars)),  # noqa: S704 - sanitized in parse
+        summary=Markup(summary),  # noqa: S704 - sanitized in parse
         content=Markup(body),  # noqa: S704 - sanitized in parse
+        more=summary != summary_source or _holds_more(entry.content, summary_source),
     )
+
+
+def _holds_more(content: str, shown: str) -> bool:
+    """True when ``content`` has text or images that ``shown`` (the summary's source) lacks."""
+    return bool(content) and (html_to_text(content) != html_to_text(shown)
+                              or content.count("<img") > shown.count("<img"))
 
 
 def shorten(text: str, limit: int) -> str:

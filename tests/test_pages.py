@@ -65,6 +65,31 @@ def test_an_address_stored_by_an_earlier_version_is_not_published(tmp_path: Path
     assert [item["authors"] for item in feed["items"]] == [[{"name": "Jane Doe"}], [{"name": "Blog"}]]
 
 
+def articles(index_html: str) -> dict[str, str]:
+    """The front page's entries as {title: the article's HTML}."""
+    found = {}
+    for article in index_html.split('<article class="entry">')[1:]:
+        title = article.split('rel="noopener noreferrer">', 1)[1].split("</a>", 1)[0]
+        found[title] = article.split("</article>")[0]
+    return found
+
+
+def test_read_more_only_when_the_page_shows_less_than_the_entry_holds(server: HTTPServer, tmp_path: Path) -> None:
+    items = {
+        "Complete": {"description": "A short and complete summary."},
+        "Cut": {"description": "word " * 200},
+        "Excerpt": {"description": "The excerpt.",
+                    "content:encoded": "<![CDATA[<p>The excerpt.</p><p>And the rest of the post.</p>]]>"},
+        "Same text": {"description": "All of it.", "content:encoded": "<![CDATA[<p>All of it.</p>]]>"},
+        "Picture": {"description": "A photo.",
+                    "content:encoded": '<![CDATA[<p>A photo.</p><img src="https://blog.example.org/a.jpg">]]>'},
+    }
+    document = rss(*[{**post(n), "title": title, **fields} for n, (title, fields) in enumerate(items.items())])
+    public = publish(server, tmp_path, document)
+    shown = {title: "Read more" in article for title, article in articles((public / "index.html").read_text()).items()}
+    assert shown == {"Complete": False, "Cut": True, "Excerpt": True, "Same text": False, "Picture": True}
+
+
 @pytest.mark.parametrize(("status", "message"), [
     pytest.param(410, "HTTP 410 — gone: remove or edit its entry in sites.yaml", id="410"),
     pytest.param(403, "HTTP 403 — access denied: check the URL", id="403"),
