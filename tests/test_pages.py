@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from datetime import timedelta
 from pathlib import Path
@@ -107,3 +111,87 @@ def test_sites_page_says_a_feed_never_worked_and_what_to_do(server: HTTPServer, 
     (row,) = [row for row in sites_html.split("<tr")[1:] if ">Broken<" in row]
     assert f'<span class="badge">never worked</span> <span class="error">{message}</span>' in row
     assert "last seen" not in sites_html
+
+
+# --- narrow screens ------------------------------------------------------------------------
+
+WIDE_SUMMARY = ("<![CDATA[<p>See https://ci.example.org/builds/1234567890/artifacts/logs/"
+                "test-output-very-long-name-without-breaks-0123456789abcdef.txt for details.</p>"
+                "<pre><code>def test_something_really_long_name(argument_one, argument_two, argument_three): pass"
+                "</code></pre><table><tr>" + "<th>Column</th>" * 8 + "</tr><tr>" + "<td>12345678901234</td>" * 8
+                + "</tr></table>]]>")
+CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+#: The narrowest layout viewport headless Chromium gives --dump-dom (CSS px); the stylesheet's
+#: narrow layout applies below 40rem (640 px), so this still tests it.
+NARROW = 500
+
+
+@pytest.fixture
+def wide_planet(server: HTTPServer, tmp_path: Path) -> Path:
+    """A planet whose feed has an unbreakable title, a long URL, code and a wide table, and whose
+    broken site's error names a long URL; returns the output folder."""
+    item = {**post(1), "title": "Unbreakable" * 12, "description": WIDE_SUMMARY}
+    server.expect_request("/feed.xml").respond_with_data(rss(item), content_type="application/rss+xml")
+    long_feed = "https://blog.example.org/" + "a-very-long-feed-path-" * 4 + "feed.xml"
+    server.expect_request("/page").respond_with_data(
+        f'<html><head><link rel="alternate" type="application/rss+xml" href="{long_feed}"></head></html>',
+        content_type="text/html")
+    config = write_config(tmp_path, [
+        {"name": "A Blog With A Fairly Long Name", "feed": server.url_for("/feed.xml")},
+        {"name": "Broken", "feed": server.url_for("/page")}], host_gap=0)
+    assert build(config).exit_code == 0
+    return tmp_path / "public"
+
+
+def measure(page: Path, width: int) -> dict[str, int]:
+    """How ``page`` lays out in headless Chromium with a window ``width`` CSS px wide.
+
+    Returns {"scroll": the document's scroll width, "viewport": the viewport's width,
+    "time_lines": the most lines one <time> element wraps onto}. A copy of the page
+    without its CSP gets a probe script that writes them into its title.
+    """
+    probe = page.with_name("probe-" + page.name)
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    script = ("<script>function m() { const lines = [...document.querySelectorAll('time')]"
+              ".map(t => t.getClientRects().length); document.title = JSON.stringify({scroll: "
+              "document.documentElement.scrollWidth, viewport: innerWidth, time_lines: Math.max(0, ...lines)}) } "
+              "m(); setInterval(m, 50)</script></body>")
+    probe.write_text(text.replace("</body>", script))
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--disable-background-networking", "--disable-component-update",
+                           f"--user-data-dir={page.parent.parent / 'chromium-profile'}",
+                           "--virtual-time-budget=500", f"--window-size={width},800", "--dump-dom",
+                           probe.as_uri()], capture_output=True, text=True, timeout=120, check=True)
+    match = re.search(r"<title>(\{.*?\})</title>", done.stdout)
+    assert match, done.stdout[:500]
+    return json.loads(html.unescape(match[1]))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs a headless Chromium (apt-get install chromium)")
+@pytest.mark.parametrize("width", [NARROW, 1280])
+@pytest.mark.parametrize("page", ["index.html", "sites.html"])
+def test_pages_fit_the_screen_and_keep_dates_on_one_line(wide_planet: Path, page: str, width: int) -> None:
+    layout = measure(wide_planet / page, width)
+    assert layout["viewport"] == width
+    assert layout["scroll"] <= width  # nothing scrolls sideways
+    assert layout["time_lines"] == 1
+
+
+def test_every_cell_of_the_sites_table_is_labelled_for_narrow_screens(wide_planet: Path) -> None:
+    """On a narrow screen the header row is hidden and each cell shows its data-label instead."""
+    sites_html = (wide_planet / "sites.html").read_text()
+    assert '<div class="table-scroll">\n<table class="sites">' in sites_html
+    headers = re.findall(r"<th>([^<]*)</th>", sites_html)
+    for row in re.findall(r"<tr class=[^>]*>(.*?)</tr>", sites_html, re.S):
+        cells = re.findall(r"<td( [^>]*)?>", row)
+        assert cells[0] == ' class="site"'
+        labels = [re.search(r'data-label="([^"]*)"', cell)[1] for cell in cells[1:]]  # type: ignore[index]
+        assert labels == headers[1:]
+
+
+@pytest.mark.parametrize("page", ["index.html", "sites.html"])
+def test_pages_keep_a_policy_that_forbids_scripts(wide_planet: Path, page: str) -> None:
+    text = (wide_planet / page).read_text()
+    (policy,) = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', text)
+    assert {"default-src 'none'", "script-src 'none'", "style-src 'self'"} <= set(policy.split("; "))
+    assert "<script" not in text and " style=" not in text
