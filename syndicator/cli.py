@@ -66,7 +66,8 @@ class IsoTime(click.ParamType):
     """A ``--now`` value: an ISO 8601 time read by ``datetime.fromisoformat``.
 
     ``2026-11-30T12:00:00Z``, ``2026-11-30T13:00:00+01:00`` and
-    ``2026-11-30`` (midnight) are accepted; no zone means UTC. Years outside
+    ``2026-11-30`` (midnight) are accepted; no zone means UTC; ``t`` and
+    ``z`` may be lower case (RFC 3339 section 5.6). Years outside
     :data:`NOW_YEARS` are refused (the schedule adds days to ``now``).
     Converts to an aware UTC datetime; anything else is a usage error (exit 2).
     """
@@ -77,7 +78,7 @@ class IsoTime(click.ParamType):
         if isinstance(value, datetime):
             return value
         try:
-            parsed = datetime.fromisoformat(str(value))
+            parsed = datetime.fromisoformat(str(value).upper())
         except ValueError:
             self.fail(f"{value!r} is not an ISO 8601 time such as 2026-11-30T12:00:00Z", param, ctx)
         if not NOW_YEARS[0] <= parsed.year <= NOW_YEARS[1]:
