@@ -66,7 +66,8 @@ class IsoTime(click.ParamType):
     """A ``--now`` value: an ISO 8601 time read by ``datetime.fromisoformat``.
 
     ``2026-11-30T12:00:00Z``, ``2026-11-30T13:00:00+01:00`` and
-    ``2026-11-30`` (midnight) are accepted; no zone means UTC. Years outside
+    ``2026-11-30`` (midnight) are accepted; no zone means UTC; ``t`` and
+    ``z`` may be lower case (RFC 3339 section 5.6). Years outside
     :data:`NOW_YEARS` are refused (the schedule adds days to ``now``).
     Converts to an aware UTC datetime; anything else is a usage error (exit 2).
     """
@@ -77,7 +78,7 @@ class IsoTime(click.ParamType):
         if isinstance(value, datetime):
             return value
         try:
-            parsed = datetime.fromisoformat(str(value))
+            parsed = datetime.fromisoformat(str(value).upper())
         except ValueError:
             self.fail(f"{value!r} is not an ISO 8601 time such as 2026-11-30T12:00:00Z", param, ctx)
         if not NOW_YEARS[0] <= parsed.year <= NOW_YEARS[1]:
@@ -195,6 +196,10 @@ def status(config_path: Path, cache: Path | None, as_json: bool, now_given: date
         click.echo(_status_text(row))
 
 
+#: Health values of a source on hold (410, 401/403): not attempted until its sites.yaml entry changes.
+_ON_HOLD = ("gone", "denied")
+
+
 def _status_text(row: dict[str, Any]) -> str:
     """A site's status as a few indented lines of text."""
     flags = [row["health"]] + (["stale"] if row["stale"] else [])
@@ -204,6 +209,8 @@ def _status_text(row: dict[str, Any]) -> str:
     lines.append(f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
                  f"   last change: {_when(row['last_change'])}")
     interval = f"{row['interval_seconds'] / 60:.0f} min" if row["interval_seconds"] else "-"
+    if row["health"] in _ON_HOLD:
+        interval = "on hold"  # no interval applies until the site's entry in sites.yaml changes
     lines.append(f"  next due: {_next_due(row)}   interval: {interval}   reason: {row['reason'] or '-'}")
     if row["failure_class"]:
         lines.append(f"  failing: {row['failure_class']} x{row['failures']}: {row['failure_message']}")
@@ -215,7 +222,7 @@ def _status_text(row: dict[str, Any]) -> str:
 
 def _next_due(row: dict[str, Any]) -> str:
     """When a site is checked next: ``on hold``, ``now (never attempted)``, or a time, ``(due now)`` if past."""
-    if row["health"] in ("gone", "denied"):
+    if row["health"] in _ON_HOLD:
         return "on hold"
     if row["next_due"] is None:
         return "now (never attempted)" if row["health"] == "new" else "now"

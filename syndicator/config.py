@@ -15,7 +15,7 @@ import yaml
 from . import __version__
 from .errors import ConfigError
 from .model import Config, Site
-from .values import NO_CREDENTIALS, duration_text, parse_duration, url_problem
+from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, url_problem
 from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
 _SITE_KEYS = {"name", "feed", "link"}
@@ -196,7 +196,8 @@ def _check_intervals(data: _LineDict, settings: dict[str, Any]) -> None:
                       ("min_interval", "max_interval")):
         if value[low] > value[high]:
             key = low if low in data else high
-            problem = f"{low} ({value[low]:g} s) must not exceed {high} ({value[high]:g} s)"
+            problem = (f"{low} ({number_text(value[low])} s) must not exceed "
+                       f"{high} ({number_text(value[high])} s)")
             raise _FieldError(data.lines.get(key, data.line), key, problem)
 
 
@@ -273,5 +274,5 @@ def _setting(data: _LineDict, key: str) -> Any:
             raise _FieldError(line, key, f"must be at most {duration_text(maximum)}")
         return seconds
     if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
-        raise _FieldError(line, key, f"must be a whole number from {minimum:g} to {maximum:g}")
+        raise _FieldError(line, key, f"must be a whole number from {number_text(minimum)} to {number_text(maximum)}")
     return value

@@ -24,7 +24,7 @@ from . import dates
 from .errors import ParseError
 from .identity import Candidate, Draft, absolute
 from .model import Entry
-from .sanitize import clean_html, html_to_text, one_line, text_to_html
+from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
 
 _LOOKS_LIKE_HTML = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]+\d*);|</[A-Za-z][A-Za-z0-9]*\s*>")
 
@@ -96,10 +96,11 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) 
 
 
 def _author(item: dict[str, Any]) -> str | None:
+    """The authors' names joined with ", ", e-mail addresses removed; None if no name is left."""
     authors = item.get("authors")
     if not isinstance(authors, list):
         authors = [item.get("author")]  # JSON Feed 1.0
-    names = [one_line(_str(a.get("name"))) for a in authors if isinstance(a, dict)]
+    names = [author_name(_str(a.get("name"))) for a in authors if isinstance(a, dict)]
     return ", ".join(name for name in names if name) or None
 
 

@@ -167,7 +167,7 @@ class Entry:
             else a fingerprint of stable fields (see parse.py).
         title: plain text (may be empty).
         link: absolute http(s) URL or None.
-        author: plain text or None.
+        author: a name as plain text, without e-mail addresses, or None.
         date: publication date (UTC) from the first usable field of the
             fallback order, or None when the feed gives no usable date.
         updated: last-modified date (UTC) or None.

@@ -19,7 +19,8 @@ normalized here, once:
   text or enclosure is dropped;
 * titles are plain text: a title marked as text is kept literally, one
   marked or detected as HTML has its markup stripped; summaries and content
-  are sanitized by :mod:`sanitize`;
+  are sanitized by :mod:`sanitize`; an author is a name only, its e-mail
+  address never published;
 * relative URLs are resolved against xml:base, then the entry link, then
   the feed's link, then the fetch URL; a relative xml:base is itself
   resolved against the feed's link, then the fetch URL.
@@ -44,7 +45,7 @@ from .errors import NotAFeedError, ParseError
 from .identity import Candidate, Draft, absolute
 from .jsonfeed import read_json_feed
 from .model import Entry, ParsedFeed
-from .sanitize import clean_html, html_to_text, one_line, text_to_html
+from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
 
 _ELEMENT = re.compile(r"<([A-Za-z][A-Za-z0-9]*)\b[^<>]*>.*?</\1\s*>", re.S)
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
@@ -142,10 +143,22 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, versio
                                      for e in item.get("enclosures") or [])))
     title = _text_field(item, "title", version)
     guid = one_line(dict.get(item, "id")) or None
-    entry = Entry(id="", title=title, link=link, author=one_line(dict.get(item, "author")) or None,
+    entry = Entry(id="", title=title, link=link, author=_xml_author(item),
                   date=date, updated=updated, summary=summary, content=content, date_note=note)
     text = html_to_text(summary or content)
     return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, text))
+
+
+def _xml_author(item: Any) -> str | None:
+    """The entry's author as a name only, or None.
+
+    feedparser splits RSS ``email (Name)``, ``Name <email>`` and Atom
+    name/email into ``author_detail``; its name is used when present, else
+    the ``author`` text, with e-mail addresses removed either way
+    (:func:`sanitize.author_name`): an address alone is no author.
+    """
+    detail = dict.get(item, "author_detail") or {}
+    return author_name(dict.get(detail, "name")) or author_name(dict.get(item, "author"))
 
 
 def _xml_dates(item: Any, now: datetime) -> tuple[datetime | None, datetime | None, str | None, str]:

@@ -29,11 +29,11 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import HOMEPAGE, __version__
+from . import __version__
 from .dates import isoformat
 from .errors import SyndicatorError
 from .model import Config, SelectedEntry, SiteStatus
-from .sanitize import html_to_text, strip_control, truncate_html
+from .sanitize import author_name, html_to_text, strip_control, truncate_html
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
@@ -80,6 +80,7 @@ class PageEntry:
     human_date: str
     summary: Markup
     content: Markup
+    more: bool  # the summary was cut, or the content holds more than it shows
 
 
 def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequence[SiteStatus],
@@ -111,7 +112,6 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         "feed_updated": max((e.updated for e in page_entries), default=isoformat(now)),
         "rfc822": format_datetime(now.astimezone(UTC), usegmt=True),
         "version": __version__,
-        "homepage": HOMEPAGE,
         "base": config.link if config.link.endswith("/") else config.link + "/",
     }
     folders = _folders(templates)
@@ -197,20 +197,29 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     updated = max(entry.updated or date, selected.stored.changed or date, date)
     body = entry.content or entry.summary
     summary_source = entry.summary or entry.content
+    summary = truncate_html(summary_source, summary_chars)
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
         title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",
         link=entry.link,
-        author=shorten(entry.author or "", AUTHOR_CHARS) or site.name,
+        # author_name again: snapshots stored by earlier versions may hold an e-mail address.
+        author=shorten(author_name(entry.author) or "", AUTHOR_CHARS) or site.name,
         site_name=site.name,
         site_link=site.link,
         site_feed=site.feed,
         published=isoformat(date),
         updated=isoformat(updated),
         human_date=date.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        summary=Markup(truncate_html(summary_source, summary_chars)),  # noqa: S704 - sanitized in parse
+        summary=Markup(summary),  # noqa: S704 - sanitized in parse
         content=Markup(body),  # noqa: S704 - sanitized in parse
+        more=summary != summary_source or _holds_more(entry.content, summary_source),
     )
+
+
+def _holds_more(content: str, shown: str) -> bool:
+    """True when ``content`` has text or images that ``shown`` (the summary's source) lacks."""
+    return bool(content) and (html_to_text(content) != html_to_text(shown)
+                              or content.count("<img") > shown.count("<img"))
 
 
 def shorten(text: str, limit: int) -> str:

@@ -51,6 +51,10 @@ _VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "so
 # and non-characters are dropped too so every output stays well-formed.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 _SPACE = re.compile(r"\s+")
+#: An e-mail address (RFC 5322 addr-spec, dot-atom form, a domain with a dot), or a ``mailto:`` left beside one.
+_EMAIL = re.compile(r"\bmailto:|[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+", re.I)
+#: Brackets an address was removed from: "()", "<>", "[]".
+_EMPTY_BRACKETS = re.compile(r"\(\s*\)|<\s*>|\[\s*\]")
 
 
 def strip_control(text: str) -> str:
@@ -179,6 +183,22 @@ def text_to_html(text: str) -> str:
     """Escape plain text for use as HTML, keeping paragraph breaks (str -> str)."""
     paragraphs = [p for p in re.split(r"\n\s*\n", strip_control(text).strip()) if p.strip()]
     return "".join(f"<p>{html.escape(_SPACE.sub(' ', p).strip())}</p>" for p in paragraphs)
+
+
+def author_name(text: str | None) -> str | None:
+    """An author as a name fit to publish: e-mail addresses removed (str or None).
+
+    RSS 2.0 asks for ``email (Name)`` in ``<author>``; publishing that would
+    hand the address to spammers, so every address is removed with the
+    brackets it leaves empty: ``jane@example.org (Jane Doe)`` and ``Jane Doe
+    <jane@example.org>`` give ``Jane Doe``. None when nothing but addresses,
+    brackets and punctuation is left (the caller shows the site name instead).
+    """
+    name = one_line(_EMPTY_BRACKETS.sub(" ", _EMAIL.sub(" ", text or "")))
+    name = name.strip(" ,;:/|-")
+    if name.startswith("(") and name.endswith(")") and "(" not in name[1:-1]:
+        name = name[1:-1].strip()
+    return name or None
 
 
 def one_line(text: str | None) -> str:

@@ -18,7 +18,7 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
     """What ``syndicator status`` shows: one JSON-ready dict per site, in sites.yaml order.
 
     Reads the cache without taking its lock (a build may be running) and
-    changes nothing. Times are ISO 8601 UTC strings or None. See
+    changes nothing. Times are ISO 8601 UTC strings in whole seconds, or None. See
     README.md ("syndicator status") for the fields.
 
     Raises:
@@ -39,7 +39,7 @@ def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> di
     state = entry.state or SourceState(entry.site.feed, entry.site.feed)
 
     def iso(value: datetime | None) -> str | None:
-        return value.isoformat() if value is not None else None
+        return iso_seconds(value) if value is not None else None
 
     if entry.state is None or state.last_attempt is None:
         health = "new"
@@ -66,5 +66,10 @@ def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> di
         "etag": state.etag,
         "last_modified": state.last_modified,
         "validators_url": state.validators_url,
-        "recent_changes": [check.at.isoformat() for check in state.history if check.changed],
+        "recent_changes": [iso_seconds(check.at) for check in state.history if check.changed],
     }
+
+
+def iso_seconds(value: datetime) -> str:
+    """ISO 8601 text of a UTC datetime in whole seconds (cut, not rounded): ``2026-11-30T13:05:12+00:00``."""
+    return value.replace(microsecond=0).isoformat()

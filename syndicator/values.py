@@ -82,5 +82,13 @@ def duration_text(seconds: float) -> str:
     for unit, size in (("day", 86400.0), ("hour", 3600.0), ("minute", 60.0)):
         if seconds >= size and seconds % size == 0:
             count = seconds / size
-            return f"{count:g} {unit}{'' if count == 1 else 's'}"
-    return f"{seconds:g} second{'' if seconds == 1 else 's'}"
+            return f"{number_text(count)} {unit}{'' if count == 1 else 's'}"
+    return f"{number_text(seconds)} second{'' if seconds == 1 else 's'}"
+
+
+def number_text(value: float) -> str:
+    """A number for an error message, every digit kept: 104857600.0 -> '104857600', 0.5 -> '0.5'.
+
+    (``{:g}`` would write 104857600 as '1.04858e+08'.)
+    """
+    return str(int(value)) if float(value).is_integer() else repr(float(value))

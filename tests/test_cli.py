@@ -143,6 +143,8 @@ def test_now_must_be_an_iso_time_in_a_sane_range(server: HTTPServer, tmp_path: P
 
 @pytest.mark.parametrize(("text", "expected"), [
     pytest.param("2026-11-30T12:00:00Z", "2026-11-30T12:00:00+00:00", id="zulu"),
+    pytest.param("2026-11-30T12:00:00z", "2026-11-30T12:00:00+00:00", id="lower-case-zulu"),
+    pytest.param("2026-11-30t12:00:00z", "2026-11-30T12:00:00+00:00", id="lower-case-t-and-zulu"),
     pytest.param("2026-11-30T13:30:00+01:30", "2026-11-30T12:00:00+00:00", id="offset"),
     pytest.param("2026-11-30T12:00:00", "2026-11-30T12:00:00+00:00", id="no-zone-is-utc"),
     pytest.param("2026-11-30", "2026-11-30T00:00:00+00:00", id="date-is-midnight"),

@@ -213,6 +213,19 @@ MAXIMUMS = {
 DURATIONS = ["timeout", "stale_after", "default_interval", "min_interval", "max_interval", "host_gap"]
 
 
+@pytest.mark.parametrize(("setting", "problem"), [
+    pytest.param("max_bytes: 104857601", "max_bytes: must be a whole number from 1024 to 104857600", id="max-bytes"),
+    pytest.param("feed_entries: 0", "feed_entries: must be a whole number from 1 to 100000", id="feed-entries"),
+    pytest.param("min_interval: 100000.5", "min_interval: min_interval (100000.5 s) must not exceed "
+                 "default_interval (3600 s)", id="interval-order"),
+])
+def test_bounds_in_messages_keep_every_digit(tmp_path: Path, setting: str, problem: str) -> None:
+    path = write(tmp_path, HEAD + setting + "\nsites:\n" + SITE_A)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}:3: {problem}"
+
+
 def test_every_setting_accepts_its_maximum(tmp_path: Path) -> None:
     settings = "".join(f"{key}: {largest}\n" for key, (largest, _above) in MAXIMUMS.items())
     config = load_config(write(tmp_path, HEAD + settings + "sites:\n" + SITE_A))

@@ -46,7 +46,8 @@ T = datetime(2024, 3, 12, 10, 0, tzinfo=UTC)
     ("2024-03-12 10:00:00", T),  # no zone: UTC
     ("20240312T100000Z", T),
     ("2024-03-12", datetime(2024, 3, 12, tzinfo=UTC)),  # W3C-DTF date only
-    ("2024-03", datetime(2024, 3, 1, tzinfo=UTC)),
+    ("2024-03", datetime(2024, 3, 1, tzinfo=UTC)),  # W3C-DTF reduced precision: the first day
+    ("2024", datetime(2024, 1, 1, tzinfo=UTC)),
     ("not a date", None),
     ("", None),
     ("Tue, 32 Mar 2024 10:00:00 GMT", None),

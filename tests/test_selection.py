@@ -258,4 +258,4 @@ def test_a_feed_whose_items_link_to_one_index_page_shows_them_all(server: HTTPSe
     assert result.exit_code == 0, result.output
     assert "3 entries written" in result.stdout
     assert entry_titles(tmp_path / "public" / "feed.xml") == ["Episode 3", "Episode 2", "Episode 1"]
-    assert '<td>3</td>' in (tmp_path / "public" / "sites.html").read_text()
+    assert '<td data-label="Entries">3</td>' in (tmp_path / "public" / "sites.html").read_text()

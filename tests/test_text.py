@@ -158,3 +158,35 @@ def test_truncation_cuts_on_a_word_and_keeps_markup_balanced() -> None:
         assert len(" ".join(words)) <= limit
     assert truncate_html(fragment, 1000) == fragment
     assert truncate_html(fragment, 12) == "<p>One <b>two …</b></p>"
+
+
+# --- authors: names only, never e-mail addresses -------------------------------------
+
+
+@pytest.mark.parametrize(("element", "expected"), [
+    ("<author>jane@example.org (Jane Doe)</author>", "Jane Doe"),
+    ("<author>Jane Doe &lt;jane@example.org&gt;</author>", "Jane Doe"),
+    ("<author>jane@example.org</author>", None),
+    ("<author>Jane Doe</author>", "Jane Doe"),
+    ("<dc:creator>Jane Doe (jane@example.org)</dc:creator>", "Jane Doe"),
+    ("<dc:creator>mailto:jane@example.org</dc:creator>", None),
+], ids=["rss-email-then-name", "name-then-email", "email-only", "name-only", "dc-creator", "mailto-only"])
+def test_rss_author_is_published_as_a_name_only(element: str, expected: str | None) -> None:
+    document = rss({"link": "https://blog.example.org/1"}).replace("<item>", "<item>" + element, 1)
+    assert parse(document).entries[0].author == expected
+
+
+@pytest.mark.parametrize(("author", "expected"), [
+    ("<author><name>Bob</name><email>bob@example.org</email></author>", "Bob"),
+    ("<author><email>bob@example.org</email></author>", None),
+    ("<author><name>bob@example.org</name></author>", None),
+], ids=["name-and-email", "email-only", "name-is-an-email"])
+def test_atom_author_is_published_as_a_name_only(author: str, expected: str | None) -> None:
+    assert parse(atom(atom_entry().replace("</entry>", author + "</entry>"))).entries[0].author == expected
+
+
+def test_json_feed_authors_are_published_as_names_only() -> None:
+    item = ('{"id": "1", "url": "https://blog.example.org/1", "content_text": "x", "authors": '
+            '[{"name": "Dana <dana@example.org>"}, {"name": "eve@example.org"}, {"name": "Fay"}]}')
+    document = '{"version": "https://jsonfeed.org/version/1.1", "title": "J", "items": [' + item + "]}"
+    assert parse(document, content_type="application/feed+json").entries[0].author == "Dana, Fay"

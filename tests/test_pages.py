@@ -1,0 +1,197 @@
+"""What the published pages say: footer, generator, authors, sites-page wording, "Read more", layout rules."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from pytest_httpserver import HTTPServer
+
+from syndicator import __version__
+from syndicator.model import Config, Entry, SelectedEntry, Site, SiteStatus, StoredEntry
+from syndicator.render import render_site
+
+from .conftest import ATOM, NOW, build, post, rss, tree, write_config
+
+
+def publish(server: HTTPServer, tmp_path: Path, document: str) -> Path:
+    """Serve ``document`` as the one feed of a planet, build it, and return the output folder."""
+    server.expect_request("/feed.xml").respond_with_data(document, content_type="application/rss+xml")
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    return tmp_path / "public"
+
+
+def test_pages_name_syndicator_and_its_version_without_linking_anywhere(server: HTTPServer, tmp_path: Path) -> None:
+    public = publish(server, tmp_path, rss(post(1)))
+    footer = (public / "index.html").read_text().split("<footer>")[1]
+    assert f"by syndicator {__version__}.</p>" in footer
+    assert "<a " not in footer
+    generator = ET.parse(public / "feed.xml").getroot().find(f"{ATOM}generator")
+    assert generator is not None
+    assert (generator.text, generator.attrib) == ("syndicator", {"version": __version__})
+    for name, data in tree(public).items():
+        assert b"github.com" not in data, name
+
+
+def test_no_e_mail_address_of_an_author_is_published(server: HTTPServer, tmp_path: Path) -> None:
+    named, bare = post(1, day=2), post(2, day=1)
+    named["author"] = "jane@example.org (Jane Doe)"
+    bare["author"] = "bare@example.org"
+    public = publish(server, tmp_path, rss(named, bare))
+    for name, data in tree(public).items():
+        assert b"@example.org" not in data, name
+    index = (public / "index.html").read_text()
+    metas = [part.split("</p>")[0] for part in index.split('<p class="meta">')[1:]]
+    assert [" · Jane Doe · " in meta for meta in metas] == [True, False]  # the bare address: the site name only
+    authors = [e.findtext(f"{ATOM}author/{ATOM}name") for e in ET.parse(public / "feed.xml").getroot()
+               .findall(f"{ATOM}entry")]
+    assert authors == ["Jane Doe", "Blog"]
+
+
+def test_an_address_stored_by_an_earlier_version_is_not_published(tmp_path: Path) -> None:
+    """Snapshots written before authors were cleaned in parse may hold an address; render removes it too."""
+    site = Site("Blog", "https://blog.example.org/feed.xml")
+    entries = [SelectedEntry(site, StoredEntry(site.feed, Entry(id=str(n), title=f"Post {n}", author=author),
+                                               first_seen=NOW - timedelta(hours=n)))
+               for n, author in enumerate(["jane@example.org (Jane Doe)", "bare@example.org"])]
+    config = Config(path=tmp_path / "sites.yaml", title="Planet", link="https://planet.example.org/", sites=(site,))
+    render_site(config, entries, [SiteStatus(site, None, False, 2)], NOW, tmp_path / "public")
+    feed = json.loads((tmp_path / "public" / "feed.json").read_text())
+    assert [item["authors"] for item in feed["items"]] == [[{"name": "Jane Doe"}], [{"name": "Blog"}]]
+
+
+def articles(index_html: str) -> dict[str, str]:
+    """The front page's entries as {title: the article's HTML}."""
+    found = {}
+    for article in index_html.split('<article class="entry">')[1:]:
+        title = article.split('rel="noopener noreferrer">', 1)[1].split("</a>", 1)[0]
+        found[title] = article.split("</article>")[0]
+    return found
+
+
+def test_read_more_only_when_the_page_shows_less_than_the_entry_holds(server: HTTPServer, tmp_path: Path) -> None:
+    items = {
+        "Complete": {"description": "A short and complete summary."},
+        "Cut": {"description": "word " * 200},
+        "Excerpt": {"description": "The excerpt.",
+                    "content:encoded": "<![CDATA[<p>The excerpt.</p><p>And the rest of the post.</p>]]>"},
+        "Same text": {"description": "All of it.", "content:encoded": "<![CDATA[<p>All of it.</p>]]>"},
+        "Picture": {"description": "A photo.",
+                    "content:encoded": '<![CDATA[<p>A photo.</p><img src="https://blog.example.org/a.jpg">]]>'},
+    }
+    document = rss(*[{**post(n), "title": title, **fields} for n, (title, fields) in enumerate(items.items())])
+    public = publish(server, tmp_path, document)
+    shown = {title: "Read more" in article for title, article in articles((public / "index.html").read_text()).items()}
+    assert shown == {"Complete": False, "Cut": True, "Excerpt": True, "Same text": False, "Picture": True}
+
+
+@pytest.mark.parametrize(("status", "message"), [
+    pytest.param(410, "HTTP 410 — gone: remove or edit its entry in sites.yaml", id="410"),
+    pytest.param(403, "HTTP 403 — access denied: check the URL", id="403"),
+    pytest.param(401, "HTTP 401 — access denied: check the URL", id="401"),
+    pytest.param(500, "HTTP 500", id="500-no-advice"),
+])
+def test_sites_page_says_a_feed_never_worked_and_what_to_do(server: HTTPServer, tmp_path: Path, status: int,
+                                                            message: str) -> None:
+    server.expect_request("/ok.xml").respond_with_data(rss(post(1)))
+    server.expect_request("/broken.xml").respond_with_data("no", status=status)
+    config = write_config(tmp_path, [{"name": "Fine", "feed": server.url_for("/ok.xml")},
+                                     {"name": "Broken", "feed": server.url_for("/broken.xml")}], retries=0)
+    assert build(config).exit_code == 0
+    sites_html = (tmp_path / "public" / "sites.html").read_text()
+    (row,) = [row for row in sites_html.split("<tr")[1:] if ">Broken<" in row]
+    assert f'<span class="badge">never worked</span> <span class="error">{message}</span>' in row
+    assert "last seen" not in sites_html
+
+
+# --- narrow screens ------------------------------------------------------------------------
+
+WIDE_SUMMARY = ("<![CDATA[<p>See https://ci.example.org/builds/1234567890/artifacts/logs/"
+                "test-output-very-long-name-without-breaks-0123456789abcdef.txt for details.</p>"
+                "<pre><code>def test_something_really_long_name(argument_one, argument_two, argument_three): pass"
+                "</code></pre><table><tr>" + "<th>Column</th>" * 8 + "</tr><tr>" + "<td>12345678901234</td>" * 8
+                + "</tr></table>]]>")
+CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+#: The narrowest layout viewport headless Chromium gives --dump-dom (CSS px); the stylesheet's
+#: narrow layout applies below 40rem (640 px), so this still tests it.
+NARROW = 500
+
+
+@pytest.fixture
+def wide_planet(server: HTTPServer, tmp_path: Path) -> Path:
+    """A planet whose feed has an unbreakable title, a long URL, code and a wide table, and whose
+    broken site's error names a long URL; returns the output folder."""
+    item = {**post(1), "title": "Unbreakable" * 12, "description": WIDE_SUMMARY}
+    server.expect_request("/feed.xml").respond_with_data(rss(item), content_type="application/rss+xml")
+    long_feed = "https://blog.example.org/" + "a-very-long-feed-path-" * 4 + "feed.xml"
+    server.expect_request("/page").respond_with_data(
+        f'<html><head><link rel="alternate" type="application/rss+xml" href="{long_feed}"></head></html>',
+        content_type="text/html")
+    config = write_config(tmp_path, [
+        {"name": "A Blog With A Fairly Long Name", "feed": server.url_for("/feed.xml")},
+        {"name": "Broken", "feed": server.url_for("/page")}], host_gap=0)
+    assert build(config).exit_code == 0
+    return tmp_path / "public"
+
+
+def measure(page: Path, width: int) -> dict[str, int]:
+    """How ``page`` lays out in headless Chromium with a window ``width`` CSS px wide.
+
+    Returns {"scroll": the document's scroll width, "viewport": the viewport's width,
+    "time_lines": the most lines one <time> element wraps onto}. A copy of the page
+    without its CSP gets a probe script that writes them into its title.
+    """
+    probe = page.with_name("probe-" + page.name)
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    script = ("<script>function m() { const lines = [...document.querySelectorAll('time')]"
+              ".map(t => t.getClientRects().length); document.title = JSON.stringify({scroll: "
+              "document.documentElement.scrollWidth, viewport: innerWidth, time_lines: Math.max(0, ...lines)}) } "
+              "m(); setInterval(m, 50)</script></body>")
+    probe.write_text(text.replace("</body>", script))
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--disable-background-networking", "--disable-component-update",
+                           f"--user-data-dir={page.parent.parent / 'chromium-profile'}",
+                           "--virtual-time-budget=500", f"--window-size={width},800", "--dump-dom",
+                           probe.as_uri()], capture_output=True, text=True, timeout=120, check=True)
+    match = re.search(r"<title>(\{.*?\})</title>", done.stdout)
+    assert match, done.stdout[:500]
+    return json.loads(html.unescape(match[1]))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs a headless Chromium (apt-get install chromium)")
+@pytest.mark.parametrize("width", [NARROW, 1280])
+@pytest.mark.parametrize("page", ["index.html", "sites.html"])
+def test_pages_fit_the_screen_and_keep_dates_on_one_line(wide_planet: Path, page: str, width: int) -> None:
+    layout = measure(wide_planet / page, width)
+    assert layout["viewport"] == width
+    assert layout["scroll"] <= width  # nothing scrolls sideways
+    assert layout["time_lines"] == 1
+
+
+def test_every_cell_of_the_sites_table_is_labelled_for_narrow_screens(wide_planet: Path) -> None:
+    """On a narrow screen the header row is hidden and each cell shows its data-label instead."""
+    sites_html = (wide_planet / "sites.html").read_text()
+    assert '<div class="table-scroll">\n<table class="sites">' in sites_html
+    headers = re.findall(r"<th>([^<]*)</th>", sites_html)
+    for row in re.findall(r"<tr class=[^>]*>(.*?)</tr>", sites_html, re.S):
+        cells = re.findall(r"<td( [^>]*)?>", row)
+        assert cells[0] == ' class="site"'
+        labels = [re.search(r'data-label="([^"]*)"', cell)[1] for cell in cells[1:]]  # type: ignore[index]
+        assert labels == headers[1:]
+
+
+@pytest.mark.parametrize("page", ["index.html", "sites.html"])
+def test_pages_keep_a_policy_that_forbids_scripts(wide_planet: Path, page: str) -> None:
+    text = (wide_planet / page).read_text()
+    (policy,) = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', text)
+    assert {"default-src 'none'", "script-src 'none'", "style-src 'self'"} <= set(policy.split("; "))
+    assert "<script" not in text and " style=" not in text

@@ -1,0 +1,67 @@
+"""``syndicator status`` as text and JSON: times in whole seconds, feeds on hold."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+from pytest_httpserver import HTTPServer
+
+from syndicator.cli import main
+
+from .conftest import NOW_ISO, build, post, rss, write_config
+
+#: An ISO 8601 UTC time in whole seconds, as status prints it (text: Z; JSON: +00:00).
+WHOLE_SECONDS = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:Z|\+00:00)"
+
+
+def status(config: Path, *args: str) -> str:
+    result = CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO, *args],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def blocks(text: str) -> dict[str, str]:
+    """The text output as {site name: its block of lines}."""
+    found: dict[str, str] = {}
+    for block in re.split(r"\n(?=\S)", text.strip()):
+        found[block.split("  [")[0]] = block
+    return found
+
+
+def test_status_shows_times_in_whole_seconds(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_oneshot_request("/a.xml").respond_with_data(rss(post(1)))
+    server.expect_request("/a.xml").respond_with_data(rss(post(1), post(2, day=2)))
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}])
+    assert build(config, now="2026-11-30T11:00:00Z").exit_code == 0
+    # A wall clock has microseconds; so does the jittered next time.
+    assert build(config, "--force", now="2026-11-30T11:30:00.25Z").exit_code == 0
+    (row,) = json.loads(status(config, "--json"))
+    times = [row[key] for key in ("last_attempt", "last_success", "last_change", "next_due")]
+    times += row["recent_changes"]
+    assert len(times) >= 5
+    for value in times:
+        assert re.fullmatch(WHOLE_SECONDS, value), value
+    text = status(config)
+    stamps = re.findall(r"\d{4}-\d\d-\d\dT[\d:.]+\S*", text)
+    assert len(stamps) == 4
+    for value in stamps:
+        assert re.fullmatch(WHOLE_SECONDS, value), value
+
+
+def test_a_feed_on_hold_has_no_interval(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/ok.xml").respond_with_data(rss(post(1)))
+    server.expect_request("/gone.xml").respond_with_data("gone", status=410)
+    server.expect_request("/denied.xml").respond_with_data("no", status=403)
+    config = write_config(tmp_path, [{"name": "Fine", "feed": server.url_for("/ok.xml")},
+                                     {"name": "Gone", "feed": server.url_for("/gone.xml")},
+                                     {"name": "Denied", "feed": server.url_for("/denied.xml")}],
+                          retries=0, host_gap=0)
+    assert build(config).exit_code == 0
+    found = blocks(status(config))
+    assert "   interval: 60 min   " in found["Fine"]
+    for name in ("Gone", "Denied"):
+        assert "  next due: on hold   interval: on hold   reason: " in found[name], found[name]
