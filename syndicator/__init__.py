@@ -6,5 +6,3 @@ try:
     __version__ = version("syndicator")
 except PackageNotFoundError:  # running from a source tree without an install
     __version__ = "0.0.0"
-
-HOMEPAGE = "https://github.com/syndicator/syndicator"

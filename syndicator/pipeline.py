@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from . import HOMEPAGE, __version__, hints, schedule
+from . import __version__, hints, schedule
 from .errors import ConfigError, EmptyBuildError, FeedError, HTTPStatusError, NotAFeedError, ParseError
 from .fetch import Fetcher
 from .hosts import host_key
@@ -322,7 +322,7 @@ def discover(url: str, now: datetime, timeout: float = 15.0) -> list[str]:
         FeedError: the URL cannot be fetched, or answers with something
             that is neither a feed nor an HTML page.
     """
-    fetcher = Fetcher(f"syndicator/{__version__} (+{HOMEPAGE})", timeout=timeout, retries=0)
+    fetcher = Fetcher(f"syndicator/{__version__}", timeout=timeout, retries=0)  # no sites.yaml: no contact URL
     result = fetcher.fetch(FetchRequest(source=url, url=url))
     if isinstance(result, Failed):
         raise result.error
