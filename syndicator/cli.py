@@ -25,6 +25,7 @@ from .errors import FeedError, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
 from .pipeline import discover as run_discover
+from .schedule import duration_text
 from .status import status as site_status
 from .values import url_problem
 
@@ -208,7 +209,7 @@ def _status_text(row: dict[str, Any]) -> str:
         lines.append(f"  fetched from: {row['fetch_url']} (permanent redirect)")
     lines.append(f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
                  f"   last change: {_when(row['last_change'])}")
-    interval = f"{row['interval_seconds'] / 60:.0f} min" if row["interval_seconds"] else "-"
+    interval = duration_text(row["interval_seconds"]) if row["interval_seconds"] else "-"
     if row["health"] in _ON_HOLD:
         interval = "on hold"  # no interval applies until the site's entry in sites.yaml changes
     lines.append(f"  next due: {_next_due(row)}   interval: {interval}   reason: {row['reason'] or '-'}")

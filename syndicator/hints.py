@@ -182,7 +182,7 @@ def document_hints(hints: FeedHints | None, now: datetime) -> list[Hint]:
         return []
     found: list[Hint] = []
     if hints.ttl is not None:
-        found.append(Hint(hints.ttl, f"ttl {hints.ttl / 60:g} min", "freshness"))
+        found.append(Hint(hints.ttl, f"ttl {hints.ttl / 60:.0f} min", "freshness"))
     if hints.update_period is not None:
         found.append(Hint(hints.update_period, f"sy:updatePeriod every {_short(hints.update_period)}", "cadence"))
     if hints.complete:

@@ -65,3 +65,13 @@ def test_a_feed_on_hold_has_no_interval(server: HTTPServer, tmp_path: Path) -> N
     assert "   interval: 60 min   " in found["Fine"]
     for name in ("Gone", "Denied"):
         assert "  next due: on hold   interval: on hold   reason: " in found[name], found[name]
+
+
+def test_status_shows_a_daily_interval_in_hours_not_minutes() -> None:
+    from syndicator.cli import _status_text
+
+    row = {"name": "Daily", "feed": "https://a.example.org/feed", "fetch_url": None, "health": "ok",
+           "stale": False, "last_attempt": None, "last_success": None, "last_change": None, "next_due": None,
+           "due_now": False, "interval_seconds": 86400.0, "reason": "observed", "failure_class": None,
+           "failure_message": None, "failures": 0, "etag": None, "last_modified": None}
+    assert "interval: 24 h " in _status_text(row)
