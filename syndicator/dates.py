@@ -97,6 +97,8 @@ def _iso(text: str) -> datetime | None:
     year, month, day, hour, minute, second, fraction, utc, sign, off_h, off_m = match.groups()
     if fraction is not None and second is None:
         return None
+    if month and not day and text[4] != "-":  # ISO 8601 has no compact year-month (YYYYMM)
+        return None
     micro = int(round(float("0." + fraction[1:]) * 1_000_000)) if fraction else 0
     value = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
                      int(second or 0), min(micro, 999_999), tzinfo=UTC)

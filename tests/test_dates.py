@@ -66,6 +66,7 @@ def test_parse_date(text: str, expected: datetime | None) -> None:
     pytest.param("March 2024", id="no-day"),
     pytest.param("10:00", id="time-only"),
     pytest.param("Tuesday 10:00", id="weekday-and-time"),
+    pytest.param("202611", id="compact-year-month-is-not-iso"),
 ])
 def test_incomplete_dates_are_unreadable_not_filled_from_the_clock(text: str) -> None:
     assert parse_date(text) is None
