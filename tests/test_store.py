@@ -160,8 +160,11 @@ def test_undated_entry_keeps_its_first_seen_date_across_builds(server: HTTPServe
     assert titles.index("Undated, newer") < titles.index("Undated") < titles.index("Post 2")
 
 
-def test_a_build_killed_midway_leaves_consistent_state(server: HTTPServer, tmp_path: Path,
-                                                       release: threading.Event) -> None:
+def serve_until_hang(server: HTTPServer, release: threading.Event, quick: dict[str, str]) -> list[str]:
+    """Serve ``quick`` {path: RSS} at once and /hang.xml only once ``release`` is set.
+
+    Returns the list the paths of hanging requests are appended to.
+    """
     arrived: list[str] = []
 
     def hang(request: Request) -> Response:
@@ -169,26 +172,40 @@ def test_a_build_killed_midway_leaves_consistent_state(server: HTTPServer, tmp_p
         release.wait(30)
         return Response(rss(post(9, host="c.example.org")), content_type="application/rss+xml")
 
-    server.expect_request("/a.xml").respond_with_data(rss(post(1, host="a.example.org"), post(2, host="a.example.org")))
-    server.expect_request("/b.xml").respond_with_data(rss(post(3, host="b.example.org")))
-    server.expect_request("/c.xml").respond_with_handler(hang)
-    sites = [{"name": name.upper(), "feed": server.url_for(f"/{name}.xml")} for name in "abc"]
-    config = write_config(tmp_path, sites, timeout=30, workers=1)
+    for path, document in quick.items():
+        server.expect_request(path).respond_with_data(document)
+    server.expect_request("/hang.xml").respond_with_handler(hang)
+    return arrived
+
+
+def start_build_until_stuck(tmp_path: Path, config: Path, arrived: list[str], committed: int,
+                            stderr: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+    """Run the CLI build in a subprocess; return once it waits on /hang.xml with
+    ``committed`` sources stored (polled for at most ~20 s)."""
     command = [sys.executable, "-c", "from syndicator.cli import main; main()",
                "build", "--config", str(config), "--now", NOW_ISO]
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(200):  # at most ~20 s
-            if "/c.xml" in arrived and _committed(tmp_path / "cache") == 2:
-                break
-            assert process.poll() is None, "the build ended before it could be killed"
-            time.sleep(0.1)
-        else:
-            pytest.fail("the build never committed the first two sources")
-        os.kill(process.pid, signal.SIGKILL)
-    finally:
-        process.kill()
-        process.wait(10)
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr)
+    for _ in range(200):
+        if "/hang.xml" in arrived and _committed(tmp_path / "cache") == committed:
+            return process
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    process.kill()
+    process.wait(10)
+    pytest.fail(f"the build never got stuck with {committed} sources committed")
+
+
+def test_a_build_killed_midway_leaves_consistent_state(server: HTTPServer, tmp_path: Path,
+                                                       release: threading.Event) -> None:
+    arrived = serve_until_hang(server, release, {
+        "/a.xml": rss(post(1, host="a.example.org"), post(2, host="a.example.org")),
+        "/b.xml": rss(post(3, host="b.example.org"))})
+    sites = [{"name": name, "feed": server.url_for(f"/{name.lower()}.xml")} for name in ("A", "B", "Hang")]
+    config = write_config(tmp_path, sites, timeout=30, workers=1)
+    process = start_build_until_stuck(tmp_path, config, arrived, committed=2)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(10)
     cache = tmp_path / "cache"
     assert read_db(cache, "PRAGMA integrity_check") == [("ok",)]
     assert read_db(cache, "SELECT url, failures FROM sources ORDER BY url") == [
@@ -220,28 +237,11 @@ def test_ctrl_c_stops_a_build_at_once_and_keeps_what_finished(server: HTTPServer
                                                              release: threading.Event) -> None:
     """SIGINT while a fetch hangs: exit 130 without waiting for the fetch, the
     finished sources committed and the cache unlocked for the next build."""
-    arrived: list[str] = []
-
-    def hang(request: Request) -> Response:
-        arrived.append(request.path)
-        release.wait(30)
-        return Response(rss(post(9, host="c.example.org")), content_type="application/rss+xml")
-
-    server.expect_request("/a.xml").respond_with_data(rss(post(1, host="a.example.org")))
-    server.expect_request("/c.xml").respond_with_handler(hang)
-    sites = [{"name": name.upper(), "feed": server.url_for(f"/{name}.xml")} for name in "ac"]
+    arrived = serve_until_hang(server, release, {"/a.xml": rss(post(1, host="a.example.org"))})
+    sites = [{"name": name, "feed": server.url_for(f"/{name.lower()}.xml")} for name in ("A", "Hang")]
     config = write_config(tmp_path, sites, timeout=30, workers=1)
-    command = [sys.executable, "-c", "from syndicator.cli import main; main()",
-               "build", "--config", str(config), "--now", NOW_ISO]
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = start_build_until_stuck(tmp_path, config, arrived, committed=1, stderr=subprocess.PIPE)
     try:
-        for _ in range(200):  # at most ~20 s
-            if "/c.xml" in arrived and _committed(tmp_path / "cache") == 1:
-                break
-            assert process.poll() is None, "the build ended before it could be interrupted"
-            time.sleep(0.1)
-        else:
-            pytest.fail("the build never committed the first source")
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=15)  # the hanging fetch would hold it 30 s
     finally:
