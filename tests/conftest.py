@@ -9,7 +9,8 @@ from __future__ import annotations
 import textwrap
 import threading
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,14 @@ DATA = Path(__file__).parent / "data"
 ATOM = "{http://www.w3.org/2005/Atom}"
 
 
-@pytest.fixture(scope="session")
-def _session_server() -> Iterator[HTTPServer]:
-    """One threaded HTTP server on 127.0.0.1 for the whole run (stopping one takes 0.5 s)."""
-    http = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+@contextmanager
+def loopback_server(address: str = "127.0.0.1", setup: Callable[[HTTPServer], None] | None = None
+                    ) -> Iterator[HTTPServer]:
+    """A threaded HTTP server on ``address`` (a loopback address) and a free port,
+    with ``setup`` applied before it starts; stopped on exit."""
+    http = HTTPServer(host=address, port=0, threaded=True)
+    if setup is not None:
+        setup(http)
     http.start()
     try:
         yield http
@@ -40,6 +45,13 @@ def _session_server() -> Iterator[HTTPServer]:
         http.clear()
         if http.is_running():
             http.stop()
+
+
+@pytest.fixture(scope="session")
+def _session_server() -> Iterator[HTTPServer]:
+    """One threaded HTTP server on 127.0.0.1 for the whole run (stopping one takes 0.5 s)."""
+    with loopback_server() as http:
+        yield http
 
 
 @pytest.fixture

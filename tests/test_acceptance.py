@@ -24,7 +24,7 @@ from werkzeug import Request, Response
 from syndicator.identity import canonical_url
 from syndicator.store import Store
 
-from .conftest import ATOM, build, write_config
+from .conftest import ATOM, build, loopback_server, write_config
 
 CORPUS = Path(os.environ.get("SYNDICATOR_CORPUS") or Path(__file__).resolve().parents[2] / "shared" / "corpus")
 #: Share of the corpus feeds with items that must contribute entries.
@@ -63,21 +63,17 @@ def corpus_feeds() -> list[CorpusFeed]:
 @pytest.fixture(scope="module")
 def corpus_server() -> Iterator[HTTPServer]:
     """Its own loopback server: /feeds/NAME answers with the corpus file, byte for byte."""
-    http = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-
     def serve(request: Request) -> Response:
         path = CORPUS / "feeds" / Path(request.path).name
         if not path.is_file():
             return Response("not in the corpus", status=404)
         return Response(path.read_bytes(), content_type=_TYPES.get(path.suffix, "application/xml"))
 
-    http.expect_request(re.compile(r"^/feeds/[^/]+$")).respond_with_handler(serve)
-    http.start()
-    try:
+    def setup(http: HTTPServer) -> None:
+        http.expect_request(re.compile(r"^/feeds/[^/]+$")).respond_with_handler(serve)
+
+    with loopback_server(setup=setup) as http:
         yield http
-    finally:
-        http.clear()
-        http.stop()
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from .conftest import NOW, rss, write_config
+from .conftest import NOW, loopback_server, rss, write_config
 from .polite_helpers import Feed, build, later, reset_concurrency, site, status
 
 FAST = {"host_gap": 0, "retries": 0, "timeout": 1}
@@ -19,13 +19,8 @@ FAST = {"host_gap": 0, "retries": 0, "timeout": 1}
 @pytest.fixture
 def second_host() -> Iterator[HTTPServer]:
     """A loopback server on another address: another host key."""
-    http = HTTPServer(host="127.0.0.2", port=0, threaded=True)
-    http.start()
-    try:
+    with loopback_server("127.0.0.2") as http:
         yield http
-    finally:
-        http.clear()
-        http.stop()
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3])
