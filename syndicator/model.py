@@ -297,11 +297,6 @@ class SourceState:
     snapshot_hash: str | None = None
     failed_body_hash: str | None = None
 
-    @property
-    def ever_worked(self) -> bool:
-        """True once a fetch of this source has succeeded (bool)."""
-        return self.last_success is not None
-
 
 @dataclass(frozen=True)
 class StoredEntry:

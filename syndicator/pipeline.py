@@ -81,8 +81,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         fingerprints = schedule.site_fingerprints(config.sites)
         due = schedule.due_sources(config.sources, states, options.now, fingerprints, options.force, only)
         report.due = len(due)
-        _poll(config, options, store, states, due, fingerprints, report, started)
-        states = store.states()
+        _poll(config, options, store, states, due, fingerprints, report, started)  # keeps `states` current
         snapshots = store.snapshots(config.sources)
     selected = select_entries(config.sites, snapshots, config.items_per_feed)
     statuses = site_statuses(config.sites, states, snapshots, options.now, config.stale_after)
@@ -118,7 +117,11 @@ def policy_of(config: Config) -> schedule.Policy:
 
 def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str, SourceState],
           due: list[str], fingerprints: dict[str, str], report: BuildReport, started: float) -> None:
-    """Fetch and parse the due sources on the pool; decide, plan and store each result."""
+    """Fetch and parse the due sources on the pool; decide, plan and store each result.
+
+    ``states`` is updated in place with every state stored, so the caller
+    need not read the store again.
+    """
     fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
                       max_bytes=config.max_bytes)
     requests = [_request(url, states.get(url)) for url in due]
@@ -137,8 +140,9 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         host = host_key(request.url)
         if isinstance(observation, Skipped):
             report.skipped[observation.reason] += 1
-            store.save(schedule.skipped(state, observation.reason, host, options.now, host_wait.get(host)),
-                       None, options.now)
+            states[request.source] = schedule.skipped(state, observation.reason, host, options.now,
+                                                      host_wait.get(host))
+            store.save(states[request.source], None, options.now)
             skipped.setdefault(host, []).append(request.source)
         else:
             if _judge(observation) == "stop":
@@ -146,7 +150,8 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
             if _judge(observation) != "ok":
                 stopped_by[host] = observation
             http_requests[host] += observation.result.requests
-            _record(store, state, observation, options.now, policy, fingerprints.get(request.source), report)
+            states[request.source] = _record(store, state, observation, options.now, policy,
+                                             fingerprints.get(request.source), report)
         if options.progress:
             options.progress(done, len(requests))
     for host, sources in skipped.items():
@@ -234,8 +239,8 @@ def _retry_after(observation: Observation) -> float | None:
 
 
 def _record(store: Store, state: SourceState, observation: Observation, now: datetime,
-            policy: schedule.Policy, fingerprint: str | None, report: BuildReport) -> None:
-    """decide | plan | store for one source, in one transaction."""
+            policy: schedule.Policy, fingerprint: str | None, report: BuildReport) -> SourceState:
+    """decide | plan | store for one source, in one transaction; returns the state stored."""
     updated = new_state(state, observation, now, fingerprint)
     headers = observation.result.headers if not isinstance(observation.result, Failed) else {}
     plan = schedule.plan(updated, now, policy, _retry_after(observation), hints.http_freshness(headers))
@@ -244,6 +249,7 @@ def _record(store: Store, state: SourceState, observation: Observation, now: dat
     entries = observation.parsed.entries if changed and observation.parsed is not None else None
     store.save(updated, entries, now)
     _count(report, state, observation, changed, now)
+    return updated
 
 
 def _count(report: BuildReport, state: SourceState, observation: Observation, changed: bool,
