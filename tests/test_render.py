@@ -205,21 +205,6 @@ def test_empty_build_publishes_no_folder_at_all(server: HTTPServer, tmp_path: Pa
     assert not (tmp_path / "public").exists()
 
 
-def test_broken_template_fails_with_exit_6_and_leaves_the_output_untouched(server: HTTPServer,
-                                                                           tmp_path: Path) -> None:
-    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
-    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
-    assert build(config).exit_code == 0
-    before = tree(tmp_path / "public")
-    templates = tmp_path / "templates"
-    templates.mkdir()
-    (templates / "index.html").write_text("{% for e in entries %}{{ e.title }{% endfor %}")
-    result = build(config, "--templates", str(templates), "--force")
-    assert result.exit_code == 6
-    assert "index.html" in result.stderr
-    assert tree(tmp_path / "public") == before
-
-
 TEXT_TITLE_ATOM = """<?xml version="1.0" encoding="utf-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><id>urn:uuid:0</id><updated>2026-11-04T00:00:00Z</updated>
 <entry><title type="text">if a &lt; b &amp;&amp; &lt;script&gt;x&lt;/script&gt;</title><id>tag:t.example.org,2026:1</id>
