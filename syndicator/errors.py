@@ -6,12 +6,14 @@ any other exception is a bug and shows a traceback.
 
 Feed-level errors (:class:`FeedError` and below) are *values* inside the
 pipeline: a fetch or parse failure is recorded for its source and the build
-goes on. Each carries the URL and a stable ``kind`` string (the failure
-class used for backoff and shown on the sites page), in the spirit of
+goes on. Each carries the URL and a stable ``kind`` string, a row of the
+one failure table in :mod:`syndicator.failures`, in the spirit of
 miniflux's classified errors.
 """
 
 from __future__ import annotations
+
+from .failures import status_kind
 
 
 class SyndicatorError(Exception):
@@ -56,7 +58,7 @@ class FeedError(SyndicatorError):
 
     Attributes:
         url: the feed URL that failed (str).
-        kind: the stable failure class, one of :data:`KINDS`.
+        kind: the stable failure kind, a key of :data:`syndicator.failures.KINDS`.
     """
 
     kind = "error"
@@ -120,34 +122,27 @@ class NotAFeedError(ParseError):
         super().__init__(url, message)
 
 
-#: Every failure class a source can be in, with the meaning shown to users.
-KINDS = {
-    "timeout": "timed out",
-    "network": "connection failed",
-    "tls": "TLS error",
-    "too_large": "response too large",
-    "redirect": "too many redirects or a redirect loop",
-    "http_401": "unauthorized (401/403)",
-    "http_404": "not found (404)",
-    "http_410": "gone (410)",
-    "http_429": "rate limited (429)",
-    "http_5xx": "server error (5xx)",
-    "http_other": "unexpected HTTP status",
-    "parse": "not a valid feed",
-    "not_a_feed": "an HTML page, not a feed",
-}
+class InternalError(FeedError):
+    """An exception syndicator did not foresee while handling one source: a bug.
+
+    The source is recorded as failed with kind ``internal`` and the build
+    goes on; the CLI then exits with :class:`InternalErrorsExit`'s code.
+
+    Attributes:
+        details: the formatted traceback (str), for the log.
+    """
+
+    kind = "internal"
+
+    def __init__(self, url: str, error: BaseException, details: str) -> None:
+        super().__init__(url, f"internal error: {type(error).__name__}: {' '.join(str(error).split())[:200]}")
+        self.details = details
 
 
-def status_kind(status: int) -> str:
-    """Map an HTTP status code (int) to its failure class (str, a key of KINDS)."""
-    if status in (401, 403):
-        return "http_401"
-    if status == 404:
-        return "http_404"
-    if status == 410:
-        return "http_410"
-    if status == 429:
-        return "http_429"
-    if 500 <= status <= 599:
-        return "http_5xx"
-    return "http_other"
+class InternalErrorsExit(SyndicatorError):
+    """The site was published, but some sources hit an internal error. Exit code 7.
+
+    CI notices (a non-zero code) while the site stays fresh.
+    """
+
+    exit_code = 7

@@ -40,6 +40,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from .dates import http_date
 from .errors import FeedError, FetchError, HTTPStatusError
+from .failures import kind_of
 from .model import Failed, Fetched, FetchRequest, FetchResult, NotModified
 
 MAX_REDIRECTS = 5
@@ -164,7 +165,7 @@ class Fetcher:
 
         Returns Fetched (200), NotModified (304) or Failed; never raises for
         a feed's trouble. Failed carries a FetchError or HTTPStatusError whose
-        ``kind`` classifies it (see errors.KINDS).
+        ``kind`` classifies it (see failures.KINDS).
         """
         started = time.monotonic()
         deadline = started + 2 * self.timeout
@@ -300,9 +301,10 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
 
 
 def _transient(error: FeedError) -> bool:
-    if isinstance(error, HTTPStatusError):
-        return error.kind == "http_5xx" and error.retry_after is None
-    return error.kind in ("timeout", "network")
+    """True when the failure table says one more attempt may help (never with a Retry-After)."""
+    if isinstance(error, HTTPStatusError) and error.retry_after is not None:
+        return False
+    return kind_of(error.kind).retry
 
 
 def _reason(error: Exception) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from . import __version__, hints, schedule
 from .errors import ConfigError, EmptyBuildError, FeedError, HTTPStatusError, NotAFeedError, ParseError
+from .failures import host_verdict, kind_of
 from .fetch import Fetcher
 from .hosts import host_key
 from .model import Config, Failed, Fetched, FetchRequest, NotModified, SiteStatus, SourceState
@@ -35,9 +36,6 @@ from .store import Store
 from .update import Observation, new_state, snapshot_hash
 
 log = logging.getLogger("syndicator")
-
-#: Failure classes that count against a host for its circuit breaker.
-HOST_FAILURES = frozenset({"timeout", "network", "tls", "http_5xx"})
 
 __all__ = ["BuildOptions", "BuildReport", "build", "discover"]
 
@@ -90,8 +88,8 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     report.seconds = time.monotonic() - started
     write_report(report, options.now, config.cache)
     if not selected:
-        offline = report.fetched > 0 and report.failed_by_kind.total() == report.fetched and set(
-            report.failed_by_kind) <= {"network", "timeout", "tls"}
+        offline = report.fetched > 0 and report.failed_by_kind.total() == report.fetched and all(
+            kind_of(kind).offline for kind in report.failed_by_kind)
         raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
                               f"{config.output} is unchanged" + (" (is the network down?)" if offline else ""))
     render_site(config, selected, statuses, options.now, config.output, options.templates)
@@ -225,10 +223,7 @@ def _judge(observation: Observation) -> Verdict:
     result = observation.result
     if not isinstance(result, Failed):
         return "ok"
-    kind = result.error.kind
-    if kind == "http_429" or (kind == "http_5xx" and _retry_after(observation) is not None):
-        return "stop"
-    return "failed" if kind in HOST_FAILURES else "ok"
+    return host_verdict(result.error.kind, _retry_after(observation))
 
 
 def _retry_after(observation: Observation) -> float | None:
@@ -290,7 +285,10 @@ def _log_health(statuses: list[SiteStatus], now: datetime) -> int:
             continue
         stale_copies += state.last_success is not None
         now_failed = state.last_attempt == now
-        problem = f"{state.error_message}{_ADVICE.get(state.error_kind, '') if state.hold else ''}"
+        kind = kind_of(state.error_kind)
+        problem = state.error_message
+        if state.hold:
+            problem = f"{problem}; {kind.advice}, it is not requested again until its entry in sites.yaml changes"
         if state.last_success is None:
             log.log(logging.ERROR if now_failed else logging.INFO,
                     "site %r has never been fetched successfully and contributes nothing: %s (%s)",
@@ -300,13 +298,6 @@ def _log_health(statuses: list[SiteStatus], now: datetime) -> int:
                     "site %r failed (%s); using its last good copy from %s ago",
                     status.site.name, problem, _age(now - state.last_success))
     return stale_copies
-
-
-#: What a user should do about a source on hold, by failure class.
-_ADVICE = {
-    "http_410": "; the feed is gone and will not be requested again: remove or edit its entry in sites.yaml",
-    "http_401": "; access denied, not requested again until its entry in sites.yaml changes",
-}
 
 
 def _age(delta: timedelta) -> str:

@@ -32,6 +32,7 @@ from markupsafe import Markup
 from . import __version__
 from .dates import isoformat
 from .errors import SyndicatorError
+from .failures import KINDS
 from .model import Config, SelectedEntry, SiteStatus
 from .sanitize import author_name, html_to_text, strip_control, truncate_html
 
@@ -112,6 +113,7 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         "feed_updated": max((e.updated for e in page_entries), default=isoformat(now)),
         "rfc822": format_datetime(now.astimezone(UTC), usegmt=True),
         "version": __version__,
+        "failure_advice": {name: kind.advice for name, kind in KINDS.items() if kind.advice},
         "base": config.link if config.link.endswith("/") else config.link + "/",
     }
     folders = _folders(templates)

@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from .failures import kind_of
 from .hints import Hint, document_hints, next_allowed
 from .model import Check, Site, SourceState
 
@@ -63,9 +64,6 @@ RETRY_AFTER_CEILING = 7 * 86400.0
 #: The slow ladder of 404 and unexpected statuses: factor per failure, ceiling seconds.
 SLOW_FACTOR = 4.0
 SLOW_CEILING = 7 * 86400.0
-HOLD_KINDS = {"http_410": "gone (HTTP 410)", "http_401": "access denied (HTTP 401/403)"}
-SLOW_KINDS = {"http_404", "http_other"}
-PARSE_KINDS = {"parse", "not_a_feed"}
 
 
 @dataclass(frozen=True)
@@ -167,20 +165,20 @@ def plan(state: SourceState, now: datetime, policy: Policy, retry_after: float |
     """
     if state.error_kind is None:
         return _success_plan(state, now, policy, http_hint)
-    kind, count = state.error_kind, max(1, state.failures)
-    if kind in HOLD_KINDS:
+    kind, count = kind_of(state.error_kind), max(1, state.failures)
+    if kind.hold:
         return Plan(None, state.interval or policy.default_interval,
-                    f"{HOLD_KINDS[kind]}: no automatic attempts until its sites.yaml entry changes")
+                    f"{kind.text}: no automatic attempts until its sites.yaml entry changes")
     floor, ceiling = policy.min_interval, policy.max_interval
-    if kind in PARSE_KINDS:
+    if kind.ladder == "cadence":
         interval = state.interval or policy.default_interval
         reason = f"parse failure x{count}: normal cadence"
-    elif kind in SLOW_KINDS:
-        interval = ceiling = min(SLOW_CEILING, policy.default_interval * SLOW_FACTOR ** (count - 1))
-        reason = f"backoff: {kind.replace('http_', 'HTTP ')} x{count} (slow ladder)"
+    elif kind.ladder == "slow":
+        interval = ceiling = _ladder(policy.default_interval, SLOW_FACTOR, count, SLOW_CEILING)
+        reason = f"backoff: {kind.name.replace('http_', 'HTTP ')} x{count} (slow ladder)"
     else:
-        interval = min(policy.max_interval, policy.min_interval * 2.0 ** min(count - 1, 40))
-        reason = f"backoff: {kind} x{count}"
+        interval = _ladder(policy.min_interval, 2.0, count, policy.max_interval)
+        reason = f"backoff: {kind.name} x{count}"
     if retry_after is not None and retry_after >= interval:
         honoured = min(retry_after, RETRY_AFTER_CEILING)
         capped = ", capped at 7 d" if retry_after > RETRY_AFTER_CEILING else ""
@@ -188,6 +186,18 @@ def plan(state: SourceState, now: datetime, policy: Policy, retry_after: float |
         reason = f"retry-after: {honoured:.0f} s ({kind}){capped}"
     wait = jitter(state.url, now, interval, floor, max(ceiling, interval))
     return Plan(now + timedelta(seconds=wait), interval, reason)
+
+
+def _ladder(first: float, factor: float, failures: int, ceiling: float) -> float:
+    """``first * factor ** (failures - 1)`` seconds, at most ``ceiling``.
+
+    The exponent is capped before the power is taken, so a source that has
+    failed thousands of times never overflows a float.
+    """
+    steps = max(0, failures - 1)
+    if factor > 1:
+        steps = min(steps, math.ceil(math.log(max(ceiling / first, 1.0), factor)) + 1)
+    return min(ceiling, first * factor**steps)
 
 
 def _success_plan(state: SourceState, now: datetime, policy: Policy, http_hint: Hint | None) -> Plan:

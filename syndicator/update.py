@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from .dates import http_date
+from .failures import kind_of
 from .model import Check, Entry, Failed, Fetched, FetchRequest, FetchResult, NotModified, ParsedFeed, SourceState
 
 #: A document must hold at least this many entries, all new, to count as overflowed:
@@ -39,8 +40,6 @@ from .model import Check, Entry, Failed, Fetched, FetchRequest, FetchResult, Not
 OVERFLOW_MIN_ENTRIES = 3
 #: Successful checks kept as a source's change history.
 WINDOW = 8
-#: Failure classes that put a source on hold until its sites.yaml entry changes.
-HOLD_KINDS = frozenset({"http_410", "http_401"})
 
 
 @dataclass(frozen=True)
@@ -106,7 +105,7 @@ def new_state(state: SourceState, observation: Observation, now: datetime,
     if isinstance(result, Failed):
         kind = result.error.kind
         return replace(state, failures=state.failures + 1, error_kind=kind, error_message=result.error.message,
-                       hold=fingerprint if kind in HOLD_KINDS else None,
+                       hold=fingerprint if kind_of(kind).hold else None,
                        failed_body_hash=observation.body_hash or state.failed_body_hash)
     changed = isinstance(result, Fetched) and observation.parsed is not None \
         and observation.snapshot_hash != state.snapshot_hash
