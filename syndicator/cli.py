@@ -2,8 +2,10 @@
 
 Exit codes: 0 success; 1 an unexpected error (a bug: please report it with
 the traceback); 2 bad sites.yaml or command-line usage; 3 the build found no
-entries at all and published nothing; 4 another build holds the cache lock;
-5 the state database cannot be used; 6 the site could not be written.
+entries at all and published nothing; 4 another build holds the cache or the
+output folder; 5 the state database cannot be used; 6 the site could not be
+written; 7 the site was published, but some sources hit an internal error (a
+bug: please report it with the tracebacks logged).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import click
 
 from . import __version__
 from .config import WORKERS_MAX, load_config
-from .errors import FeedError, SyndicatorError
+from .errors import FeedError, InternalErrorsExit, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
 from .pipeline import discover as run_discover
@@ -148,6 +150,11 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
         os._exit(130)  # fetches still running are abandoned rather than waited for
     if quiet < 2:
         click.echo(report.summary())
+    if report.internal_errors:
+        count = report.internal_errors
+        raise CommandError(InternalErrorsExit(
+            f"published, but {count} source{'s' * (count != 1)} hit an internal error; "
+            "please report it with the traceback logged above"))
 
 
 def _build_with_progress(config: Any, options: BuildOptions, show: bool) -> Any:

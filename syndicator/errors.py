@@ -37,6 +37,18 @@ class CacheLockedError(SyndicatorError):
     exit_code = 4
 
 
+class OutputLockedError(SyndicatorError):
+    """Another build is publishing into the same output folder. Exit code 4."""
+
+    exit_code = 4
+
+
+class RenderError(SyndicatorError):
+    """A template is missing or broken, or the output folder cannot be written. Exit code 6."""
+
+    exit_code = 6
+
+
 class StoreError(SyndicatorError):
     """The state database cannot be used (newer schema, corrupt file). Exit code 5."""
 

@@ -155,7 +155,24 @@ class Failed:
     requests: int = 1
 
 
-FetchResult = Fetched | NotModified | Failed
+@dataclass(frozen=True)
+class NotRequested:
+    """A due source the fetch pool did not request in this build.
+
+    Attributes:
+        reason: "throttled" (its host asked us to wait: a 429, or a 5xx with
+            Retry-After) or "breaker" (its host failed repeatedly in this build).
+        host: the host key.
+        retry_after: the seconds the host asked for, when it said (throttled).
+    """
+
+    reason: str
+    host: str
+    retry_after: float | None = None
+    requests: int = 0
+
+
+FetchResult = Fetched | NotModified | Failed | NotRequested
 
 
 @dataclass(frozen=True)
@@ -255,6 +272,87 @@ class Check:
     changed: bool
     new_entries: int = 0
     overflowed: bool = False
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What this build saw of one source: one fetch (and parse), or none.
+
+    Made on a worker thread from the request and the source's state as it
+    was before the build; read by ``decide``.
+
+    Attributes:
+        request: what was asked.
+        result: Fetched, NotModified, Failed (a parse failure is Failed too)
+            or NotRequested.
+        parsed: the parsed feed when a 200 body was parsed, else None.
+        body_hash: SHA-256 of the 200 body (hex str), else None.
+        unchanged: True when the 200 body equals the stored one (not parsed).
+        parse_seconds: CPU seconds spent parsing.
+        snapshot_hash: hash of the parsed entries (document-level dedup), else None.
+        started: seconds from the start of the build to the request's start.
+    """
+
+    request: FetchRequest
+    result: FetchResult
+    parsed: ParsedFeed | None = None
+    body_hash: str | None = None
+    unchanged: bool = False
+    parse_seconds: float = 0.0
+    snapshot_hash: str | None = None
+    started: float = 0.0
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status the source answered with: 200, 304, or None for a fetch failure."""
+        if isinstance(self.result, NotModified):
+            return 304
+        if isinstance(self.result, Fetched) or self.body_hash is not None:
+            return 200
+        return None
+
+    @property
+    def outcome(self) -> str:
+        """One word for reports: "fetched", "unchanged", "not_modified", "failed" or "skipped"."""
+        if isinstance(self.result, NotRequested):
+            return "skipped"
+        if isinstance(self.result, Failed):
+            return "failed"
+        if isinstance(self.result, NotModified):
+            return "not_modified"
+        return "unchanged" if self.unchanged else "fetched"
+
+    @property
+    def failure(self) -> FeedError | None:
+        """The error of a failed fetch or parse, else None."""
+        return self.result.error if isinstance(self.result, Failed) else None
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the server asked us to wait (Retry-After, RFC 9110 section 10.2.3), or None."""
+        if isinstance(self.result, NotRequested):
+            return self.result.retry_after
+        return getattr(self.failure, "retry_after", None)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What one observation means for its source: ``decide``'s answer.
+
+    Attributes:
+        state: the state to store, next attempt, interval and reason planned.
+        entries: the new snapshot, or None to keep the stored one.
+        changed: True when the snapshot's entries changed.
+        bytes_saved: body bytes a 304 spared, from the stored size.
+        due_lag: seconds the request started after its planned time, or
+            None when it was not due by the schedule (new, forced, not requested).
+    """
+
+    state: SourceState
+    entries: tuple[Entry, ...] | None = None
+    changed: bool = False
+    bytes_saved: int = 0
+    due_lag: float | None = None
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,22 @@
 """The one orchestrator: the only module that imports the stages.
 
-One build::
+One build, under the cache lock and the output lock from start to end::
 
-    config -> schedule (due sources) -> pool( fetch | parse ) -> decide -> store
-           -> select (5 per feed, merge, sort) -> render (staging, swap)
+    due sources | pool( observe = fetch | parse ) | decide | store    -> report.json
+    store.snapshots | select (5 per feed, merge, sort) | render       -> public/
 
-Fetching and parsing run on the pool's threads; deciding and storing run
-on the calling thread, one transaction per source, as results arrive. The
-clock is read once, by the caller, and passed down as ``now``.
+``observe`` runs on the pool's threads and returns an
+:class:`~syndicator.model.Observation` made from the request and the
+source's state as it was before the build (nothing shared is mutated).
+``decide`` is pure and returns a :class:`~syndicator.model.Decision`;
+the calling thread stores each one in its own transaction as it arrives.
+The clock is read once, by the caller, and passed down as ``now``.
+
+Containment: a feed's trouble is a value (Failed with a kind from the
+failure table). An exception we did not foresee while handling one source
+is recorded for that source as kind ``internal``, its traceback logged,
+and the build goes on; the CLI then exits 7. Only failures outside any one
+source (the store, the output, a template) stop a build.
 """
 
 from __future__ import annotations
@@ -15,25 +24,37 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from . import __version__, hints, schedule
-from .errors import ConfigError, EmptyBuildError, FeedError, HTTPStatusError, NotAFeedError, ParseError
-from .failures import host_verdict, kind_of
+from . import __version__, schedule
+from .decide import decide, snapshot_hash
+from .errors import ConfigError, EmptyBuildError, FeedError, InternalError, NotAFeedError, ParseError, StoreError
+from .failures import Verdict, host_verdict, kind_of
 from .fetch import Fetcher
 from .hosts import host_key
-from .model import Config, Failed, Fetched, FetchRequest, NotModified, SiteStatus, SourceState
+from .model import (
+    Config,
+    Decision,
+    Failed,
+    Fetched,
+    FetchRequest,
+    FetchResult,
+    NotRequested,
+    Observation,
+    SiteStatus,
+    SourceState,
+)
 from .parse import parse_feed
-from .pool import HostPool, Skipped, Verdict
+from .pool import HostPool, Skipped
+from .publish import output_lock
 from .render import render_site
 from .report import BuildReport, write_report
 from .selection import select_entries, site_statuses
 from .store import Store
-from .update import Observation, new_state, snapshot_hash
 
 log = logging.getLogger("syndicator")
 
@@ -62,11 +83,16 @@ class BuildOptions:
 def build(config: Config, options: BuildOptions) -> BuildReport:
     """Run one build: fetch what is due, store it, report, publish the site.
 
+    Both locks are held until the report and the site are written, so two
+    builds on one cache or one output folder never interleave.
+
     Returns:
-        the BuildReport (also written to ``<cache>/report.json``).
+        the BuildReport (also written to ``<cache>/report.json``); its
+        ``internal_errors`` counts sources that hit a bug of ours.
     Raises:
         ConfigError: a ``--site`` name is not in sites.yaml.
-        CacheLockedError: another build holds the cache.
+        CacheLockedError, OutputLockedError: another build holds the cache
+            or the output folder; nothing was fetched or published.
         StoreError: the state database cannot be used.
         EmptyBuildError: no entries at all; the output is left as it was.
         RenderError: the site could not be written; the output is left as it was.
@@ -74,26 +100,27 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     started = time.monotonic()
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
-    with Store.open(config.cache) as store:
+    with Store.open(config.cache) as store, output_lock(config.output):
         states = store.states()
-        fingerprints = schedule.site_fingerprints(config.sites)
-        due = schedule.due_sources(config.sources, states, options.now, fingerprints, options.force, only)
-        report.due = len(due)
-        _poll(config, options, store, states, due, fingerprints, report, started)  # keeps `states` current
+        states.update(_poll(config, options, store, states, only, report, started))
         snapshots = store.snapshots(config.sources)
-    selected = select_entries(config.sites, snapshots, config.items_per_feed)
-    statuses = site_statuses(config.sites, states, snapshots, options.now, config.stale_after)
-    report.stale_copies = _log_health(statuses, options.now)
-    report.entries = min(len(selected), config.feed_entries)
-    report.seconds = time.monotonic() - started
-    write_report(report, options.now, config.cache)
-    if not selected:
-        offline = report.fetched > 0 and report.failed_by_kind.total() == report.fetched and all(
-            kind_of(kind).offline for kind in report.failed_by_kind)
-        raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
-                              f"{config.output} is unchanged" + (" (is the network down?)" if offline else ""))
-    render_site(config, selected, statuses, options.now, config.output, options.templates)
+        selected = select_entries(config.sites, snapshots, config.items_per_feed)
+        statuses = site_statuses(config.sites, states, snapshots, options.now, config.stale_after)
+        report.stale_copies = _log_health(statuses, options.now)
+        report.entries = min(len(selected), config.feed_entries)
+        report.seconds = time.monotonic() - started
+        write_report(report, options.now, config.cache)
+        if not selected:
+            raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
+                                  f"{config.output} is unchanged" + (" (is the network down?)" * _offline(report)))
+        render_site(config, selected, statuses, options.now, config.output, options.templates)
     return report
+
+
+def _offline(report: BuildReport) -> bool:
+    """True when every request of the build failed the way a machine without network fails."""
+    failed = report.failed_by_kind
+    return report.fetched > 0 and failed.total() == report.fetched and all(kind_of(k).offline for k in failed)
 
 
 def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
@@ -114,93 +141,91 @@ def policy_of(config: Config) -> schedule.Policy:
 
 
 def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str, SourceState],
-          due: list[str], fingerprints: dict[str, str], report: BuildReport, started: float) -> None:
-    """Fetch and parse the due sources on the pool; decide, plan and store each result.
+          only: list[str] | None, report: BuildReport, started: float) -> dict[str, SourceState]:
+    """due | pool(observe) | decide | store, for every due source; returns {URL: the state stored}.
 
-    ``states`` is updated in place with every state stored, so the caller
-    need not read the store again.
+    ``states`` (as they were before the build) is only read.
     """
-    fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
-                      max_bytes=config.max_bytes)
-    requests = [_request(url, states.get(url)) for url in due]
-    pool: HostPool[FetchRequest, Observation] = HostPool(
+    now, policy = options.now, policy_of(config)
+    fingerprints = schedule.site_fingerprints(config.sites)
+    due = schedule.due_sources(config.sources, states, now, fingerprints, options.force, only)
+    report.due = len(due)
+    pool: HostPool[_Job, Observation] = HostPool(
         workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
         breaker=config.host_breaker)
-    results = pool.run(requests, host=lambda r: host_key(r.url),
-                       work=lambda r: _observe(r, fetcher, states, options.now, started), judge=_judge)
-    policy = policy_of(config)
-    host_wait: dict[str, float | None] = {}
-    stopped_by: dict[str, Observation] = {}  # host -> its last failure that counts against it
-    skipped: dict[str, list[str]] = {}  # host -> sources not requested
-    http_requests: Counter[str] = Counter()  # host -> HTTP requests, redirects and retries included
-    for done, (request, observation) in enumerate(results, start=1):
-        state = states.get(request.source) or SourceState(request.source, request.source)
-        host = host_key(request.url)
-        if isinstance(observation, Skipped):
-            report.skipped[observation.reason] += 1
-            states[request.source] = schedule.skipped(state, observation.reason, host, options.now,
-                                                      host_wait.get(host))
-            store.save(states[request.source], None, options.now)
-            skipped.setdefault(host, []).append(request.source)
-        else:
-            if _judge(observation) == "stop":
-                host_wait[host] = _retry_after(observation)
-            if _judge(observation) != "ok":
-                stopped_by[host] = observation
-            http_requests[host] += observation.result.requests
-            states[request.source] = _record(store, state, observation, options.now, policy,
-                                             fingerprints.get(request.source), report)
+    fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes)
+    stored: dict[str, SourceState] = {}
+    trouble = _HostTrouble()
+    observations = _observe_all(pool, fetcher, [_job(url, states.get(url)) for url in due], now, started)
+    for done, observation in enumerate(observations, start=1):
+        source = observation.request.source
+        state = states.get(source) or SourceState(source, source)
+        observation, decision = _decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
+        stored[source] = decision.state
+        report.add(observation, decision, host_key(observation.request.url))
+        trouble.note(observation)
+        _log_failure(observation)
         if options.progress:
-            options.progress(done, len(requests))
-    for host, sources in skipped.items():
-        _log_skipped(host, sources, stopped_by.get(host), config)
-    report.requests = http_requests.total()
-    report.hosts = {host: {"sources": s.started, "requests": http_requests[host], "peak_concurrency": s.peak,
-                           "skipped": s.skipped} for host, s in pool.stats.items()}
+            options.progress(done, len(due))
+    trouble.warn(config)
+    report.record_peaks({host: stats.peak for host, stats in pool.stats.items()})
+    return stored
 
 
-def _log_skipped(host: str, sources: list[str], last: Observation | None, config: Config) -> None:
-    """One warning for a host the pool stopped requesting from: why, and the sites not requested.
+@dataclass(frozen=True)
+class _Job:
+    """One due source for the pool: the request and the source's state before the build."""
 
-    Args:
-        sources: configured URLs of the host's sources skipped in this build.
-        last: the host's last failed observation, which stopped it (429,
-            Retry-After, or the failure that tripped the breaker).
-    """
-    error = last.result.error if last is not None and isinstance(last.result, Failed) else None
-    answer = error.message if error is not None else "an error"
-    wait = _retry_after(last) if last is not None else None
-    until = "until the next build"
-    if last is not None and _judge(last) == "stop" and wait is not None:
-        why = f"asked to wait {wait:.0f} s ({answer})"
-        until = f"for {schedule.duration_text(min(wait, schedule.RETRY_AFTER_CEILING))}"
-    elif last is not None and _judge(last) == "stop":
-        why = f"answered {answer} without Retry-After"
-    else:
-        why = (f"failed {config.host_breaker} times in a row (last: {answer}), "
-               f"tripping its breaker (host_breaker: {config.host_breaker})")
-    unique = set(sources)
-    sites = sum(1 for site in config.sites if site.feed in unique)
-    feeds = f" ({len(unique)} feed{'s' * (len(unique) != 1)})" if len(unique) != sites else ""
-    log.warning("host %s %s: %d site%s%s not requested %s", host, why, sites, "s" * (sites != 1), feeds, until)
+    request: FetchRequest
+    state: SourceState | None
 
 
-def _request(url: str, state: SourceState | None) -> FetchRequest:
+def _job(url: str, state: SourceState | None) -> _Job:
     if state is None:
-        return FetchRequest(source=url, url=url)
-    return FetchRequest(source=url, url=state.fetch_url, etag=state.etag,
-                        last_modified=state.last_modified, validators_url=state.validators_url)
+        return _Job(FetchRequest(source=url, url=url), None)
+    return _Job(FetchRequest(source=url, url=state.fetch_url, etag=state.etag, last_modified=state.last_modified,
+                             validators_url=state.validators_url), state)
 
 
-def _observe(request: FetchRequest, fetcher: Fetcher, states: dict[str, SourceState],
-             now: datetime, build_started: float) -> Observation:
-    """fetch | parse, on a worker thread. Never raises for a feed's trouble."""
+def _observe_all(pool: HostPool[_Job, Observation], fetcher: Fetcher, jobs: list[_Job], now: datetime,
+                 started: float) -> Iterator[Observation]:
+    """pool(observe): one Observation per job, as each ends; a source the pool skipped is NotRequested."""
+    waits: dict[str, float | None] = {}  # host -> the Retry-After it asked for
+    results = pool.run(jobs, host=lambda job: host_key(job.request.url),
+                       work=lambda job: _observe(job, fetcher, now, started), judge=_verdict)
+    for job, result in results:
+        if isinstance(result, Skipped):
+            yield Observation(job.request, NotRequested(result.reason, result.host, waits.get(result.host)))
+            continue
+        if _verdict(result) == "stop":
+            waits[host_key(job.request.url)] = result.retry_after
+        yield result
+
+
+def _verdict(observation: Observation) -> Verdict:
+    """The pool's verdict on a host (failures.host_verdict)."""
+    failure = observation.failure
+    return host_verdict(failure.kind if failure else None, observation.retry_after)
+
+
+def _observe(job: _Job, fetcher: Fetcher, now: datetime, build_started: float) -> Observation:
+    """fetch | parse, on a worker thread. Never raises for a feed's trouble, nor for a bug of ours."""
     started = time.monotonic() - build_started
-    result = fetcher.fetch(request)
+    result: FetchResult | None = None
+    try:
+        result = fetcher.fetch(job.request)
+        return _parse(job, result, now, started)
+    except Exception as error:  # a bug of ours while handling this source: contained to it
+        return _internal(Observation(job.request, result or Failed(FeedError(job.request.source, ""), requests=0),
+                                     started=started), error)
+
+
+def _parse(job: _Job, result: FetchResult, now: datetime, started: float) -> Observation:
+    """The observation of a fetch result: parsed, unchanged (same body), or failed."""
+    request, state = job.request, job.state
     if not isinstance(result, Fetched):
         return Observation(request, result, started=started)
     body_hash = hashlib.sha256(result.body).hexdigest()
-    state = states.get(request.source)
     if state is not None and state.body_hash == body_hash:
         return Observation(request, result, body_hash=body_hash, unchanged=True, started=started)
     if state is not None and state.failed_body_hash == body_hash:  # the same invalid body: not parsed again
@@ -218,55 +243,91 @@ def _observe(request: FetchRequest, fetcher: Fetcher, states: dict[str, SourceSt
                        snapshot_hash=snapshot_hash(parsed.entries), started=started)
 
 
-def _judge(observation: Observation) -> Verdict:
-    """The pool's verdict: "stop" the host on 429 or Retry-After; "failed" on host trouble."""
+def _internal(observation: Observation, error: Exception) -> Observation:
+    """``observation`` turned into a failure of kind ``internal`` carrying ``error``'s traceback."""
+    details = "".join(traceback.format_exception(error))
     result = observation.result
-    if not isinstance(result, Failed):
-        return "ok"
-    return host_verdict(result.error.kind, _retry_after(observation))
+    requests = 0 if isinstance(result, NotRequested) else result.requests
+    failure = InternalError(observation.request.source, error, details)
+    return Observation(observation.request, Failed(failure, requests=requests), started=observation.started)
 
 
-def _retry_after(observation: Observation) -> float | None:
-    result = observation.result
-    if isinstance(result, Failed) and isinstance(result.error, HTTPStatusError):
-        return result.error.retry_after
-    return None
+def _decide_and_store(store: Store, state: SourceState, observation: Observation, now: datetime,
+                      policy: schedule.Policy, fingerprint: str | None) -> tuple[Observation, Decision]:
+    """decide | store for one source, in one transaction.
+
+    A bug of ours while deciding or storing is contained to the source: it
+    is recorded as kind ``internal`` (the snapshot kept). The store's own
+    trouble (disk full, a damaged database) is a StoreError and stops the build.
+    """
+    try:
+        decision = decide(state, observation, now, policy, fingerprint)
+        store.save(decision.state, decision.entries, now)
+        return observation, decision
+    except StoreError:
+        raise
+    except Exception as error:
+        observation = _internal(observation, error)
+        decision = decide(state, observation, now, policy, fingerprint)
+        store.save(decision.state, None, now)
+        return observation, decision
 
 
-def _record(store: Store, state: SourceState, observation: Observation, now: datetime,
-            policy: schedule.Policy, fingerprint: str | None, report: BuildReport) -> SourceState:
-    """decide | plan | store for one source, in one transaction; returns the state stored."""
-    updated = new_state(state, observation, now, fingerprint)
-    headers = observation.result.headers if not isinstance(observation.result, Failed) else {}
-    plan = schedule.plan(updated, now, policy, _retry_after(observation), hints.http_freshness(headers))
-    updated = replace(updated, next_attempt=plan.next_attempt, interval=plan.interval, reason=plan.reason)
-    changed = updated.snapshot_hash != state.snapshot_hash and observation.parsed is not None
-    entries = observation.parsed.entries if changed and observation.parsed is not None else None
-    store.save(updated, entries, now)
-    _count(report, state, observation, changed, now)
-    return updated
-
-
-def _count(report: BuildReport, state: SourceState, observation: Observation, changed: bool,
-           now: datetime) -> None:
-    """Add one observation to the build's figures."""
-    report.fetched += 1
-    report.outcomes[observation.outcome] += 1
-    report.changed += int(changed)
-    report.parse_seconds += observation.parse_seconds
-    if observation.status is not None:
-        report.statuses[observation.status] += 1
-    if observation.status == 304:
-        report.bytes_saved += state.body_size or 0
-    if isinstance(observation.result, Fetched):
-        report.bytes_downloaded += len(observation.result.body)
-    if state.next_attempt is not None and state.next_attempt <= now:
-        started = now + timedelta(seconds=observation.started)
-        report.due_lags.append((started - state.next_attempt).total_seconds())
-    if isinstance(observation.result, Failed):
-        error = observation.result.error
-        report.failed_by_kind[error.kind] += 1
+def _log_failure(observation: Observation) -> None:
+    """Log a request's failure: at info level (``-v``), an internal error with its traceback as an error."""
+    error = observation.failure
+    if isinstance(error, InternalError):
+        log.error("%s: %s; please report this bug with the traceback below\n%s", error.url, error.message,
+                  error.details.rstrip())
+    elif error is not None:
         log.info("%s: %s", error.url, error.message)
+
+
+class _HostTrouble:
+    """Per host: the sources the pool did not request, and the failure that stopped the host."""
+
+    def __init__(self) -> None:
+        self.skipped: dict[str, list[str]] = {}
+        self.last: dict[str, Observation] = {}
+
+    def note(self, observation: Observation) -> None:
+        """Remember a skipped source, or a failure that counts against its host."""
+        host = host_key(observation.request.url)
+        if isinstance(observation.result, NotRequested):
+            self.skipped.setdefault(host, []).append(observation.request.source)
+        elif _verdict(observation) != "ok":
+            self.last[host] = observation
+
+    def warn(self, config: Config) -> None:
+        """One warning per host that was stopped, naming why and the sites not requested."""
+        for host, sources in self.skipped.items():
+            _log_skipped(host, sources, self.last.get(host), config)
+
+
+def _log_skipped(host: str, sources: list[str], last: Observation | None, config: Config) -> None:
+    """One warning for a host the pool stopped requesting from: why, and the sites not requested.
+
+    Args:
+        sources: configured URLs of the host's sources skipped in this build.
+        last: the host's last failed observation, which stopped it (429,
+            Retry-After, or the failure that tripped the breaker).
+    """
+    error = last.failure if last is not None else None
+    answer = error.message if error is not None else "an error"
+    wait = last.retry_after if last is not None else None
+    until = "until the next build"
+    if last is not None and _verdict(last) == "stop" and wait is not None:
+        why = f"asked to wait {wait:.0f} s ({answer})"
+        until = f"for {schedule.duration_text(min(wait, schedule.RETRY_AFTER_CEILING))}"
+    elif last is not None and _verdict(last) == "stop":
+        why = f"answered {answer} without Retry-After"
+    else:
+        why = (f"failed {config.host_breaker} times in a row (last: {answer}), "
+               f"tripping its breaker (host_breaker: {config.host_breaker})")
+    unique = set(sources)
+    sites = sum(1 for site in config.sites if site.feed in unique)
+    feeds = f" ({len(unique)} feed{'s' * (len(unique) != 1)})" if len(unique) != sites else ""
+    log.warning("host %s %s: %d site%s%s not requested %s", host, why, sites, "s" * (sites != 1), feeds, until)
 
 
 def _log_health(statuses: list[SiteStatus], now: datetime) -> int:
@@ -323,7 +384,7 @@ def discover(url: str, now: datetime, timeout: float = 15.0) -> list[str]:
     result = fetcher.fetch(FetchRequest(source=url, url=url))
     if isinstance(result, Failed):
         raise result.error
-    assert not isinstance(result, NotModified)  # no validators were sent
+    assert isinstance(result, Fetched)  # no validators were sent, and the pool was not used
     try:
         parse_feed(result.body, result.url, result.headers, now)
     except NotAFeedError as error:

@@ -2,10 +2,10 @@
 
 Templates come from ``--templates DIR`` first, then the bundled
 ``templates/`` folder, so a user may override any one of them. Templates
-autoescape. Files are written to a staging folder beside the output and
-swapped in only when all are complete: a failure leaves the previous
-output exactly as it was. The same entries, statuses and clock give
-byte-identical files.
+autoescape. Every file is rendered before anything is written; then
+:mod:`publish` swaps the whole folder in at once, so a failure leaves the
+previous output exactly as it was. The same entries, statuses and clock
+give byte-identical files.
 
 Files: index.html, sites.html, feed.xml (Atom 1.0, RFC 4287), feed.json
 (JSON Feed 1.1), opml.xml (OPML 2.0) and style.css.
@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import traceback
 import uuid
 from collections.abc import Sequence
@@ -31,9 +30,10 @@ from markupsafe import Markup
 
 from . import __version__
 from .dates import isoformat
-from .errors import SyndicatorError
+from .errors import RenderError
 from .failures import KINDS
 from .model import Config, SelectedEntry, SiteStatus
+from .publish import publish
 from .sanitize import author_name, html_to_text, strip_control, truncate_html
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
@@ -47,14 +47,6 @@ AUTHOR_CHARS = 100
 #: An absolute IRI (RFC 3987) as atom:id needs it (RFC 4287 section 4.2.6):
 #: a scheme, then no space, control character or character IRIs exclude.
 _IRI = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f-\x9f<>"{}|\\^`]+$')
-#: A file in every published folder; a folder without it is never replaced.
-MARKER = ".syndicator-output"
-
-
-class RenderError(SyndicatorError):
-    """A template is missing or broken, or the output folder cannot be written."""
-
-    exit_code = 6
 
 
 def bundled_templates() -> Path:
@@ -131,7 +123,7 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
                 raise  # raised outside template code: a bug
             raise error from e
     files["feed.json"] = _json_feed(config, str(context["base"]), page_entries)
-    return _publish(output, files)
+    return publish(output, files)
 
 
 def _folders(templates: Path | None) -> list[Path]:
@@ -265,40 +257,3 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
         "items": items,
     }
     return json.dumps(document, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
-
-
-def _publish(output: Path, files: dict[str, str]) -> list[Path]:
-    # Resolve symlinks first: a link given as --output keeps pointing at the folder published
-    # into its target, and staging sits beside that target (same file system, so the swap is a rename).
-    # Resolving also names "." and "x/..", which have no name to put staging beside.
-    output = Path(os.path.realpath(output))
-    if not output.name:
-        raise RenderError(f"{output}: cannot publish into the file system root; choose an --output folder")
-    staging = output.with_name(f".{output.name}.staging")
-    retired = output.with_name(f".{output.name}.old")
-    if retired.is_dir() and not output.exists():  # a build was killed between the two renames below
-        os.replace(retired, output)
-    if output.exists() and any(output.iterdir()) and not (output / MARKER).exists():
-        raise RenderError(f"{output}: refusing to replace a folder syndicator did not write "
-                          f"(no {MARKER} file); choose an empty or new --output folder")
-    files = {**files, MARKER: "written by syndicator; the whole folder is replaced on each build\n"}
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        for leftover in (staging, retired):
-            if leftover.is_symlink():  # left by a version that moved a symlinked output aside
-                leftover.unlink()
-            elif leftover.exists():
-                shutil.rmtree(leftover)
-        staging.mkdir()
-        for name, text in files.items():
-            (staging / name).write_text(text, encoding="utf-8", newline="\n")
-        if output.exists():
-            os.replace(output, retired)
-        os.replace(staging, output)
-        if retired.exists():
-            shutil.rmtree(retired)
-    except OSError as e:
-        if retired.exists() and not output.exists():
-            os.replace(retired, output)
-        raise RenderError(f"{output}: cannot publish: {e.strerror or e}") from e
-    return [output / name for name in files]

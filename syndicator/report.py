@@ -18,6 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .model import Decision, Failed, Fetched, NotRequested, Observation
+
 REPORT = "report.json"
 #: Version of the report's shape; bumped when a field changes meaning.
 REPORT_VERSION = 1
@@ -65,6 +67,46 @@ class BuildReport:
     stale_copies: int = 0
     entries: int = 0
     seconds: float = 0.0
+
+    def add(self, observation: Observation, decision: Decision, host: str) -> None:
+        """Count one source's observation and the decision taken on it.
+
+        Args:
+            host: the host key of the URL requested, for the per-host figures.
+        """
+        result = observation.result
+        figures = self.hosts.setdefault(host, {"sources": 0, "requests": 0, "peak_concurrency": 0, "skipped": 0})
+        if isinstance(result, NotRequested):
+            self.skipped[result.reason] += 1
+            figures["skipped"] += 1
+            return
+        figures["sources"] += 1
+        figures["requests"] += result.requests
+        self.fetched += 1
+        self.requests += result.requests
+        self.outcomes[observation.outcome] += 1
+        self.changed += int(decision.changed)
+        self.parse_seconds += observation.parse_seconds
+        self.bytes_saved += decision.bytes_saved
+        if observation.status is not None:
+            self.statuses[observation.status] += 1
+        if isinstance(result, Fetched):
+            self.bytes_downloaded += len(result.body)
+        if decision.due_lag is not None:
+            self.due_lags.append(decision.due_lag)
+        if isinstance(result, Failed):
+            self.failed_by_kind[result.error.kind] += 1
+
+    def record_peaks(self, peaks: dict[str, int]) -> None:
+        """Fill each host's ``peak_concurrency`` from {host key: most requests at once}."""
+        for host, peak in peaks.items():
+            if host in self.hosts:
+                self.hosts[host]["peak_concurrency"] = peak
+
+    @property
+    def internal_errors(self) -> int:
+        """Sources that hit an internal error (a bug) in this build (int)."""
+        return self.failed_by_kind["internal"]
 
     def summary(self) -> str:
         """The one-line summary printed at the end of a build (str).

@@ -119,9 +119,11 @@ class Store:
         StoreError: the database is from a newer syndicator or unreadable.
     """
 
-    def __init__(self, connection: sqlite3.Connection, lock: FileLock | None = None) -> None:
+    def __init__(self, connection: sqlite3.Connection, lock: FileLock | None = None,
+                 path: Path | None = None) -> None:
         self._db = connection
         self._lock = lock
+        self.path = path or Path(DATABASE)
 
     @classmethod
     def open(cls, cache: Path) -> Store:
@@ -143,7 +145,7 @@ class Store:
         except BaseException:
             lock.release()
             raise
-        return cls(connection, lock)
+        return cls(connection, lock, cache / DATABASE)
 
     @classmethod
     def open_readonly(cls, cache: Path) -> Store | None:
@@ -166,7 +168,7 @@ class Store:
             connection.close()
             raise StoreError(f"{path}: schema version {row[0] if row else 0} is not {SCHEMA_VERSION}; "
                              "run `syndicator build` with this version first")
-        return cls(connection)
+        return cls(connection, path=path)
 
     def __enter__(self) -> Store:
         return self
@@ -224,7 +226,16 @@ class Store:
                 the id it resolves to (see the module docstring on aliases).
             now: the build's clock (UTC), recorded as first-seen of new ids
                 and as the change time of edited ones.
+        Raises:
+            StoreError: the database cannot be written (disk full, I/O error,
+                a damaged file); the transaction is rolled back.
         """
+        try:
+            self._save(state, entries, now)
+        except (sqlite3.OperationalError, sqlite3.InternalError) as e:  # disk full, I/O error, a damaged file
+            raise StoreError(f"{self.path}: cannot write the state database: {e}") from e
+
+    def _save(self, state: SourceState, entries: Iterable[Entry] | None, now: datetime) -> None:
         values = [_to_db(getattr(state, name), name) for name in _STATE_FIELDS]
         placeholders = ", ".join("?" for _ in _STATE_FIELDS)
         with _transaction(self._db):

@@ -41,7 +41,7 @@ def planet(server: HTTPServer, tmp_path: Path) -> Path:
 def test_all_files_are_published_and_nothing_is_left_behind(planet: Path) -> None:
     assert sorted(p.name for p in planet.iterdir()) == [
         ".syndicator-output", "feed.json", "feed.xml", "index.html", "opml.xml", "sites.html", "style.css"]
-    assert sorted(p.name for p in planet.parent.iterdir()) == ["cache", "public", "sites.yaml"]
+    assert sorted(p.name for p in planet.parent.iterdir()) == [".public.lock", "cache", "public", "sites.yaml"]
 
 
 def test_feed_xml_is_atom_with_the_required_elements(planet: Path, server: HTTPServer) -> None:
@@ -194,7 +194,8 @@ def test_empty_build_fails_with_exit_3_and_leaves_the_output_untouched(server: H
     assert result.stdout == ""
     assert "no entries" in result.stderr.splitlines()[-1]
     assert tree(tmp_path / "public") == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "fresh-cache", "public", "sites.yaml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".public.lock", "cache", "fresh-cache", "public", "sites.yaml"]
 
 
 def test_empty_build_publishes_no_folder_at_all(server: HTTPServer, tmp_path: Path) -> None:
@@ -262,14 +263,14 @@ def test_each_build_replaces_the_whole_output(server: HTTPServer, tmp_path: Path
     (tmp_path / "public" / "leftover.html").write_text("old")
     assert build(config, "--force").exit_code == 0
     assert not (tmp_path / "public" / "leftover.html").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "public", "sites.yaml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".public.lock", "cache", "public", "sites.yaml"]
 
 
 
 def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     """A kill between the two renames leaves only .public.old; the next publish
     restores it first, so even a failing publish leaves the old site online."""
-    from syndicator.render import RenderError, _publish
+    from syndicator.publish import RenderError, publish
 
     output = tmp_path / "public"
     retired = tmp_path / ".public.old"
@@ -277,7 +278,7 @@ def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     (retired / ".syndicator-output").write_text("x")
     (retired / "index.html").write_text("old page")
     with pytest.raises(RenderError):
-        _publish(output, {"missing-folder/index.html": "cannot be written"})
+        publish(output, {"missing-folder/index.html": "cannot be written"})
     assert (output / "index.html").read_text() == "old page"
 
 
@@ -299,7 +300,7 @@ def test_output_that_is_a_symlink_is_published_into_its_target(server: HTTPServe
         assert (real / "index.html").is_file()
         assert f"Updated <time datetime=\"{now}\">" in (real / "index.html").read_text()  # this build's
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "releases", "sites.yaml", "webroot"]
-    assert sorted(p.name for p in real.parent.iterdir()) == ["www"]
+    assert sorted(p.name for p in real.parent.iterdir()) == [".www.lock", "www"]
 
 
 def test_a_symlink_left_as_the_retired_output_does_not_break_later_builds(server: HTTPServer,

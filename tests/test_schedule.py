@@ -9,11 +9,11 @@ from datetime import datetime, timedelta
 import pytest
 
 from syndicator import schedule
+from syndicator.decide import WINDOW, Observation, new_state, snapshot_hash
 from syndicator.errors import FeedError, HTTPStatusError, ParseError
 from syndicator.hints import Hint
 from syndicator.model import Entry, Failed, FeedHints, Fetched, FetchRequest, NotModified, ParsedFeed, Site, SourceState
 from syndicator.schedule import Policy
-from syndicator.update import WINDOW, Observation, new_state, snapshot_hash
 
 from .conftest import NOW
 

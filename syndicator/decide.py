@@ -1,8 +1,11 @@
 """Decide what one observation means for a source. Pure: values in, values out.
 
-``fetch | parse | decide | store``: this is the *decide* step. Given the
-stored state and what this build saw, it returns the new state and whether
-the snapshot is replaced. Rules (seed 000):
+``fetch | parse | decide | store``: this is the *decide* step.
+:func:`decide` takes the stored state and what this build saw and returns
+a :class:`~syndicator.model.Decision`: the new state with its next attempt
+planned (:func:`syndicator.schedule.plan`), the snapshot to store if it
+changed, and the build's counts. It reads no clock and touches nothing
+but its arguments. Rules for the new state (seed 000):
 
 * a 200 that parsed replaces the snapshot and takes the response's
   validators (an absent one is cleared);
@@ -28,12 +31,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 
+from . import hints, schedule
 from .dates import http_date
 from .failures import kind_of
-from .model import Check, Entry, Failed, Fetched, FetchRequest, FetchResult, NotModified, ParsedFeed, SourceState
+from .model import Check, Decision, Entry, Failed, Fetched, NotModified, NotRequested, Observation, SourceState
 
 #: A document must hold at least this many entries, all new, to count as overflowed:
 #: with fewer, "all new" is what any change of a short feed looks like.
@@ -42,47 +46,33 @@ OVERFLOW_MIN_ENTRIES = 3
 WINDOW = 8
 
 
-@dataclass(frozen=True)
-class Observation:
-    """What one fetch (and parse) of a source produced.
+def decide(state: SourceState, observation: Observation, now: datetime, policy: schedule.Policy,
+           fingerprint: str | None = None) -> Decision:
+    """What ``observation`` means for its source: state, plan, snapshot and counts.
 
-    Attributes:
-        request: what was asked.
-        result: Fetched, NotModified or Failed (a parse failure is Failed too).
-        parsed: the parsed feed when a 200 body was parsed, else None.
-        body_hash: hash of the 200 body (hex str), else None.
-        unchanged: True when the 200 body equals the stored one (not parsed).
-        parse_seconds: CPU time spent parsing, seconds.
-        snapshot_hash: :func:`snapshot_hash` of the parsed entries, else None.
-        started: seconds from the start of the build to the request's start.
+    Args:
+        state: the stored state (a fresh SourceState for a new source).
+        observation: what this build saw (NotRequested when the pool skipped it).
+        now: the build's clock (UTC).
+        policy: the configured intervals.
+        fingerprint: the fingerprint of the source's sites.yaml entries,
+            kept as ``hold`` after a 410 or 401/403.
+    Returns:
+        the Decision; ``entries`` is the new snapshot only when it changed.
     """
-
-    request: FetchRequest
-    result: FetchResult
-    parsed: ParsedFeed | None = None
-    body_hash: str | None = None
-    unchanged: bool = False
-    parse_seconds: float = 0.0
-    snapshot_hash: str | None = None
-    started: float = 0.0
-
-    @property
-    def status(self) -> int | None:
-        """The HTTP status the source answered with: 200, 304, or None for a fetch failure."""
-        if isinstance(self.result, NotModified):
-            return 304
-        if isinstance(self.result, Fetched) or self.body_hash is not None:
-            return 200
-        return None
-
-    @property
-    def outcome(self) -> str:
-        """One word for reports: "fetched", "unchanged", "not_modified" or "failed"."""
-        if isinstance(self.result, Failed):
-            return "failed"
-        if isinstance(self.result, NotModified):
-            return "not_modified"
-        return "unchanged" if self.unchanged else "fetched"
+    result = observation.result
+    if isinstance(result, NotRequested):
+        return Decision(schedule.skipped(state, result.reason, result.host, now, result.retry_after))
+    updated = new_state(state, observation, now, fingerprint)
+    headers = result.headers if isinstance(result, Fetched | NotModified) else {}
+    plan = schedule.plan(updated, now, policy, observation.retry_after, hints.http_freshness(headers))
+    updated = replace(updated, next_attempt=plan.next_attempt, interval=plan.interval, reason=plan.reason)
+    changed = observation.parsed is not None and updated.snapshot_hash != state.snapshot_hash
+    due_lag = None
+    if state.next_attempt is not None and state.next_attempt <= now:
+        due_lag = observation.started + (now - state.next_attempt).total_seconds()
+    return Decision(updated, observation.parsed.entries if changed and observation.parsed else None, changed,
+                    bytes_saved=(state.body_size or 0) if isinstance(result, NotModified) else 0, due_lag=due_lag)
 
 
 def new_state(state: SourceState, observation: Observation, now: datetime,
@@ -101,6 +91,8 @@ def new_state(state: SourceState, observation: Observation, now: datetime,
         were: :func:`syndicator.schedule.plan` sets them.
     """
     result = observation.result
+    if isinstance(result, NotRequested):
+        return state
     state = replace(state, last_attempt=now)
     if isinstance(result, Failed):
         kind = result.error.kind

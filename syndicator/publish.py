@@ -1,0 +1,171 @@
+"""Publishing a folder of files atomically, and the lock that keeps two builds apart.
+
+A site is written to a staging folder beside the output and swapped in
+whole, so a reader (a web server, a CI deploy step) sees the old site or
+the new one, never a mix, and a build killed at any point leaves the old
+site in place:
+
+* the staging folder gets a unique name (``.NAME.staging-PID-RANDOM``), so
+  two processes never write into one folder;
+* on Linux the swap is one ``renameat2(RENAME_EXCHANGE)`` call (two paths
+  exchanged in one atomic step; the output never goes missing); elsewhere,
+  or on a file system without it, the output is renamed aside
+  (``.NAME.old-PID-RANDOM``) and staging renamed in its place, and the next
+  publish restores the aside copy if a kill fell between the two renames;
+* leftovers of killed builds are removed by the next publish;
+* a folder without the :data:`MARKER` file is never replaced, so a mistyped
+  ``--output`` cannot wipe an unrelated folder;
+* when the output is a symlink, the folder it points to is published into
+  and the link is left as it is.
+
+:func:`output_lock` is held by a build from start to end: a second build on
+the same output (even with another cache) stops before writing anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import glob
+import os
+import secrets
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from .errors import OutputLockedError, RenderError
+
+#: A file in every published folder; a folder without it is never replaced.
+MARKER = ".syndicator-output"
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def target_of(output: Path) -> Path:
+    """The folder a publish writes: ``output`` with symlinks resolved (Path).
+
+    Raises:
+        RenderError: ``output`` is the file system root.
+    """
+    target = Path(os.path.realpath(output))
+    if not target.name:
+        raise RenderError(f"{target}: cannot publish into the file system root; choose an --output folder")
+    return target
+
+
+@contextlib.contextmanager
+def output_lock(output: Path) -> Iterator[None]:
+    """Hold the lock of an output folder: ``.NAME.lock`` beside it (created if missing).
+
+    Raises:
+        OutputLockedError: another build holds it (exit code 4).
+        RenderError: the folder beside the output cannot be written.
+    """
+    target = target_of(output)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RenderError(f"{target.parent}: cannot create the output's folder: {e.strerror or e}") from e
+    lock = FileLock(str(target.with_name(f".{target.name}.lock")), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise OutputLockedError(f"{target}: another syndicator build is publishing into this folder; "
+                                "wait for it to finish") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def publish(output: Path, files: dict[str, str]) -> list[Path]:
+    """Replace the folder ``output`` with exactly ``files``, atomically (see the module docstring).
+
+    Args:
+        output: the folder to publish (a symlink is followed).
+        files: {file name: UTF-8 text}; :data:`MARKER` is added.
+    Returns:
+        the paths written, inside ``output``.
+    Raises:
+        RenderError: the folder is not ours or cannot be written; the
+            previous output is left in place.
+    """
+    target = target_of(output)
+    _recover(target)
+    if target.exists() and any(target.iterdir()) and not (target / MARKER).exists():
+        raise RenderError(f"{target}: refusing to replace a folder syndicator did not write "
+                           f"(no {MARKER} file); choose an empty or new --output folder")
+    files = {**files, MARKER: "written by syndicator; the whole folder is replaced on each build\n"}
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    staging = target.with_name(f".{target.name}.staging-{token}")
+    try:
+        staging.mkdir()
+        for name, text in files.items():
+            (staging / name).write_text(text, encoding="utf-8", newline="\n")
+        _swap(staging, target, target.with_name(f".{target.name}.old-{token}"))
+    except OSError as e:
+        _remove(staging)
+        raise RenderError(f"{target}: cannot publish: {e.strerror or e}") from e
+    return [output / name for name in files]
+
+
+def _swap(staging: Path, target: Path, aside: Path) -> None:
+    """Put ``staging`` in ``target``'s place; the old folder is removed afterwards."""
+    if target.exists() and _exchange(staging, target):
+        _remove(staging)  # now holds the old site
+        return
+    if target.exists():
+        os.replace(target, aside)
+    try:
+        os.replace(staging, target)
+    except OSError:
+        if aside.exists() and not target.exists():
+            os.replace(aside, target)
+        raise
+    _remove(aside)
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Exchange two paths in one atomic step (Linux ``renameat2``, RENAME_EXCHANGE).
+
+    Returns:
+        True when done; False where the call or the flag is not supported.
+    Raises:
+        OSError: any other failure.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(first))
+
+
+def _recover(target: Path) -> None:
+    """Undo what a killed publish left: restore an aside copy when the output is
+    missing, then remove staging and aside folders (including older versions' names)."""
+    name = target.name
+    leftovers = sorted(target.parent.glob(f".{glob.escape(name)}.old*"), key=lambda p: p.lstat().st_mtime)
+    if not target.exists() and not target.is_symlink():
+        restorable = [p for p in leftovers if p.is_dir() and not p.is_symlink()]
+        if restorable:
+            os.replace(restorable[-1], target)
+    for leftover in [*leftovers, *target.parent.glob(f".{glob.escape(name)}.staging*")]:
+        _remove(leftover)
+
+
+def _remove(path: Path) -> None:
+    """Remove a folder tree, or a symlink without following it; nothing if absent."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
