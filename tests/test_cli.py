@@ -46,7 +46,8 @@ def test_build_help_lists_every_option() -> None:
 
 
 def test_every_exit_code_is_documented() -> None:
-    classes = [errors.ConfigError, errors.EmptyBuildError, errors.CacheLockedError, errors.StoreError, RenderError]
+    classes = [errors.ConfigError, errors.EmptyBuildError, errors.CacheLockedError, errors.StoreError, RenderError,
+               errors.InternalErrorsExit]
     documented = {int(code) for code in re.findall(r"\b(\d) [a-z]", cli.__doc__ or "")}
     assert {0, 1} | {cls.exit_code for cls in classes} <= documented
     assert len({cls.exit_code for cls in classes}) == len(classes)  # one code per failure
