@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .errors import FeedError
+from .failures import Verdict, host_verdict
 
 
 @dataclass(frozen=True)
@@ -326,6 +327,12 @@ class Observation:
     def failure(self) -> FeedError | None:
         """The error of a failed fetch or parse, else None."""
         return self.result.error if isinstance(self.result, Failed) else None
+
+    @property
+    def verdict(self) -> Verdict:
+        """What this outcome means for its host in this build (failures.host_verdict)."""
+        failure = self.failure
+        return host_verdict(failure.kind if failure is not None else None, self.retry_after)
 
     @property
     def retry_after(self) -> float | None:

@@ -22,18 +22,18 @@ source (the store, the output, a template) stop a build.
 from __future__ import annotations
 
 import hashlib
-import logging
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from . import __version__, schedule
+from .buildlog import HostTrouble, log_failure, log_health
 from .decide import decide, snapshot_hash
 from .errors import ConfigError, EmptyBuildError, FeedError, InternalError, NotAFeedError, ParseError, StoreError
-from .failures import Verdict, host_verdict, kind_of
+from .failures import kind_of
 from .fetch import Fetcher
 from .hosts import host_key
 from .model import (
@@ -45,7 +45,6 @@ from .model import (
     FetchResult,
     NotRequested,
     Observation,
-    SiteStatus,
     SourceState,
 )
 from .parse import parse_feed
@@ -55,8 +54,6 @@ from .render import render_site
 from .report import BuildReport, write_report
 from .selection import select_entries, site_statuses
 from .store import Store
-
-log = logging.getLogger("syndicator")
 
 __all__ = ["BuildOptions", "BuildReport", "build", "discover"]
 
@@ -106,7 +103,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         snapshots = store.snapshots(config.sources)
         selected = select_entries(config.sites, snapshots, config.items_per_feed)
         statuses = site_statuses(config.sites, states, snapshots, options.now, config.stale_after)
-        report.stale_copies = _log_health(statuses, options.now)
+        report.stale_copies = log_health(statuses, options.now)
         report.entries = min(len(selected), config.feed_entries)
         report.seconds = time.monotonic() - started
         write_report(report, options.now, config.cache)
@@ -155,7 +152,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         breaker=config.host_breaker)
     fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes)
     stored: dict[str, SourceState] = {}
-    trouble = _HostTrouble()
+    trouble = HostTrouble()
     observations = _observe_all(pool, fetcher, [_job(url, states.get(url)) for url in due], now, started)
     for done, observation in enumerate(observations, start=1):
         source = observation.request.source
@@ -164,7 +161,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         stored[source] = decision.state
         report.add(observation, decision, host_key(observation.request.url))
         trouble.note(observation)
-        _log_failure(observation)
+        log_failure(observation)
         if options.progress:
             options.progress(done, len(due))
     trouble.warn(config)
@@ -192,20 +189,15 @@ def _observe_all(pool: HostPool[_Job, Observation], fetcher: Fetcher, jobs: list
     """pool(observe): one Observation per job, as each ends; a source the pool skipped is NotRequested."""
     waits: dict[str, float | None] = {}  # host -> the Retry-After it asked for
     results = pool.run(jobs, host=lambda job: host_key(job.request.url),
-                       work=lambda job: _observe(job, fetcher, now, started), judge=_verdict)
+                       work=lambda job: _observe(job, fetcher, now, started),
+                       judge=lambda observation: observation.verdict)
     for job, result in results:
         if isinstance(result, Skipped):
             yield Observation(job.request, NotRequested(result.reason, result.host, waits.get(result.host)))
             continue
-        if _verdict(result) == "stop":
+        if result.verdict == "stop":
             waits[host_key(job.request.url)] = result.retry_after
         yield result
-
-
-def _verdict(observation: Observation) -> Verdict:
-    """The pool's verdict on a host (failures.host_verdict)."""
-    failure = observation.failure
-    return host_verdict(failure.kind if failure else None, observation.retry_after)
 
 
 def _observe(job: _Job, fetcher: Fetcher, now: datetime, build_started: float) -> Observation:
@@ -271,103 +263,6 @@ def _decide_and_store(store: Store, state: SourceState, observation: Observation
         decision = decide(state, observation, now, policy, fingerprint)
         store.save(decision.state, None, now)
         return observation, decision
-
-
-def _log_failure(observation: Observation) -> None:
-    """Log a request's failure: at info level (``-v``), an internal error with its traceback as an error."""
-    error = observation.failure
-    if isinstance(error, InternalError):
-        log.error("%s: %s; please report this bug with the traceback below\n%s", error.url, error.message,
-                  error.details.rstrip())
-    elif error is not None:
-        log.info("%s: %s", error.url, error.message)
-
-
-class _HostTrouble:
-    """Per host: the sources the pool did not request, and the failure that stopped the host."""
-
-    def __init__(self) -> None:
-        self.skipped: dict[str, list[str]] = {}
-        self.last: dict[str, Observation] = {}
-
-    def note(self, observation: Observation) -> None:
-        """Remember a skipped source, or a failure that counts against its host."""
-        host = host_key(observation.request.url)
-        if isinstance(observation.result, NotRequested):
-            self.skipped.setdefault(host, []).append(observation.request.source)
-        elif _verdict(observation) != "ok":
-            self.last[host] = observation
-
-    def warn(self, config: Config) -> None:
-        """One warning per host that was stopped, naming why and the sites not requested."""
-        for host, sources in self.skipped.items():
-            _log_skipped(host, sources, self.last.get(host), config)
-
-
-def _log_skipped(host: str, sources: list[str], last: Observation | None, config: Config) -> None:
-    """One warning for a host the pool stopped requesting from: why, and the sites not requested.
-
-    Args:
-        sources: configured URLs of the host's sources skipped in this build.
-        last: the host's last failed observation, which stopped it (429,
-            Retry-After, or the failure that tripped the breaker).
-    """
-    error = last.failure if last is not None else None
-    answer = error.message if error is not None else "an error"
-    wait = last.retry_after if last is not None else None
-    until = "until the next build"
-    if last is not None and _verdict(last) == "stop" and wait is not None:
-        why = f"asked to wait {wait:.0f} s ({answer})"
-        until = f"for {schedule.duration_text(min(wait, schedule.RETRY_AFTER_CEILING))}"
-    elif last is not None and _verdict(last) == "stop":
-        why = f"answered {answer} without Retry-After"
-    else:
-        why = (f"failed {config.host_breaker} times in a row (last: {answer}), "
-               f"tripping its breaker (host_breaker: {config.host_breaker})")
-    unique = set(sources)
-    sites = sum(1 for site in config.sites if site.feed in unique)
-    feeds = f" ({len(unique)} feed{'s' * (len(unique) != 1)})" if len(unique) != sites else ""
-    log.warning("host %s %s: %d site%s%s not requested %s", host, why, sites, "s" * (sites != 1), feeds, until)
-
-
-def _log_health(statuses: list[SiteStatus], now: datetime) -> int:
-    """Log failing sites; return how many use a last-known-good copy (int).
-
-    A site that failed in this build is an error (never worked, seed 004) or
-    a warning naming the age of its last good copy. A site still failing
-    from an earlier build, not requested in this one (backing off, or on
-    hold), is logged at info level only, so a cron job is not mailed the
-    same failure every hour.
-    """
-    stale_copies = 0
-    for status in statuses:
-        state = status.state
-        if state is None or state.error_kind is None:
-            continue
-        stale_copies += state.last_success is not None
-        now_failed = state.last_attempt == now
-        kind = kind_of(state.error_kind)
-        problem = state.error_message
-        if state.hold:
-            problem = f"{problem}; {kind.advice}, it is not requested again until its entry in sites.yaml changes"
-        if state.last_success is None:
-            log.log(logging.ERROR if now_failed else logging.INFO,
-                    "site %r has never been fetched successfully and contributes nothing: %s (%s)",
-                    status.site.name, problem, state.fetch_url)
-        else:
-            log.log(logging.WARNING if now_failed else logging.INFO,
-                    "site %r failed (%s); using its last good copy from %s ago",
-                    status.site.name, problem, _age(now - state.last_success))
-    return stale_copies
-
-
-def _age(delta: timedelta) -> str:
-    seconds = int(delta.total_seconds())
-    if seconds < 3600:
-        return f"{seconds // 60} min"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
 
 
 def discover(url: str, now: datetime, timeout: float = 15.0) -> list[str]:
