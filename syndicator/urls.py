@@ -67,22 +67,22 @@ def join(base: object, ref: object) -> str | None:
     """``ref`` resolved against ``base`` (RFC 3986 section 5.2, as urljoin does it).
 
     Args:
-        base: the base URL; None, "" or an unusable base is ignored, so
-            ``ref`` comes back as it is (still relative if it was).
+        base: the base URL; None, "" or a base urllib cannot read is
+            ignored, so ``ref`` comes back as it is (still relative if it was).
         ref: the reference (str), absolute or relative.
     Returns:
         the resolved URL (str; not necessarily absolute, not necessarily
-        http), or None when ``ref`` or the result is unusable (see
-        :func:`split`). Never raises.
+        http), or None when ``ref`` is not a str or the result is unusable
+        (see :func:`split`). Never raises.
     """
-    if not isinstance(ref, str) or split(ref) is None:
+    if not isinstance(ref, str) or len(ref) > MAX_LENGTH:
         return None
     result = ref
-    if isinstance(base, str) and base and split(base) is not None:
+    if isinstance(base, str) and base and len(base) <= MAX_LENGTH:
         try:
             result = urljoin(base, ref)
-        except ValueError:  # defensive: both halves split cleanly above
-            return None
+        except ValueError:  # a malformed IP literal in the base or in ref; the split below judges ref
+            result = ref
     return result if split(result) is not None else None
 
 
@@ -125,7 +125,8 @@ def absolute(link: object, base: object) -> str | None:
     if not isinstance(link, str) or not link.strip():
         return None
     result = join(base, _CONTROL.sub("", " ".join(link.split())))
-    return result if result is not None and is_web(result) else None
+    parts = split(result)
+    return result if parts is not None and parts.scheme in WEB_SCHEMES and parts.hostname else None
 
 
 def canonical(url: str) -> str:
