@@ -8,7 +8,8 @@ Feed). Pure: bytes in, URLs out.
 from __future__ import annotations
 
 from html.parser import HTMLParser
-from urllib.parse import urljoin, urlsplit
+
+from .urls import absolute
 
 #: Types that name a feed (RSS, Atom, JSON Feed; RSS 1.0 is RDF).
 FEED_TYPES = frozenset({
@@ -58,9 +59,13 @@ def find_alternates(body: bytes | str, url: str) -> list[str]:
 
     Args:
         body: the page, decoded text or bytes (read as UTF-8, bad bytes replaced).
-        url: the page's URL, the base for relative links (after ``<base>``).
+        url: the page's URL, the base for relative links after the page's
+            ``<base href>``; a ``<base>`` that gives no http(s) URL is
+            skipped (RFC 3986 section 5.1: the next base applies).
     Returns:
-        absolute http(s) URLs in page order, without duplicates.
+        absolute http(s) URLs in page order, without duplicates; a link
+        that cannot be read (:func:`urls.absolute`) is left out. Never
+        raises for the page's content.
     """
     parser = _LinkParser()
     try:
@@ -68,10 +73,10 @@ def find_alternates(body: bytes | str, url: str) -> list[str]:
         parser.close()
     except AssertionError:  # html.parser gives up on some broken markup
         pass
-    base = urljoin(url, parser.base) if parser.base else url
+    base = absolute(parser.base, url) or url
     found: list[str] = []
     for href in parser.links:
-        absolute = urljoin(base, href)
-        if urlsplit(absolute).scheme in ("http", "https") and absolute not in found:
-            found.append(absolute)
+        link = absolute(href, base)
+        if link is not None and link not in found:
+            found.append(link)
     return found

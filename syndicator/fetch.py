@@ -9,10 +9,17 @@ Policy, all from seed 000 and RFC 9110:
   If-Modified-Since when it is present, so this is safe.
 * 304 is a successful fetch (:class:`NotModified`).
 * Redirects are followed by hand, at most 5 hops; a loop is a failure.
-  ``permanent_url`` is set only when every hop was 301 or 308.
+  ``permanent_url`` is set only when every hop was 301 or 308. The
+  Location is resolved by :mod:`urls` (RFC 3986 section 5.2); one that
+  cannot be read or is not http(s) is a ``redirect`` failure naming it. A
+  redirect's body is never read.
 * Timeouts: ``timeout`` seconds to connect and between bytes, and a total
-  deadline of ``2 * timeout`` for the whole fetch, redirects and retry
-  included, so a server that drips one byte a second cannot hold a worker.
+  deadline of ``2 * timeout`` for the whole fetch: name resolution,
+  connect, headers and body, redirects and retry included (see
+  :mod:`deadline`), so a slow name server or a server that drips one byte
+  a second cannot hold a worker. An answer complete before the deadline is
+  kept. Failures are classified by exception type and by whether the
+  deadline passed, never by the words of a message.
 * The body is capped at ``max_bytes`` after decompression (gzip accepted).
 * One retry (``retries``) after a transient failure (timeout, connection
   error, or a 5xx without ``Retry-After``) while the deadline leaves time. A 429, or any answer with
@@ -23,22 +30,22 @@ Policy, all from seed 000 and RFC 9110:
 
 from __future__ import annotations
 
-import contextlib
 import http.cookiejar
 import socket
 import threading
 import time
+from collections.abc import Generator
 from dataclasses import replace
 from datetime import UTC, datetime
-from urllib.parse import urljoin, urlsplit
+from typing import Any
 
 import requests
 import urllib3
 from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from . import urls
 from .dates import http_date
+from .deadline import DEADLINES, POOL_CLASSES, Resolver
 from .errors import FeedError, FetchError, HTTPStatusError
 from .failures import kind_of
 from .model import Failed, Fetched, FetchRequest, FetchResult, NotModified
@@ -55,88 +62,25 @@ _KEEP_HEADERS = ("content-type", "etag", "last-modified", "cache-control", "expi
                  "retry-after", "link", "date", "content-location")
 
 
-class _Deadlines:
-    """Cuts the socket of a fetch that passes its deadline, whatever it is blocked in.
-
-    A read timeout only bounds the wait for each byte, so a server that sends
-    its status line and headers one byte at a time could hold a worker for
-    ever. The connection classes below register their socket for the calling
-    thread when a response is awaited; a timer shuts that socket down at the
-    deadline, which wakes the blocked read with an error.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sockets: dict[int, socket.socket] = {}
-        self._active: set[int] = set()
-        self.expired: set[int] = set()
-
-    def register(self, sock: socket.socket | None) -> None:
-        """Note the socket the calling thread now waits on (called by the connections)."""
-        with self._lock:
-            if sock is not None and threading.get_ident() in self._active:
-                self._sockets[threading.get_ident()] = sock
-
-    def start(self, seconds: float) -> threading.Timer:
-        """Arm the deadline of the calling thread's fetch, ``seconds`` from now."""
-        ident = threading.get_ident()
-        with self._lock:
-            self._active.add(ident)
-            self.expired.discard(ident)
-        timer = threading.Timer(seconds, self._expire, (ident,))
-        timer.daemon = True
-        timer.start()
-        return timer
-
-    def stop(self, timer: threading.Timer) -> bool:
-        """Disarm the calling thread's deadline; True if it had expired."""
-        timer.cancel()
-        ident = threading.get_ident()
-        with self._lock:
-            self._active.discard(ident)
-            self._sockets.pop(ident, None)
-            return ident in self.expired
-
-    def _expire(self, ident: int) -> None:
-        with self._lock:
-            if ident not in self._active:
-                return
-            self.expired.add(ident)
-            sock = self._sockets.get(ident)
-        if sock is not None:
-            with contextlib.suppress(OSError):  # already closed: nothing left to cut
-                sock.shutdown(socket.SHUT_RDWR)
-
-
-_DEADLINES = _Deadlines()
-
-
-class _HTTPConnection(HTTPConnection):
-    def getresponse(self) -> urllib3.response.HTTPResponse:  # type: ignore[override]
-        _DEADLINES.register(self.sock)
-        return super().getresponse()
-
-
-class _HTTPSConnection(HTTPSConnection):
-    def getresponse(self) -> urllib3.response.HTTPResponse:  # type: ignore[override]
-        _DEADLINES.register(self.sock)
-        return super().getresponse()
-
-
-class _HTTPPool(HTTPConnectionPool):
-    ConnectionCls = _HTTPConnection
-
-
-class _HTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _HTTPSConnection
-
-
 class _DeadlineAdapter(HTTPAdapter):
     """requests' adapter with connections whose sockets the deadline timer can cut."""
 
     def init_poolmanager(self, *args: object, **kwargs: object) -> None:
         super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
-        self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+        self.poolmanager.pool_classes_by_scheme = dict(POOL_CLASSES)
+
+
+class _Session(requests.Session):
+    """A session that leaves redirects alone: :class:`Fetcher` follows them by hand.
+
+    Even with ``allow_redirects=False`` requests prepares the next hop of
+    every redirect: it reads the whole redirect body into memory (no
+    ``max_bytes`` cap) and parses its Location with urllib, which raises
+    ValueError on ``http://[oops/``.
+    """
+
+    def resolve_redirects(self, *args: Any, **kwargs: Any) -> Generator[Any, None, None]:
+        yield from ()
 
 
 class Fetcher:
@@ -145,19 +89,23 @@ class Fetcher:
     Args:
         user_agent: the User-Agent header value.
         timeout: connect/read timeout in seconds; the total deadline of a
-            fetch, retries included, is twice this.
+            fetch, name resolution, retries and redirects included, is twice this.
         retries: extra attempts after a transient failure (int >= 0).
         max_bytes: body cap after decompression, bytes.
         retry_delay: seconds to wait before a retry.
+        resolver: turns a host name into addresses, with the signature of
+            ``socket.getaddrinfo`` (the default); tests pass a slow one.
     """
 
     def __init__(self, user_agent: str, timeout: float = 15.0, retries: int = 1,
-                 max_bytes: int = 10 * 1024 * 1024, retry_delay: float = 1.0) -> None:
+                 max_bytes: int = 10 * 1024 * 1024, retry_delay: float = 1.0,
+                 resolver: Resolver = socket.getaddrinfo) -> None:
         self.user_agent = user_agent
         self.timeout = timeout
         self.retries = retries
         self.max_bytes = max_bytes
         self.retry_delay = retry_delay
+        self.resolver = resolver
         self._local = threading.local()
 
     def fetch(self, request: FetchRequest) -> FetchResult:
@@ -165,26 +113,23 @@ class Fetcher:
 
         Returns Fetched (200), NotModified (304) or Failed; never raises for
         a feed's trouble. Failed carries a FetchError or HTTPStatusError whose
-        ``kind`` classifies it (see failures.KINDS).
+        ``kind`` classifies it (see failures.KINDS). An answer that was
+        complete before the deadline is kept, whenever the fetch returns.
         """
         started = time.monotonic()
-        deadline = started + 2 * self.timeout
         self._local.requests = 0
-        timer = _DEADLINES.start(deadline - started)
+        timer = DEADLINES.start(2 * self.timeout, self.resolver)
         try:
-            result = self._fetch(request, started, deadline)
+            result = self._fetch(request, started, started + 2 * self.timeout)
         finally:
-            expired = _DEADLINES.stop(timer)
-        if expired:  # the socket was cut: whatever was read is incomplete
-            error = FetchError(request.url, f"no complete answer within {2 * self.timeout:g} s", kind="timeout")
-            result = Failed(error, elapsed=time.monotonic() - started)
+            DEADLINES.stop(timer)
         return replace(result, requests=self._local.requests)
 
     def _fetch(self, request: FetchRequest, started: float, deadline: float) -> FetchResult:
         attempt = 0
         while True:
             try:
-                return self._attempt(request, started, deadline)
+                return self._attempt(request, started)
             except FeedError as error:
                 out_of_time = time.monotonic() + self.retry_delay >= deadline
                 if attempt >= self.retries or not _transient(error) or out_of_time:
@@ -195,7 +140,7 @@ class Fetcher:
     def _session(self) -> requests.Session:
         session = getattr(self._local, "session", None)
         if session is None:
-            session = requests.Session()
+            session = _Session()
             session.trust_env = False  # no proxies or .netrc credentials from the environment
             session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
             session.headers.clear()
@@ -214,40 +159,43 @@ class Fetcher:
                 headers["If-Modified-Since"] = request.last_modified
         return headers
 
-    def _attempt(self, request: FetchRequest, started: float, deadline: float) -> FetchResult:
+    def _attempt(self, request: FetchRequest, started: float) -> FetchResult:
         url, permanent, seen = request.url, True, {request.url}
-        for _hop in range(MAX_REDIRECTS + 1):
-            response = self._get(request, url)
+        for hop in range(MAX_REDIRECTS + 1):
+            response = self._get(request, url, redirected=hop > 0)
             with response:
                 if response.status_code in _REDIRECT:
-                    target = response.headers.get("location")
-                    if not target:
-                        raise FetchError(url, f"HTTP {response.status_code} without Location", kind="redirect")
-                    url = urljoin(url, target.strip())
+                    url = _redirect_target(request.source, url, response)
                     permanent = permanent and response.status_code in _PERMANENT
                     if url in seen:
                         raise FetchError(request.source, f"redirect loop at {url}", kind="redirect")
-                    if urlsplit(url).scheme not in ("http", "https"):
-                        raise FetchError(request.source, f"redirect to a non-http(s) URL {url}", kind="redirect")
                     seen.add(url)
                     continue
-                return self._finish(request, url, response, permanent, started, deadline)
+                return self._finish(request, url, response, permanent, started)
         raise FetchError(request.source, f"more than {MAX_REDIRECTS} redirects", kind="redirect")
 
-    def _get(self, request: FetchRequest, url: str) -> requests.Response:
+    def _get(self, request: FetchRequest, url: str, redirected: bool) -> requests.Response:
         self._local.requests += 1
         try:
             return self._session().get(url, headers=self._headers(request, url), stream=True,
                                        allow_redirects=False, timeout=self.timeout)
-        except requests.exceptions.SSLError as e:
-            raise FetchError(url, f"TLS error: {_reason(e)}", kind="tls") from e
-        except requests.exceptions.Timeout as e:
-            raise FetchError(url, f"timed out after {self.timeout:g} s", kind="timeout") from e
-        except requests.exceptions.RequestException as e:
-            raise FetchError(url, f"connection failed: {_reason(e)}", kind="network") from e
+        except (requests.exceptions.RequestException, urllib3.exceptions.LocationValueError) as e:
+            raise self._failure(url, e, redirected) from e  # LocationValueError: a host urllib3 cannot encode
+
+    def _failure(self, url: str, error: Exception, redirected: bool = False) -> FetchError:
+        """Classify a requests/urllib3 exception by its type and by whether the deadline passed."""
+        if DEADLINES.expired():  # the timer cut the socket, or no time was left to resolve or connect
+            return FetchError(url, f"no complete answer within {2 * self.timeout:g} s", kind="timeout")
+        if isinstance(error, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
+            return FetchError(url, f"TLS error: {_reason(error)}", kind="tls")
+        if isinstance(error, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError):
+            return FetchError(url, f"timed out after {self.timeout:g} s", kind="timeout")
+        if redirected and isinstance(error, requests.exceptions.InvalidURL | urllib3.exceptions.LocationValueError):
+            return FetchError(url, f"redirect to an unusable URL {_shown(url)}: {_reason(error)}", kind="redirect")
+        return FetchError(url, f"connection failed: {_reason(error)}", kind="network")
 
     def _finish(self, request: FetchRequest, url: str, response: requests.Response,
-                permanent: bool, started: float, deadline: float) -> FetchResult:
+                permanent: bool, started: float) -> FetchResult:
         headers = {k: response.headers[k] for k in _KEEP_HEADERS if k in response.headers}
         etag, modified = headers.get("etag"), headers.get("last-modified")
         new_url = url if permanent and url != request.url else None
@@ -259,27 +207,59 @@ class Fetcher:
             sent = http_date(headers.get("date")) or datetime.now(UTC)
             retry_after = parse_retry_after(headers.get("retry-after"), sent)
             raise HTTPStatusError(url, response.status_code, retry_after)
-        body = self._read(url, response, deadline)
+        body = self._read(url, response)
         return Fetched(url=url, body=body, headers=headers, etag=etag, last_modified=modified,
                        permanent_url=new_url, elapsed=time.monotonic() - started)
 
-    def _read(self, url: str, response: requests.Response, deadline: float) -> bytes:
+    def _read(self, url: str, response: requests.Response) -> bytes:
+        """The whole body, or FetchError. The deadline timer cuts a body that is still
+        coming; one whose end arrived in time is kept, whenever the timer fires."""
         chunks: list[bytes] = []
         size = 0
         try:
             # read1 returns what has arrived (decompressed); iter_content would block until a
-            # whole 64 KB chunk came in, so a dripping server was never checked against the deadline.
+            # whole 64 KB chunk came in.
             while chunk := response.raw.read1(65536, decode_content=True):
                 size += len(chunk)
                 if size > self.max_bytes:
                     raise FetchError(url, f"body larger than {self.max_bytes} bytes", kind="too_large")
-                if time.monotonic() > deadline:
-                    raise FetchError(url, f"body not complete within {2 * self.timeout:g} s", kind="timeout")
                 chunks.append(chunk)
         except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as e:
-            kind = "timeout" if "timed out" in str(e) else "network"
-            raise FetchError(url, f"body read failed: {_reason(e)}", kind=kind) from e
+            failure = self._failure(url, e)
+            raise FetchError(url, f"body read failed: {failure.message}", kind=failure.kind) from e
+        # With Content-Length or chunked framing urllib3 raises on a cut body; without framing the
+        # end is the connection's close, which a cut socket imitates: only one seen in time counts.
+        if not DEADLINES.finish() and not _framed(response.raw):
+            raise FetchError(url, f"body not complete within {2 * self.timeout:g} s", kind="timeout")
         return b"".join(chunks)
+
+
+def _framed(raw: urllib3.response.BaseHTTPResponse) -> bool:
+    """True if the body's end is marked in the message (Content-Length or chunked; RFC 9112 section 6.3)."""
+    return raw.length_remaining is not None or bool(getattr(raw, "chunked", False))
+
+
+def _redirect_target(source: str, url: str, response: requests.Response) -> str:
+    """The absolute http(s) URL a redirect points to (RFC 9110 section 10.2.2, resolved per RFC 3986 5.2).
+
+    Raises:
+        FetchError: kind "redirect": no Location, one that cannot be read
+            (a malformed host or port, say), or one that is not http(s).
+    """
+    target = (response.headers.get("location") or "").strip()
+    if not target:
+        raise FetchError(url, f"HTTP {response.status_code} without Location", kind="redirect")
+    resolved = urls.join(url, target)
+    if resolved is None or (urls.scheme(resolved) in urls.WEB_SCHEMES and not urls.hostname(resolved)):
+        raise FetchError(source, f"redirect to an unusable URL {_shown(target)}", kind="redirect")
+    if urls.scheme(resolved) not in urls.WEB_SCHEMES:
+        raise FetchError(source, f"redirect to a non-http(s) URL {_shown(resolved)}", kind="redirect")
+    return resolved
+
+
+def _shown(url: str, limit: int = 200) -> str:
+    """A URL from a server, for a one-line message: quoted, escaped, at most ``limit`` characters."""
+    return repr(url[:limit]) + ("…" if len(url) > limit else "")
 
 
 def parse_retry_after(value: str | None, now: datetime) -> float | None:

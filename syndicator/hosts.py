@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ipaddress
 from functools import lru_cache
-from urllib.parse import urlsplit
 
 from publicsuffixlist import PublicSuffixList
+
+from .urls import hostname
 
 _PSL = PublicSuffixList()
 
@@ -25,12 +26,9 @@ def host_key(url: str) -> str:
     ``https://a.b.example.co.uk/feed`` -> ``example.co.uk``;
     ``http://127.0.0.2:8080/x`` -> ``127.0.0.2``; a host that is itself a
     public suffix, or has no dot, keys as itself. Returns "" for a URL
-    without a host.
+    without a host or that cannot be read (:func:`urls.hostname`); never raises.
     """
-    try:
-        host = (urlsplit(url).hostname or "").rstrip(".").lower()
-    except ValueError:
-        return ""
+    host = hostname(url).rstrip(".")
     if not host:
         return ""
     try:

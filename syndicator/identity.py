@@ -5,7 +5,7 @@ Identity of an entry within its source (:func:`assign`), per document:
 1. the id the feed gives it (RSS ``guid``, Atom ``id``, JSON Feed ``id``);
    an item repeated word for word (same id and same fields) is one entry;
    when an id is shared by entries that differ, it is not trusted for them;
-2. else its canonical link (:func:`canonical_url`), when no other entry of
+2. else its canonical link (:func:`syndicator.urls.canonical`), when no other entry of
    the document has the same one;
 3. else a fingerprint (:func:`fingerprint`) of stable fields: the title, the
    date as written and the enclosure URLs; the text of the summary or
@@ -22,23 +22,13 @@ an edit (same identity, new hash) from a new post.
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from .model import Entry
-
-#: Query parameters that only track the reader and never name a resource.
-TRACKING_PARAMETERS = frozenset({
-    "fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid", "yclid",
-    "_hsenc", "_hsmi", "mkt_tok", "ref_src", "spm", "wt.mc_id",
-})
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+from .urls import WEB_SCHEMES, canonical, scheme
 
 
 @dataclass(frozen=True)
@@ -68,45 +58,6 @@ class Draft:
 
     entry: Entry
     candidate: Candidate
-
-
-def absolute(link: Any, base: str) -> str | None:
-    """An absolute http(s) URL from ``link`` resolved against ``base`` (str), else None."""
-    if not isinstance(link, str) or not link.strip():
-        return None
-    try:
-        result = urljoin(base, _CONTROL.sub("", " ".join(link.split())))
-        scheme = urlsplit(result).scheme
-    except ValueError:
-        return None
-    return result if scheme in ("http", "https") else None
-
-
-def canonical_url(url: str) -> str:
-    """Canonical form of a URL for comparing identities (str -> str).
-
-    Lower-case scheme and host, default port dropped, fragment dropped,
-    tracking parameters (``utm_*`` and :data:`TRACKING_PARAMETERS`) dropped,
-    an empty path written as ``/``. Everything else, including the order of
-    the remaining query parameters and the case of the path, is kept.
-    Returns the input stripped when it cannot be split.
-    """
-    url = url.strip()
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return url
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if port is not None and port != _DEFAULT_PORTS.get(scheme):
-        host = f"{host}:{port}"
-    if parts.username or parts.password:
-        host = f"{parts.username or ''}{':' if parts.password else ''}{parts.password or ''}@{host}"
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-             if not k.lower().startswith("utm_") and k.lower() not in TRACKING_PARAMETERS]
-    path = parts.path or ("/" if host else "")
-    return urlunsplit((scheme, host, path, urlencode(query, safe="/:@!$'()*,;"), ""))
 
 
 def fingerprint(*fields: str | None) -> str:
@@ -140,15 +91,15 @@ def assign(candidates: Sequence[Candidate]) -> list[str | None]:
             groups.setdefault(candidate.guid, []).append(candidate)
     trusted = {guid for guid, group in groups.items() if len(set(group)) == 1}
     fallback = [c for c in candidates if not (c.guid and c.guid in trusted)]
-    links = Counter(canonical_url(c.link) for c in fallback if c.link)
+    links = Counter(canonical(c.link) for c in fallback if c.link)
     stable = Counter(_stable(c) for c in fallback)
     taken: set[str] = set()
     result: list[str | None] = []
     for candidate in candidates:
         if candidate.guid and candidate.guid in trusted:
             key = candidate.guid
-        elif candidate.link and links[canonical_url(candidate.link)] == 1:
-            key = canonical_url(candidate.link)
+        elif candidate.link and links[canonical(candidate.link)] == 1:
+            key = canonical(candidate.link)
         elif stable[_stable(candidate)] == 1:
             key = fingerprint(*_stable(candidate))
         else:
@@ -184,9 +135,8 @@ def _keys(candidate: Candidate) -> list[str]:
     keys: list[str] = []
     title = _fold(candidate.title)
     for kind, url in (("uri", candidate.guid), ("link", candidate.link)):
-        if url and urlsplit(url.strip()).scheme.lower() in ("http", "https"):
-            canonical = canonical_url(url)
-            bare = canonical.split(":", 1)[1]
+        if url and scheme(url.strip()) in WEB_SCHEMES:
+            bare = canonical(url).split(":", 1)[1]
             keys.append(f"{kind}:{bare}")
             path = bare.split("/", 3)[3] if bare.count("/") >= 3 else ""
             if path.strip("/") and title:

@@ -22,9 +22,10 @@ from typing import Any
 
 from . import dates
 from .errors import ParseError
-from .identity import Candidate, Draft, absolute
+from .identity import Candidate, Draft
 from .model import Entry
 from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
+from .urls import absolute
 
 _LOOKS_LIKE_HTML = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]+\d*);|</[A-Za-z][A-Za-z0-9]*\s*>")
 

@@ -34,7 +34,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
-from urllib.parse import urljoin
 
 import feedparser
 
@@ -42,10 +41,11 @@ from . import dates, hints, identity
 from .discover import find_alternates, looks_like_html
 from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
-from .identity import Candidate, Draft, absolute
+from .identity import Candidate, Draft
 from .jsonfeed import read_json_feed
 from .model import Entry, ParsedFeed
 from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
+from .urls import absolute
 
 _ELEMENT = re.compile(r"<([A-Za-z][A-Za-z0-9]*)\b[^<>]*>.*?</\1\s*>", re.S)
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
@@ -210,12 +210,14 @@ def _text_field(container: Any, key: str, version: str) -> str:
 def _html_value(detail: Mapping[str, Any], bases: tuple[str | None, ...], url: str) -> str:
     """A content or summary value as sanitized HTML.
 
-    Relative URLs resolve against the element's xml:base when it has one,
-    else the first of ``bases`` (entry link, feed link, fetch URL).
+    Relative URLs resolve against the element's xml:base when it has one
+    (itself resolved against the feed link, else the fetch URL) and it gives
+    an http(s) URL, else the first of ``bases`` (entry link, feed link,
+    fetch URL): RFC 3986 section 5.1 takes the next base when one is unusable.
     """
     value = str(detail.get("value") or "")
     if "html" not in str(detail.get("type", "text/html")):
         return text_to_html(value)
     xml_base = detail.get("base")
-    base = urljoin(bases[1] or url, xml_base) if xml_base else next(b for b in bases if b)
+    base = (absolute(xml_base, bases[1] or url) if xml_base else None) or next(b for b in bases if b)
     return clean_html(value, base)

@@ -35,6 +35,7 @@ from .failures import KINDS
 from .model import Config, SelectedEntry, SiteStatus
 from .publish import publish
 from .sanitize import author_name, html_to_text, strip_control, truncate_html
+from .urls import split
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
@@ -176,11 +177,13 @@ def atom_id(entry_id: str, feed: str) -> str:
     """The atom:id of an entry (str).
 
     The id the entry's own feed gave it when that is an absolute IRI (a
-    fingerprint id, ``urn:sha256:...``, is one); otherwise, e.g. a bare
-    number as many RSS guids are, a ``urn:uuid:`` made from the feed URL
-    and that id (RFC 4122 name-based, SHA-1), the same on every build.
+    fingerprint id, ``urn:sha256:...``, is one) that :func:`urls.split`
+    can read; otherwise, e.g. a bare number as many RSS guids are, or
+    ``http://[oops/1`` (a malformed IP literal), a ``urn:uuid:`` made from
+    the feed URL and that id (RFC 4122 name-based, SHA-1), the same on every
+    build.
     """
-    if _IRI.match(entry_id):
+    if _IRI.match(entry_id) and split(entry_id) is not None:
         return entry_id
     return uuid.uuid5(uuid.NAMESPACE_URL, f"{feed}#{entry_id}").urn
 

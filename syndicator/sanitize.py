@@ -17,9 +17,10 @@ from __future__ import annotations
 import html
 import re
 from html.parser import HTMLParser
-from urllib.parse import urljoin, urlsplit
 
 import nh3
+
+from .urls import join, scheme
 
 TAGS = {
     "a", "abbr", "acronym", "b", "blockquote", "br", "caption", "cite", "code", "col",
@@ -78,13 +79,9 @@ def clean_html(fragment: str, base: str | None = None) -> str:
     def attribute_filter(element: str, attribute: str, value: str) -> str | None:
         if attribute not in _URL_ATTRIBUTES:
             return value
-        try:
-            url = urljoin(base, value.strip()) if base else value.strip()
-            scheme = urlsplit(url).scheme.lower()
-        except ValueError:  # e.g. a malformed IPv6 host
-            return None
+        url = join(base, value.strip())  # None when unusable, e.g. a malformed IPv6 host
         allowed = {"http", "https"} if attribute in _MEDIA_ATTRIBUTES else URL_SCHEMES
-        return url if scheme in allowed else None
+        return url if url is not None and scheme(url) in allowed else None
 
     # Controls go before (raw) and after (written as character references).
     return strip_control(nh3.clean(

@@ -26,10 +26,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
 
-from .identity import canonical_url
 from .model import SelectedEntry, Site, SiteStatus, SourceState, StoredEntry
+from .urls import canonical, hostname, split
 
 _GLOBAL_ID = re.compile(r"^(?!urn:sha256:)[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
@@ -106,8 +105,8 @@ def _post_keys(selected: SelectedEntry) -> list[str]:
 def _keys(link: str | None, entry_id: str) -> list[str]:
     keys = []
     if link:
-        keys.append("link:" + canonical_url(link).split(":", 1)[-1])
-    if _GLOBAL_ID.match(entry_id):
+        keys.append("link:" + canonical(link).split(":", 1)[-1])
+    if _GLOBAL_ID.match(entry_id) and split(entry_id) is not None:  # "http://[oops/1" is no URI
         keys.append("id:" + entry_id)
     return keys
 
@@ -121,8 +120,7 @@ def _owns(selected: SelectedEntry) -> bool:
 
 
 def _host(url: str) -> str:
-    host = (urlsplit(url).hostname or "").lower()
-    return host.removeprefix("www.")
+    return hostname(url).removeprefix("www.")
 
 
 def site_statuses(sites: Sequence[Site], states: Mapping[str, SourceState],

@@ -10,7 +10,8 @@ import math
 import re
 import unicodedata
 from typing import Any
-from urllib.parse import urlsplit
+
+from .urls import MAX_LENGTH, WEB_SCHEMES, split
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -60,12 +61,10 @@ def url_problem(value: Any) -> str | None:
     text = value.strip()
     if any(unicodedata.category(char) in _BAD_URL_CATEGORIES for char in text):
         return f"{text!r} contains a space or a control character"
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-    except ValueError:
-        return f"{text!r} is not an http(s) URL"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if len(text) > MAX_LENGTH:
+        return f"a URL of {len(text)} characters is longer than the {MAX_LENGTH} allowed"
+    parts = split(text)  # None for a malformed host or port, among others
+    if parts is None or parts.scheme not in WEB_SCHEMES or not parts.hostname:
         return f"{text!r} is not an http(s) URL"
     if "@" in parts.netloc:
         return f"credentials in a URL would be published on the site; {NO_CREDENTIALS}"

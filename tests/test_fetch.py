@@ -15,10 +15,15 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
+from werkzeug.datastructures import Headers
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
 
 from syndicator import __version__
 from syndicator.fetch import Fetcher
@@ -154,6 +159,23 @@ def test_relative_location_is_resolved(server: HTTPServer) -> None:
     assert isinstance(result, Fetched) and result.url == server.url_for("/feed")
 
 
+class RawRedirect(Response):
+    """A 301 whose Location is sent exactly as given (werkzeug would parse it, and fail on a bad one)."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__("", status=301)
+        self.raw_location = location
+
+    def get_wsgi_headers(self, environ: WSGIEnvironment) -> Headers:
+        headers = super().get_wsgi_headers(environ)
+        headers["Location"] = self.raw_location
+        return headers
+
+
+def raw_redirect(server: HTTPServer, path: str, location: str) -> None:
+    server.expect_request(path).respond_with_handler(lambda _request: RawRedirect(location))
+
+
 @pytest.mark.parametrize(("setup", "words"), [
     pytest.param(lambda s: redirects(s, [(f"/r{i}", 302) for i in range(6)]), "more than 5 redirects",
                  id="six-hops"),
@@ -162,6 +184,15 @@ def test_relative_location_is_resolved(server: HTTPServer) -> None:
         "", status=301, headers={"Location": "ftp://files.example.org/feed"}), "non-http(s)", id="to-ftp"),
     pytest.param(lambda s: s.expect_request("/r0").respond_with_data("", status=302), "without Location",
                  id="no-location"),
+    pytest.param(lambda s: raw_redirect(s, "/r0", "http://[oops/"), "redirect to an unusable URL 'http://[oops/'",
+                 id="malformed-ipv6"),
+    pytest.param(lambda s: raw_redirect(s, "/r0", "http://feeds.example.org:99999/feed"), "unusable URL",
+                 id="port-out-of-range"),
+    pytest.param(lambda s: raw_redirect(s, "/r0", "http://a.example:x/feed"), "unusable URL", id="port-not-a-number"),
+    pytest.param(lambda s: raw_redirect(s, "/r0", "http://a%zz.example/feed"), "redirect to an unusable URL",
+                 id="host-requests-refuses"),
+    pytest.param(lambda s: raw_redirect(s, "/r0", f"http://{'a' * 64}.example/feed"), "redirect to an unusable URL",
+                 id="host-label-too-long"),
 ])
 def test_bad_redirects_fail(server: HTTPServer, setup, words: str) -> None:  # type: ignore[no-untyped-def]
     setup(server)
@@ -170,6 +201,20 @@ def test_bad_redirects_fail(server: HTTPServer, setup, words: str) -> None:  # t
     assert result.error.kind == "redirect"
     assert words in result.error.message
     assert not requests_to(server, "/feed")
+
+
+def test_a_redirect_to_an_unusable_url_fails_that_site_and_the_build_goes_on(server: HTTPServer,
+                                                                            tmp_path: Path) -> None:
+    raw_redirect(server, "/moved.xml", "http://[oops/")
+    server.expect_request("/good.xml").respond_with_data(rss(post(2, day=2)), content_type="application/rss+xml")
+    config = write_config(tmp_path, [{"name": "Moved", "feed": server.url_for("/moved.xml")},
+                                     {"name": "Good", "feed": server.url_for("/good.xml")}])
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    assert "2 requested (1 changed, 0 unchanged, 1 failed)" in result.stdout
+    assert "redirect to an unusable URL 'http://[oops/'" in result.stderr
+    assert json.loads((tmp_path / "cache" / "report.json").read_text())["failed_by_class"] == {"redirect": 1}
+    assert "Post 2" in (tmp_path / "public" / "index.html").read_text()
 
 
 def test_permanent_redirect_moves_the_fetch_url_for_later_builds(server: HTTPServer, tmp_path: Path) -> None:
@@ -273,6 +318,23 @@ def test_the_deadline_covers_the_retry_too(server: HTTPServer) -> None:
     assert isinstance(result, Failed)
     assert result.error.kind == "timeout"
     assert len(server.log) == 1  # the deadline was spent, so the retry was not made
+
+
+def test_a_redirect_body_is_never_read(server: HTTPServer) -> None:
+    """requests would read a redirect's whole body, uncapped, even when told not to follow it."""
+    drip = Drip(size=60, interval=0.2)
+
+    def moved(request: Request) -> Response:
+        response = drip.handler(request)
+        response.status_code = 301
+        response.headers["Location"] = "/feed"
+        return response
+
+    server.expect_request("/moved").respond_with_handler(moved)
+    server.expect_request("/feed").respond_with_data(FEED)
+    result = fetcher(timeout=1, retries=0).fetch(get(server.url_for("/moved")))
+    assert isinstance(result, Fetched) and result.body == FEED
+    assert drip.sent < drip.size
 
 
 # --- body: gzip and the size cap -------------------------------------------------

@@ -31,6 +31,7 @@ NASTY = [
     "<!--", "-->", "&", "<", ">", '"', "'", "é", "\u202e", "💥", "<style>*{}</style>", "<base href=//evil>",
     "<form><input></form>", "<meta http-equiv=refresh content=0>", "data:text/html,x", "vbscript:x",
     "Tue, 12 Mar 2024 10:00:00 GMT", "2099-01-01T00:00:00Z", "1970-01-01", "not a date", "/relative", "//host/x",
+    "http://[oops/1", "http://a.example:99999/", "http://a.example:x/", "https://[::1]/", "http://]x[/",
 ]
 text = st.lists(st.one_of(st.sampled_from(NASTY), st.text(max_size=8)), max_size=6).map("".join)
 escaped = text.map(lambda s: s.replace("&", "&amp;").replace("<", "&lt;"))
@@ -59,7 +60,8 @@ def atom_document(draw: st.DrawFn) -> bytes:
         f'</title><link href="{draw(escaped).replace(chr(34), "")}"/><updated>{draw(field)}</updated>'
         f'<content type="{draw(st.sampled_from(["html", "text"]))}">{draw(field)}</content></entry>'
         for _ in range(draw(st.integers(0, 3))))
-    base = draw(st.sampled_from(["", ' xml:base="https://base.example/d/"', ' xml:base="javascript:x"']))
+    base = draw(st.sampled_from(["", ' xml:base="https://base.example/d/"', ' xml:base="javascript:x"',
+                                 ' xml:base="http://[oops/"']))
     document = (f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"{base}><title>{draw(field)}</title>'
                 f"<id>urn:f</id><updated>2024-01-01T00:00:00Z</updated>{entries}</feed>")
     return _damage(draw, document)

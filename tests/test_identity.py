@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.identity import canonical_url
 from syndicator.model import Site, SourceState
 from syndicator.parse import parse_feed
 from syndicator.selection import select_entries
 from syndicator.store import Store
+from syndicator.urls import canonical as canonical_url
 
 from .conftest import NOW, NOW_ISO, rss
 from .outputs import run_build
