@@ -47,6 +47,9 @@ AUTHOR_CHARS = 100
 #: An absolute IRI (RFC 3987) as atom:id needs it (RFC 4287 section 4.2.6):
 #: a scheme, then no space, control character or character IRIs exclude.
 _IRI = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f-\x9f<>"{}|\\^`]+$')
+#: Schemes that run or render script when followed. An entry id with one is replaced like a
+#: non-URI id: some readers link an entry by its id when it has no link of its own.
+_SCRIPT_SCHEMES = {"javascript", "vbscript", "data"}
 #: A file in every published folder; a folder without it is never replaced.
 MARKER = ".syndicator-output"
 
@@ -184,11 +187,12 @@ def atom_id(entry_id: str, feed: str) -> str:
     """The atom:id of an entry (str).
 
     The id the entry's own feed gave it when that is an absolute IRI (a
-    fingerprint id, ``urn:sha256:...``, is one); otherwise, e.g. a bare
-    number as many RSS guids are, a ``urn:uuid:`` made from the feed URL
-    and that id (RFC 4122 name-based, SHA-1), the same on every build.
+    fingerprint id, ``urn:sha256:...``, is one) whose scheme runs no script;
+    otherwise, e.g. a bare number as many RSS guids are, or
+    ``javascript:...``, a ``urn:uuid:`` made from the feed URL and that id
+    (RFC 4122 name-based, SHA-1), the same on every build.
     """
-    if _IRI.match(entry_id):
+    if _IRI.match(entry_id) and entry_id.split(":", 1)[0].lower() not in _SCRIPT_SCHEMES:
         return entry_id
     return uuid.uuid5(uuid.NAMESPACE_URL, f"{feed}#{entry_id}").urn
 
