@@ -133,7 +133,7 @@ def atom_problems(element: ET.Element) -> list[str]:
         name = node.tag.rsplit("}", 1)[-1]
         kind = node.get("type", "text")
         if name in TEXT_CONSTRUCTS and "html" in kind:
-            markup = node.text or "" if kind != "xhtml" else "".join(ET.tostring(c, "unicode") for c in node)
+            markup = "".join(ET.tostring(c, "unicode") for c in node) if kind == "xhtml" else node.text or ""
             problems += [f"<{name} type={kind}>: {p}" for p in fragment_problems(markup)]
         urls = [(a, node.get(a, "")) for a in ("href", "src", XML_BASE) if a in node.attrib]
         if name in ("uri", "icon", "logo"):
