@@ -164,14 +164,13 @@ class HostPool(Generic[T, R]):
         """Seconds until a pacing host may start, or None to wait for a job to end.
 
         With all ``busy`` workers taken nothing can start before a job ends,
-        so a host whose pacing is already over is no reason to wake up (a
-        zero timeout there made the main thread spin while workers worked).
+        so a host whose pacing is over is no reason to wake up: a zero
+        timeout there made the main thread spin while the workers worked.
         """
         if busy >= self.workers:
             return None
-        now = self.clock()
-        waits = [next_start[h] for h in order if in_flight[h] < self.per_host and next_start.get(h, 0.0) > now]
-        return min(waits) - now if waits else None
+        waits = [next_start[h] for h in order if in_flight[h] < self.per_host and h in next_start]
+        return max(0.0, min(waits) - self.clock()) if waits else None
 
     def _judge(self, name: str, verdict: Verdict, failures: Counter[str],
                queues: dict[str, deque[T]], order: deque[str]) -> Iterator[tuple[T, Skipped]]:
