@@ -73,8 +73,7 @@ _TABLE = (
     FailureKind("http_5xx", "server error (5xx)", "transient", host=True, retry=True),
     FailureKind("http_other", "unexpected HTTP status", "slow"),
     FailureKind("parse", "not a valid feed", "cadence"),
-    FailureKind("not_a_feed", "an HTML page, not a feed", "cadence",
-                advice="use one of the feeds the page advertises as the site's feed in sites.yaml"),
+    FailureKind("not_a_feed", "an HTML page, not a feed", "cadence"),  # its message names the feeds to use
     FailureKind("too_complex", "too costly to parse", "cadence",
                 advice="the document passed the parse budget; it is tried again only when it changes"),
     FailureKind("internal", "internal error in syndicator", "transient",

@@ -13,7 +13,10 @@
   :class:`Skipped` and wait for the next build.
 
 The pool knows nothing of HTTP: callers pass the job, its host key and a
-judge of its result.
+judge of its result. Time is read from ``clock`` and waited out with
+``sleep`` and ``wait``, so a test can drive the pool on a fake clock. The
+main thread never polls: while every worker is busy it blocks until a job
+ends, and otherwise until a job ends or the next pacing host may start.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -42,6 +45,14 @@ class Skipped:
 
     reason: Literal["throttled", "breaker"]
     host: str
+
+
+def wait_first(futures: set[Future[Any]], timeout: float | None) -> set[Future[Any]]:
+    """Block until one of ``futures`` is done or ``timeout`` seconds pass (None: no limit).
+
+    Returns the futures that are done (an empty set when the time ran out).
+    """
+    return wait(futures, timeout=timeout, return_when=FIRST_COMPLETED).done
 
 
 @dataclass
@@ -65,6 +76,12 @@ class HostPool(Generic[T, R]):
             jobs in this run (0 disables).
         clock: monotonic seconds; injectable for tests.
         stats: {host key: HostStats}, filled while running.
+        sleep: blocks for the seconds given, when nothing runs and every
+            waiting host is pacing; injectable for tests.
+        wait: ``wait(futures, timeout)`` blocks until one of the running
+            jobs' futures is done or ``timeout`` seconds pass (None: no
+            limit) and returns the done ones (:func:`wait_first`);
+            injectable for tests.
     """
 
     workers: int
@@ -73,6 +90,8 @@ class HostPool(Generic[T, R]):
     breaker: int = 0
     clock: Callable[[], float] = time.monotonic
     stats: dict[str, HostStats] = field(default_factory=dict)
+    sleep: Callable[[float], None] = time.sleep
+    wait: Callable[[set[Future[Any]], float | None], set[Future[Any]]] = wait_first
 
     def run(self, jobs: Iterable[T], host: Callable[[T], str], work: Callable[[T], R],
             judge: Callable[[R], Verdict]) -> Iterator[tuple[T, R | Skipped]]:
@@ -100,11 +119,10 @@ class HostPool(Generic[T, R]):
                 self._dispatch(order, queues, in_flight, next_start, running, executor, work)
                 if not running:
                     if order:  # every waiting host is pacing: sleep until the first may start
-                        time.sleep(max(0.0, min(next_start[h] for h in order) - self.clock()))
+                        self.sleep(max(0.0, min(next_start[h] for h in order) - self.clock()))
                     continue
-                done, _ = wait(list(running), timeout=self._pause(order, in_flight, next_start),
-                               return_when=FIRST_COMPLETED)
-                for future in done:
+                done = self.wait(set(running), self._pause(order, in_flight, next_start, len(running)))
+                for future in [f for f in running if f in done]:  # in the order they started
                     name, job = running.pop(future)
                     in_flight[name] -= 1
                     result = future.result()
@@ -142,8 +160,15 @@ class HostPool(Generic[T, R]):
                 started = True
 
     def _pause(self, order: deque[str], in_flight: Counter[str],
-               next_start: dict[str, float]) -> float | None:
-        """Seconds until a pacing host may start, or None to wait for a job."""
+               next_start: dict[str, float], busy: int) -> float | None:
+        """Seconds until a pacing host may start, or None to wait for a job to end.
+
+        With all ``busy`` workers taken nothing can start before a job ends,
+        so a host whose pacing is over is no reason to wake up: a zero
+        timeout there made the main thread spin while the workers worked.
+        """
+        if busy >= self.workers:
+            return None
         waits = [next_start[h] for h in order if in_flight[h] < self.per_host and h in next_start]
         return max(0.0, min(waits) - self.clock()) if waits else None
 

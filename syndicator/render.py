@@ -35,7 +35,7 @@ from .failures import KINDS
 from .model import Config, SelectedEntry, SiteStatus
 from .publish import publish
 from .sanitize import author_name, html_to_text, strip_control, truncate_html
-from .urls import split
+from .urls import scheme, split
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
@@ -48,6 +48,9 @@ AUTHOR_CHARS = 100
 #: An absolute IRI (RFC 3987) as atom:id needs it (RFC 4287 section 4.2.6):
 #: a scheme, then no space, control character or character IRIs exclude.
 _IRI = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f-\x9f<>"{}|\\^`]+$')
+#: Schemes that run or render script when followed. An entry id with one is replaced like a
+#: non-URI id: some readers link an entry by its id when it has no link of its own.
+_SCRIPT_SCHEMES = {"javascript", "vbscript", "data"}
 
 
 def bundled_templates() -> Path:
@@ -178,12 +181,12 @@ def atom_id(entry_id: str, feed: str) -> str:
 
     The id the entry's own feed gave it when that is an absolute IRI (a
     fingerprint id, ``urn:sha256:...``, is one) that :func:`urls.split`
-    can read; otherwise, e.g. a bare number as many RSS guids are, or
-    ``http://[oops/1`` (a malformed IP literal), a ``urn:uuid:`` made from
-    the feed URL and that id (RFC 4122 name-based, SHA-1), the same on every
-    build.
+    can read and whose scheme runs no script; otherwise, e.g. a bare number
+    as many RSS guids are, ``http://[oops/1`` (a malformed IP literal) or
+    ``javascript:...``, a ``urn:uuid:`` made from the feed URL and that id
+    (RFC 4122 name-based, SHA-1), the same on every build.
     """
-    if _IRI.match(entry_id) and split(entry_id) is not None:
+    if _IRI.match(entry_id) and split(entry_id) is not None and scheme(entry_id) not in _SCRIPT_SCHEMES:
         return entry_id
     return uuid.uuid5(uuid.NAMESPACE_URL, f"{feed}#{entry_id}").urn
 

@@ -4,8 +4,9 @@ Feed content is untrusted HTML published on our users' sites. Everything
 that reaches a page goes through :func:`clean_html`: an allowlist of
 ordinary text markup (:data:`TAGS`, :data:`ATTRIBUTES`); no script, style,
 iframe, object, embed, form, meta, base, audio or video element; no
-event-handler or style attribute; only http(s) and mailto links, and
-http(s) only for images, the one kind of third-party request a page makes.
+event-handler or style attribute; only http(s) and mailto links (mailto in
+``href`` only), and http(s) only for images, the one kind of third-party
+request a page makes, and citations.
 Outbound links get ``rel="noopener noreferrer"``. Relative URLs are resolved
 against the base URL given, so the published page never points at our own
 host by accident. :func:`truncate_html` shortens sanitized HTML on a word
@@ -45,7 +46,10 @@ ATTRIBUTES = {
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 _URL_ATTRIBUTES = {"href", "src", "cite"}
-_MEDIA_ATTRIBUTES = {"src"}
+#: The one attribute a mailto: URL makes sense in: a link. An image or a citation is fetched or shown, not mailed.
+_LINK_ATTRIBUTES = {"href"}
+#: An SVG or MathML start tag; see :func:`html_to_text`.
+_FOREIGN = re.compile(r"<(?:svg|math)\b", re.I)
 #: Elements without an end tag (HTML Living Standard, "void elements").
 _VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 # XML 1.0 forbids C0 controls but tab, newline and carriage return; C1 controls
@@ -80,7 +84,7 @@ def clean_html(fragment: str, base: str | None = None) -> str:
         if attribute not in _URL_ATTRIBUTES:
             return value
         url = join(base, value.strip())  # None when unusable, e.g. a malformed IPv6 host
-        allowed = {"http", "https"} if attribute in _MEDIA_ATTRIBUTES else URL_SCHEMES
+        allowed = URL_SCHEMES if attribute in _LINK_ATTRIBUTES else {"http", "https"}
         return url if url is not None and scheme(url) in allowed else None
 
     # Controls go before (raw) and after (written as character references).
@@ -168,11 +172,19 @@ def html_to_text(fragment: str) -> str:
     """Turn an HTML fragment into one line of plain text.
 
     Tags are removed (script and style with their content), entities are
-    decoded exactly once and runs of white space become one space.
+    decoded exactly once and runs of white space become one space. Text
+    inside SVG and MathML is kept, as a browser shows it.
     """
     if not fragment:
         return ""
-    text = html.unescape(nh3.clean(strip_control(fragment), tags=set(), strip_comments=True))
+    fragment = strip_control(fragment)
+    if _FOREIGN.search(fragment):
+        # ammonia drops an SVG or MathML element with all its text when the <svg> or <math>
+        # around it is unwrapped (its guard against namespace confusion), so a title such as
+        # <svg><text>Hello</text></svg> would vanish. Keeping those two in a first pass
+        # unwraps their descendants into plain text inside them; the pass below unwraps them.
+        fragment = nh3.clean(fragment, tags={"svg", "math"}, attributes={}, strip_comments=True)
+    text = html.unescape(nh3.clean(fragment, tags=set(), strip_comments=True))
     return _SPACE.sub(" ", strip_control(text)).strip()
 
 

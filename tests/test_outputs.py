@@ -86,6 +86,9 @@ def test_atom_id_keeps_uris_and_replaces_others() -> None:
     made = atom_id("1234", "https://f")
     assert made.startswith("urn:uuid:") and made == atom_id("1234", "https://f") != atom_id("1234", "https://g")
     assert atom_id("a b", "https://f").startswith("urn:uuid:")
+    for scripted in ("javascript:alert(1)", "VBScript:x", "data:text/html,x"):
+        assert atom_id(scripted, "https://f") == atom_id(scripted, "https://f") != scripted
+        assert atom_id(scripted, "https://f").startswith("urn:uuid:")
 
 
 PAGE = """<!doctype html><html><head>

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from syndicator.parse import parse_feed
-from syndicator.sanitize import clean_html, truncate_html
+from syndicator.sanitize import clean_html, html_to_text, truncate_html
 
 from .conftest import NOW, rss
 
@@ -83,6 +83,24 @@ def test_sanitizer_keeps_text_markup_and_marks_outbound_links() -> None:
     cleaned = clean_html('<p>Hi <a href="https://x.example/">there</a> <img src="https://i.example/a.png" alt="a"></p>')
     assert cleaned == ('<p>Hi <a href="https://x.example/" rel="noopener noreferrer">there</a> '
                        '<img src="https://i.example/a.png" alt="a"></p>')
+
+
+def test_mailto_survives_in_links_only() -> None:
+    cleaned = clean_html('<a href="mailto:jo@example.org">mail</a><blockquote cite="mailto:jo@example.org">q'
+                         '</blockquote><q cite="MAILTO:jo@example.org">c</q><img src="mailto:jo@example.org">')
+    assert cleaned == ('<a href="mailto:jo@example.org" rel="noopener noreferrer">mail</a>'
+                       "<blockquote>q</blockquote><q>c</q><img>")
+
+
+@pytest.mark.parametrize(("title", "expected"), [
+    ('<svg><a xlink:href="javascript:x()"><text x="0">Hello</text></a></svg> world', "Hello world"),
+    ("<math><maction>Hi</maction> <mi>there</mi></math><svg><script>alert(1)</script></svg>", "Hi there"),
+    ("<SVG><set attributeName=onclick to=x()></set><text>Shown</text></SVG>", "Shown"),
+], ids=["svg-link-text", "mathml-text", "upper-case"])
+def test_title_keeps_the_text_of_svg_and_mathml(title: str, expected: str) -> None:
+    assert html_to_text(title) == expected
+    document = atom(atom_entry(title=f'<title type="html">{title.replace("&", "&amp;").replace("<", "&lt;")}</title>'))
+    assert parse(document).entries[0].title == expected
 
 
 def test_content_and_summary_are_sanitized_in_parse() -> None:
