@@ -56,9 +56,13 @@ _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "su
 _FREQ_SECONDS = {"SECONDLY": 1.0, "MINUTELY": 60.0, "HOURLY": 3600.0, "DAILY": 86400.0,
                  "WEEKLY": 7 * 86400.0, "MONTHLY": 30 * 86400.0, "YEARLY": 365 * 86400.0}
 _MONTH_DAYS = {2: 29, 4: 30, 6: 30, 9: 30, 11: 30}
-_FIRST_ITEM = re.compile(r"<(?:[\w.-]+:)?(?:item|entry)[\s>/]")
-_XMLNS = re.compile(r"""xmlns:([\w.-]+)\s*=\s*["']([^"']*)["']""")
-_ATTR = re.compile(r"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+# The head is hostile text: no pattern below may rescan it from many start
+# positions. Each starts at a fixed string or at the start of a name run
+# (the lookbehind), runs possessively over a name, and its other runs end
+# at the next quote, "<" or ">"; unclosed elements are found with str.find.
+_FIRST_ITEM = re.compile(r"<(?:[\w.-]++:)?(?:item|entry)[\s>/]")
+_XMLNS = re.compile(r"""xmlns:([\w.-]++)\s*+=\s*+["']([^"']*+)["']""")
+_ATTR = re.compile(r"""(?<![\w:.-])([\w:.-]++)\s*+=\s*+(?:"([^"]*+)"|'([^']*+)')""")
 _ISO_UNTIL = re.compile(r"UNTIL=(\d{4})-?(\d{2})-?(\d{2})(?:T(\d{2}):?(\d{2}):?(\d{2})(?:\.\d+)?Z?)?", re.I)
 
 
@@ -117,7 +121,7 @@ def from_document(body: bytes) -> FeedHints:
 
 
 def _element(head: str, name: str) -> str | None:
-    match = re.search(rf"<{name}\s*>([^<]*)</{name}\s*>", head)
+    match = re.search(rf"<{name}\s*+>([^<]*+)</{name}\s*+>", head)
     return html.unescape(match.group(1)).strip() if match else None
 
 
@@ -130,18 +134,23 @@ def _number(text: str | None) -> float | None:
 
 
 def _attributes(head: str, name: str) -> dict[str, str]:
-    match = re.search(rf"<{name}\b([^>]*)>", head)
-    if not match:
+    """The attributes of the first ``<name ...>`` tag of the head (as ``<name\\b[^>]*>`` finds)."""
+    match = re.search(rf"<{name}\b", head)
+    end = head.find(">", match.end()) if match else -1
+    if match is None or end < 0:  # no later start tag can have a ">" after it either
         return {}
     return {key.lower(): html.unescape(a if a is not None and a != "" else b or "")
-            for key, a, b in _ATTR.findall(match.group(1))}
+            for key, a, b in _ATTR.findall(head[match.end():end])}
 
 
 def _children(head: str, parent: str, child: str) -> list[str]:
-    match = re.search(rf"<{parent}\s*>(.*?)</{parent}\s*>", head, re.S)
-    if not match:
+    """Texts of ``<child>`` elements inside the first ``<parent>`` element that is closed."""
+    opening = re.search(rf"<{parent}\s*+>", head)
+    closing = re.compile(rf"</{parent}\s*+>").search(head, opening.end()) if opening else None
+    if opening is None or closing is None:  # an opening later than the first closes no sooner
         return []
-    return [text.strip() for text in re.findall(rf"<{child}\s*>([^<]*)</{child}\s*>", match.group(1))][:48]
+    inner = head[opening.end():closing.start()]
+    return [text.strip() for text in re.findall(rf"<{child}\s*+>([^<]*+)</{child}\s*+>", inner)][:48]
 
 
 def http_freshness(headers: Mapping[str, str]) -> Hint | None:

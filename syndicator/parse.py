@@ -44,12 +44,11 @@ from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
 from .identity import Candidate, Draft, absolute
 from .jsonfeed import read_json_feed
+from .markup import holds_element, prolog_end
 from .model import Entry, ParsedFeed
 from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
 
-_ELEMENT = re.compile(r"<([A-Za-z][A-Za-z0-9]*)\b[^<>]*>.*?</\1\s*>", re.S)
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
-_PROLOG = re.compile(r"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)", re.S | re.I)
 
 
 def parse_feed(body: bytes, url: str, headers: Mapping[str, str], now: datetime) -> ParsedFeed:
@@ -78,11 +77,12 @@ def parse_feed(body: bytes, url: str, headers: Mapping[str, str], now: datetime)
 
 
 def root_element(text: str) -> str:
-    """Local name of the document's first element, lower case ("" if none)."""
-    position = 0
-    while match := _PROLOG.match(text, position):
-        position = match.end()
-    match = _ROOT.match(text[position:].lstrip())
+    """Local name of the document's first element, lower case ("" if none).
+
+    The prolog (declaration, processing instructions, comments, DOCTYPE) is
+    skipped by a linear scan (:func:`markup.prolog_end`).
+    """
+    match = _ROOT.match(text, prolog_end(text))
     return match.group(2).lower() if match else ""
 
 
@@ -202,7 +202,7 @@ def _text_field(container: Any, key: str, version: str) -> str:
     value = dict.get(container, key) or ""
     if detail and "html" in str(detail.get("type", "")):
         return html_to_text(value)
-    if not version.startswith("atom") and _ELEMENT.search(value):
+    if not version.startswith("atom") and holds_element(value):
         return html_to_text(value)
     return one_line(value)
 

@@ -49,6 +49,28 @@ def test_item_level_elements_are_not_channel_hints() -> None:
     assert hints.from_document(body) == FeedHints()
 
 
+# Hostile heads: each of these took the old regexes minutes (a rescan of the
+# 256 KiB head from each of many start positions); the outcome is checked.
+@pytest.mark.parametrize(("extra", "expected"), [
+    ("<skipHours>" * 20_000, FeedHints()),
+    ("<skipHours>" * 20_000 + "<hour>3</hour></skipHours>", FeedHints(skip_hours=(3,))),
+    ("<podcast:updateFrequency " * 10_000, FeedHints()),
+    (f'<podcast:updateFrequency {"a" * 200_000} rrule="FREQ=DAILY">x</podcast:updateFrequency>',
+     FeedHints(rrule="FREQ=DAILY")),
+    ('<x xmlns:a="' * 20_000 + '"/>', FeedHints()),
+    ("<ttl" + " " * 200_000 + "<ttl>5</ttl>", FeedHints(ttl=300.0)),
+], ids=["unclosed-skiphours", "unclosed-then-closed", "unclosed-update-frequency", "long-attribute-name-run",
+        "unclosed-namespace-values", "long-space-run"])
+def test_hostile_heads_are_read(extra: str, expected: FeedHints) -> None:
+    assert hints.from_document(document(extra)) == expected
+
+
+def test_attributes_are_read_as_before() -> None:
+    element = ("<podcast:updateFrequency complete='false' x.y-z:w = \"1\" rrule=\"FREQ=WEEKLY\" bare "
+               "dtstart='2026-01-01'>w</podcast:updateFrequency>")
+    assert hints.from_document(document(element)) == FeedHints(rrule="FREQ=WEEKLY", dtstart="2026-01-01")
+
+
 def test_non_xml_bodies_have_no_hints() -> None:
     assert hints.from_document(b'{"version": "https://jsonfeed.org/version/1.1", "items": []}') == FeedHints()
     assert hints.from_document(bytes(range(256)) * 10) == FeedHints()
