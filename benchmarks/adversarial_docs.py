@@ -124,8 +124,45 @@ def doctype_brackets() -> Document:
 
 
 def unclosed_skiphours() -> Document:
-    """1 MB of ``<skipHours>`` openings in the channel head."""
-    return _rss(channel=_fill("<skipHours>"), items=_item("<title>t</title>"))
+    """1 MB of ``<skipHours>`` openings in the channel head, in a comment (the head scan reads comments)."""
+    return _rss(channel="<!--" + _fill("<skipHours>") + "-->", items=_item("<title>t</title>"))
+
+
+def dense_elements() -> Document:
+    """1 MB of empty elements, ``<a/>`` after ``<a/>``, in one item."""
+    return _rss(items=_item("<title>t</title>" + _fill("<a/>")))
+
+
+def dense_elements_malformed() -> Document:
+    """150,000 empty elements (600 KB) and one stray ``<``: feedparser's tolerant parser reads them all."""
+    return _rss(items=_item("<title>t</title>" + "<a/>" * 150_000 + "<description>x < y</description>"))
+
+
+def dense_at_limit_malformed() -> Document:
+    """1 MB of empty elements each with 12 characters of text (as dense as the pre-scan
+    accepts) and one stray ``<``: feedparser's strict, then its tolerant parser read them all."""
+    return _rss(items=_item("<title>t</title>" + _fill("<a/>xxxxxxxxxxxx") + "<description>x < y</description>"))
+
+
+def summary_references() -> Document:
+    """A 1 MB summary of escaped character references (``&amp;amp;`` ...)."""
+    return _rss(items=_item(f"<title>t</title><description>{_fill('&amp;amp; ')}</description>"))
+
+
+def author_cdata() -> Document:
+    """A 1 MB author of word characters inside CDATA."""
+    return _rss(items=_item(f"<title>t</title><author><![CDATA[{_fill('a')}]]></author>"))
+
+
+def prolog_blank_lines() -> Document:
+    """A prolog of 500,000 blank lines and unclosed entity declarations."""
+    head = "<!DOCTYPE rss [" + "\n" * 250_000 + _fill("\n<!ENTITY a", MB // 2) + "]>"
+    return _rss(items=_item("<title>t</title>"), head=head)
+
+
+def first_line_encodings() -> Document:
+    """A document on one 1 MB line of ``encoding="x"`` attributes (feedparser reads its first line)."""
+    return _rss(items=_item("<title>t</title>" + _fill('<x encoding="x" a=\'"\'/>')))
 
 
 def unclosed_update_frequency() -> Document:
@@ -181,7 +218,9 @@ DOCUMENTS: dict[str, Callable[[], Document]] = {
         title_markup, title_text, summary_html, summary_unclosed_formatting, nesting_xml, nesting_xml_100k,
         nesting_html, many_items, huge_attribute, atom_huge_href, billion_laughs, undefined_entities,
         unclosed_cdata, many_unclosed_cdata, many_unclosed_comments, doctype_brackets, unclosed_skiphours,
-        unclosed_update_frequency, update_frequency_word_run, many_namespaces, long_author, long_date,
+        unclosed_update_frequency, update_frequency_word_run, many_namespaces, long_author, author_cdata, long_date,
+        dense_elements, dense_elements_malformed, dense_at_limit_malformed,
+        summary_references, prolog_blank_lines, first_line_encodings,
         json_deep, json_long_title, html_unclosed)
 }
 
