@@ -238,6 +238,8 @@ RULES = [
     ("impossible WEEKLY (January day 100)", "FREQ=WEEKLY;BYMONTH=1;BYYEARDAY=100", None),
     ("impossible DAILY with COUNT", "FREQ=DAILY;BYMONTH=1;BYYEARDAY=100;COUNT=5", None),
     ("impossible DAILY, dtstart 1900", "FREQ=DAILY;BYMONTH=1;BYYEARDAY=100", "1900-01-01T00:00:00Z"),
+    ("impossible DAILY with BYSETPOS", "FREQ=DAILY;BYMONTH=1;BYYEARDAY=100;BYSETPOS=1", None),
+    ("BYSETPOS past the day's times (DAILY)", "FREQ=DAILY;BYHOUR=9;BYSETPOS=2", None),
     ("Friday the 13th, dtstart 1900", "FREQ=DAILY;BYDAY=FR;BYMONTHDAY=13", "1900-01-01T00:00:00Z"),
     ("weekly, UNTIL far ahead, dtstart 1900", "FREQ=WEEKLY;BYDAY=MO,WE;UNTIL=29991231T000000Z",
      "1900-01-01T00:00:00Z"),
