@@ -109,13 +109,13 @@ def unclosed_cdata() -> Document:
 
 
 def many_unclosed_cdata() -> Document:
-    """1 MB of CDATA openings without ends."""
-    return _rss(items=_item(f"<title>t</title><description>{_fill('<![CDATA[x ')}</description>"))
+    """1 MB of CDATA openings without ends (20 characters each: nearly as dense as the pre-scan accepts)."""
+    return _rss(items=_item(f"<title>t</title><description>{_fill('<![CDATA[x          ')}</description>"))
 
 
 def many_unclosed_comments() -> Document:
-    """1 MB of comment openings without ends."""
-    return _rss(items=_item(f"<title>t</title><description>{_fill('<!--x ')}</description>"))
+    """1 MB of comment openings without ends (20 characters each)."""
+    return _rss(items=_item(f"<title>t</title><description>{_fill('<!--x               ')}</description>"))
 
 
 def doctype_brackets() -> Document:
@@ -124,8 +124,9 @@ def doctype_brackets() -> Document:
 
 
 def unclosed_skiphours() -> Document:
-    """1 MB of ``<skipHours>`` openings in the channel head, in a comment (the head scan reads comments)."""
-    return _rss(channel="<!--" + _fill("<skipHours>") + "-->", items=_item("<title>t</title>"))
+    """1 MB of ``<skipHours>`` openings (20 characters each) in the channel head, in a comment (the head
+    scan reads comments)."""
+    return _rss(channel="<!--" + _fill("<skipHours>         ") + "-->", items=_item("<title>t</title>"))
 
 
 def dense_elements() -> Document:
@@ -142,6 +143,16 @@ def dense_at_limit_malformed() -> Document:
     """1 MB of empty elements each with 12 characters of text (as dense as the pre-scan
     accepts) and one stray ``<``: feedparser's strict, then its tolerant parser read them all."""
     return _rss(items=_item("<title>t</title>" + _fill("<a/>xxxxxxxxxxxx") + "<description>x < y</description>"))
+
+
+def bare_ampersands_malformed() -> Document:
+    """A title of 200,000 bare ``&`` (each escaped to ``&amp;``, five times the size) and one stray ``<``."""
+    return _rss(items=_item("<title>" + "&" * 200_000 + "</title><description>x < y</description>"))
+
+
+def broken_tags() -> Document:
+    """1 MB of ``<a`` with no ``>``: broken tags, each one a step for feedparser's tolerant parser."""
+    return _rss(items=_item("<title>t</title><description>" + _fill("<a") + "</description>"))
 
 
 def summary_references() -> Document:
@@ -219,7 +230,8 @@ DOCUMENTS: dict[str, Callable[[], Document]] = {
         nesting_html, many_items, huge_attribute, atom_huge_href, billion_laughs, undefined_entities,
         unclosed_cdata, many_unclosed_cdata, many_unclosed_comments, doctype_brackets, unclosed_skiphours,
         unclosed_update_frequency, update_frequency_word_run, many_namespaces, long_author, author_cdata, long_date,
-        dense_elements, dense_elements_malformed, dense_at_limit_malformed,
+        dense_elements, dense_elements_malformed, dense_at_limit_malformed, bare_ampersands_malformed,
+        broken_tags,
         summary_references, prolog_blank_lines, first_line_encodings,
         json_deep, json_long_title, html_unclosed)
 }

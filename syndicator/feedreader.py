@@ -6,7 +6,8 @@ call that Python cannot interrupt, so a hostile document could hold the
 thread far past the parse budget. :func:`read` does what ``feedparser.parse``
 does for a document already in memory (feedparser 6.0: its encoding and
 DOCTYPE steps, then the strict SAX parser, and on a SAX error the tolerant
-SGML parser), with one difference: each parser is given the document
+SGML parser; a document expat finds malformed goes to the tolerant parser
+directly, :func:`_syntax_error`), with one difference: each parser is given the document
 :data:`CHUNK` characters at a time and :meth:`limits.Budget.check` runs
 before every piece. The work between two checks is feedparser's work on
 one piece, whatever the document's size. One more difference: an author
@@ -25,6 +26,7 @@ import io
 import re
 import xml.sax
 from typing import Any
+from xml.parsers import expat
 from xml.parsers.expat import ExpatError
 
 from feedparser.api import PREFERRED_XML_PARSERS, LooseFeedParser, StrictFeedParser
@@ -66,7 +68,10 @@ def read(prepared: str, url: str, budget: Budget) -> Any:
     try:
         data = convert_to_utf8(result["headers"], prepared.encode("utf-8"), result)
         result["version"], data, entities = replace_doctype(data)
-        handler = _strict(data, result, budget) if result["encoding"] else None
+        error = _syntax_error(data) if result["encoding"] else None
+        handler = _strict(data, result, budget) if result["encoding"] and error is None else None
+        if error is not None:
+            result["bozo"], result["bozo_exception"] = 1, error
         if handler is None:
             handler = _loose(data, entities, budget)
     except _ERRORS as error:
@@ -114,6 +119,44 @@ class _Metered(io.BytesIO):
     def read(self, size: int | None = -1) -> bytes:
         self._budget.check("running feedparser's XML parser")
         return super().read(CHUNK if size is None or size < 0 else min(size, CHUNK))
+
+
+def _syntax_error(data: bytes) -> xml.sax.SAXParseException | None:
+    """The error the strict parser would stop at, found by expat alone, or None.
+
+    expat is set up as ``xml.sax`` sets it up for feedparser (namespaces;
+    parameter entities unless standalone) but with no handlers, so it runs
+    at C speed: a malformed document skips feedparser's strict pass, which
+    would read it up to the error only to read it again in the tolerant
+    parser. The error is the one the SAX reader would raise.
+    """
+    parser = expat.ParserCreate(None, " ")
+    parser.namespace_prefixes = True
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_UNLESS_STANDALONE)
+    try:
+        parser.Parse(data, True)
+    except ExpatError as error:
+        return xml.sax.SAXParseException(expat.ErrorString(error.code), error, _Position(error.lineno, error.offset))
+    return None
+
+
+class _Position(xml.sax.xmlreader.Locator):
+    """Where expat stopped, as the locator a SAXParseException reads."""
+
+    def __init__(self, line: int, column: int) -> None:
+        self._line, self._column = line, column
+
+    def getLineNumber(self) -> int:  # noqa: N802 - the xml.sax Locator interface
+        return self._line
+
+    def getColumnNumber(self) -> int:  # noqa: N802
+        return self._column
+
+    def getPublicId(self) -> None:  # noqa: N802
+        return None
+
+    def getSystemId(self) -> None:  # noqa: N802
+        return None
 
 
 def _strict(data: bytes, result: Any, budget: Budget) -> Any | None:

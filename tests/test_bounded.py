@@ -7,9 +7,11 @@ or worse step); each test asserts the outcome, never a time.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
+import xml.sax
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -249,3 +251,32 @@ def test_addresses_in_long_word_runs_are_removed() -> None:
     assert author_name("a" * 7_000 + "@example.org Jane") == "Jane"
     assert author_name("a" * 500_000 + "@example.org Jane") == "a" * AUTHOR_MAX_CHARS  # read only so far
     assert author_name("Jane " + "a" * 500_000) == "Jane " + "a" * (AUTHOR_MAX_CHARS - 5)
+
+
+# --- the expat pre-check that spares a malformed document feedparser's strict pass --------
+
+
+def sax_error(data: bytes) -> str | None:
+    """What xml.sax, set up as feedparser sets it up, stops at (str), or None."""
+    parser = xml.sax.make_parser()
+    parser.setFeature(xml.sax.handler.feature_namespaces, 1)
+    parser.setFeature(xml.sax.handler.feature_external_ges, 0)
+    source = xml.sax.xmlreader.InputSource()
+    source.setByteStream(io.BytesIO(data))
+    try:
+        parser.parse(source)
+    except xml.sax.SAXParseException as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize("document", [
+    rss(post(1)), rss(post(1)).replace("</channel>", "<x:y/></channel>"), rss(post(1))[:-40],
+    '<?xml version="1.0"?><!DOCTYPE rss SYSTEM "http://example.org/rss.dtd"><rss>&undeclared;</rss>',
+    '<?xml version="1.0" standalone="yes"?><rss>&undeclared;</rss>', "<rss><a></b></rss>", "",
+], ids=["well-formed", "unbound-prefix", "truncated", "external-dtd-entity", "standalone-entity", "mismatch",
+        "empty"])
+def test_the_pre_check_finds_what_the_sax_parser_finds(document: str) -> None:
+    data = document.encode("utf-8")
+    error = feedreader._syntax_error(data)
+    assert (str(error) if error else None) == sax_error(data)
