@@ -32,6 +32,8 @@ from email.utils import parsedate_to_datetime, parsedate_tz
 
 from dateutil import parser as dateutil_parser
 
+from .limits import DATE_MAX_CHARS
+
 #: A date more than this far in the future is not trusted (seconds).
 FUTURE_SLACK = 86400.0
 #: Dates before this are not trusted: no feed predates the web's feeds.
@@ -79,11 +81,16 @@ _WORD = re.compile(r"[^\W\d_]+\.?", re.UNICODE)
 def parse_date(text: str | None) -> datetime | None:
     """Parse a feed date (see the module docstring) into an aware UTC datetime.
 
-    Returns None when ``text`` is empty or cannot be read; never raises.
+    Returns None when ``text`` is empty or cannot be read, and for a text
+    longer than :data:`limits.DATE_MAX_CHARS` characters once white space
+    runs are squeezed (no date is written that long; dateutil's work grows
+    with the text); never raises.
     """
     if not text or not text.strip():
         return None
     text = " ".join(text.split())
+    if len(text) > DATE_MAX_CHARS:
+        return None
     try:
         return _iso(text) or _rfc822(_translate(text)) or _dateutil(_translate(text))
     except (ValueError, OverflowError):

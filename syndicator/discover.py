@@ -3,12 +3,18 @@
 A page advertises its feeds with ``<link rel="alternate" type="...">`` in
 its head (the RSS autodiscovery convention, also used for Atom and JSON
 Feed). Pure: bytes in, URLs out.
+
+Only the ``<link>`` and ``<base>`` tags, found by a linear scan
+(:func:`markup.tags_named`, which skips comments, scripts and styles), go
+to ``html.parser``: fed a whole hostile page, it takes quadratic time on
+some broken markup (many unclosed comments or tags).
 """
 
 from __future__ import annotations
 
 from html.parser import HTMLParser
 
+from .markup import tags_named
 from .urls import absolute
 
 #: Types that name a feed (RSS, Atom, JSON Feed; RSS 1.0 is RDF).
@@ -68,8 +74,10 @@ def find_alternates(body: bytes | str, url: str) -> list[str]:
         raises for the page's content.
     """
     parser = _LinkParser()
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     try:
-        parser.feed(body.decode("utf-8", "replace") if isinstance(body, bytes) else body)
+        for tag in tags_named(text, ("link", "base")):  # html.parser alone is quadratic on some broken pages
+            parser.feed(tag)
         parser.close()
     except AssertionError:  # html.parser gives up on some broken markup
         pass

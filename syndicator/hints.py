@@ -18,8 +18,8 @@ namespace prefixes the document declares. feedparser keeps only the last
 ``<hour>`` of ``<skipHours>`` and drops attribute-only elements in unknown
 namespaces, so the head is scanned directly; the scan never raises.
 
-``dateutil.rrule`` is imported here rather than in :mod:`dates`: recurrence
-rules are a scheduling matter, and dates.py stays the home of date parsing.
+The RRULE of ``podcast:updateFrequency`` is read by :mod:`recurrence`, which
+bounds the work whatever the rule and its dtstart say.
 """
 
 from __future__ import annotations
@@ -29,23 +29,13 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from itertools import islice
-from typing import Any
-
-from dateutil.rrule import rrulestr
+from datetime import datetime, timedelta
 
 from .dates import http_date
 from .model import FeedHints
+from .recurrence import RRULE_CEILING, rrule_interval
 
-#: The bounds podcast:updateFrequency intervals are clamped to (seed 001), seconds.
-RRULE_FLOOR = 15 * 60.0
-RRULE_CEILING = 7 * 86400.0
-#: Occurrences are looked for this far after ``now``; fewer than two there
-#: means "at most weekly", i.e. the ceiling.
-RRULE_HORIZON = timedelta(days=28)
-#: A COUNT rule is expanded to at most this many occurrences.
-RRULE_MAX_COUNT = 1000
+__all__ = ["Hint", "document_hints", "from_document", "http_freshness", "next_allowed", "rrule_interval"]
 
 HEAD_LIMIT = 256 * 1024
 SY_NS = "http://purl.org/rss/1.0/modules/syndication/"
@@ -53,13 +43,13 @@ PODCAST_NS = "https://podcastindex.org/namespace/1.0"
 _PERIODS = {"hourly": 3600.0, "daily": 86400.0, "weekly": 7 * 86400.0,
             "monthly": 30 * 86400.0, "yearly": 365 * 86400.0}
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_FREQ_SECONDS = {"SECONDLY": 1.0, "MINUTELY": 60.0, "HOURLY": 3600.0, "DAILY": 86400.0,
-                 "WEEKLY": 7 * 86400.0, "MONTHLY": 30 * 86400.0, "YEARLY": 365 * 86400.0}
-_MONTH_DAYS = {2: 29, 4: 30, 6: 30, 9: 30, 11: 30}
-_FIRST_ITEM = re.compile(r"<(?:[\w.-]+:)?(?:item|entry)[\s>/]")
-_XMLNS = re.compile(r"""xmlns:([\w.-]+)\s*=\s*["']([^"']*)["']""")
-_ATTR = re.compile(r"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-_ISO_UNTIL = re.compile(r"UNTIL=(\d{4})-?(\d{2})-?(\d{2})(?:T(\d{2}):?(\d{2}):?(\d{2})(?:\.\d+)?Z?)?", re.I)
+# The head is hostile text: no pattern below may rescan it from many start
+# positions. Each starts at a fixed string or at the start of a name run
+# (the lookbehind), runs possessively over a name, and its other runs end
+# at the next quote, "<" or ">"; unclosed elements are found with str.find.
+_FIRST_ITEM = re.compile(r"<(?:[\w.-]++:)?(?:item|entry)[\s>/]")
+_XMLNS = re.compile(r"""xmlns:([\w.-]++)\s*+=\s*+["']([^"']*+)["']""")
+_ATTR = re.compile(r"""(?<![\w:.-])([\w:.-]++)\s*+=\s*+(?:"([^"]*+)"|'([^']*+)')""")
 
 
 @dataclass(frozen=True)
@@ -117,7 +107,7 @@ def from_document(body: bytes) -> FeedHints:
 
 
 def _element(head: str, name: str) -> str | None:
-    match = re.search(rf"<{name}\s*>([^<]*)</{name}\s*>", head)
+    match = re.search(rf"<{name}\s*+>([^<]*+)</{name}\s*+>", head)
     return html.unescape(match.group(1)).strip() if match else None
 
 
@@ -130,18 +120,23 @@ def _number(text: str | None) -> float | None:
 
 
 def _attributes(head: str, name: str) -> dict[str, str]:
-    match = re.search(rf"<{name}\b([^>]*)>", head)
-    if not match:
+    """The attributes of the first ``<name ...>`` tag of the head (as ``<name\\b[^>]*>`` finds)."""
+    match = re.search(rf"<{name}\b", head)
+    end = head.find(">", match.end()) if match else -1
+    if match is None or end < 0:  # no later start tag can have a ">" after it either
         return {}
     return {key.lower(): html.unescape(a if a is not None and a != "" else b or "")
-            for key, a, b in _ATTR.findall(match.group(1))}
+            for key, a, b in _ATTR.findall(head[match.end():end])}
 
 
 def _children(head: str, parent: str, child: str) -> list[str]:
-    match = re.search(rf"<{parent}\s*>(.*?)</{parent}\s*>", head, re.S)
-    if not match:
+    """Texts of ``<child>`` elements inside the first ``<parent>`` element that is closed."""
+    opening = re.search(rf"<{parent}\s*+>", head)
+    closing = re.compile(rf"</{parent}\s*+>").search(head, opening.end()) if opening else None
+    if opening is None or closing is None:  # an opening later than the first closes no sooner
         return []
-    return [text.strip() for text in re.findall(rf"<{child}\s*>([^<]*)</{child}\s*>", match.group(1))][:48]
+    inner = head[opening.end():closing.start()]
+    return [text.strip() for text in re.findall(rf"<{child}\s*+>([^<]*+)</{child}\s*+>", inner)][:48]
 
 
 def http_freshness(headers: Mapping[str, str]) -> Hint | None:
@@ -192,98 +187,6 @@ def document_hints(hints: FeedHints | None, now: datetime) -> list[Hint]:
         if seconds is not None:
             found.append(Hint(seconds, f"podcast:updateFrequency {hints.rrule}{note}", "cadence"))
     return found
-
-
-def rrule_interval(rule: str, dtstart: str | None, now: datetime) -> tuple[float | None, str]:
-    """The release interval a podcast:updateFrequency RRULE implies (seed 001).
-
-    The mean gap between the rule's occurrences in the 28 days after ``now``
-    (or the time to the first one, if longer), clamped to [15 min, 7 d]. A
-    rule whose UNTIL or COUNT is used up means no further releases: 7 d.
-    UNTIL may be written in ISO form with hyphens (as the namespace's own
-    examples do); a missing dtstart means midnight UTC of ``now``'s day.
-
-    Args:
-        rule: the rrule attribute, e.g. ``FREQ=WEEKLY;BYDAY=MO,WE``.
-        dtstart: the dtstart attribute (ISO 8601) or None.
-        now: the build's clock (UTC).
-    Returns:
-        (seconds, note): seconds is None when the rule cannot be read; note
-        is "" or a short explanation starting with ": ".
-    """
-    text = _ISO_UNTIL.sub(_basic_until, rule.strip().upper())
-    start = _iso(dtstart) or now.replace(hour=0, minute=0, second=0, microsecond=0)
-    parts = dict(part.partition("=")[::2] for part in text.split(";") if "=" in part)
-    nominal = _FREQ_SECONDS.get(parts.get("FREQ", ""))
-    interval = parts.get("INTERVAL", "1")
-    if nominal is None or not interval.isdigit() or int(interval) < 1:
-        return None, ""
-    nominal *= int(interval)
-    try:
-        recurrence = rrulestr(text, dtstart=start)
-    except (ValueError, TypeError, OverflowError):
-        return None, ""
-    until = getattr(recurrence, "_until", None)  # dateutil exposes no public accessor
-    if until is not None and until < now:
-        return RRULE_CEILING, ": UNTIL has passed, no further releases"
-    if nominal < 86400:  # sub-daily: the nominal step, so work stays bounded
-        return min(RRULE_CEILING, max(RRULE_FLOOR, nominal)), ""
-    if _impossible(parts):
-        return None, ""
-    upcoming = _upcoming(recurrence, parts, until, now)
-    if upcoming is None:
-        return RRULE_CEILING, ": COUNT is used up, no further releases"
-    if len(upcoming) < 2:
-        return RRULE_CEILING, ""
-    gap = (upcoming[-1] - upcoming[0]).total_seconds() / (len(upcoming) - 1)
-    wait = (upcoming[0] - now).total_seconds()
-    return min(RRULE_CEILING, max(RRULE_FLOOR, gap, wait)), ""
-
-
-def _upcoming(recurrence: Any, parts: dict[str, str], until: datetime | None, now: datetime) -> list[datetime] | None:
-    """Occurrences in (now, now + horizon], or None when a COUNT is used up.
-
-    A COUNT rule yields at most COUNT (capped) occurrences; any other rule is
-    cut at the horizon.
-    """
-    horizon = now + RRULE_HORIZON
-    if "COUNT" in parts:
-        every = list(islice(recurrence, RRULE_MAX_COUNT))
-        if not any(when > now for when in every):
-            return None
-        return [when for when in every if now < when <= horizon]
-    bounded = recurrence.replace(until=min(until, horizon) if until else horizon)
-    return [when for when in bounded if when > now]
-
-
-def _impossible(parts: dict[str, str]) -> bool:
-    """True for BYMONTH/BYMONTHDAY pairs no calendar has (Feb 30, Apr 31).
-
-    dateutil searches such a rule up to the year 9999 before giving up.
-    """
-    days = [int(d) for d in parts.get("BYMONTHDAY", "").split(",") if d.lstrip("+").isdigit()]
-    months = [int(m) for m in parts.get("BYMONTH", "").split(",") if m.isdigit()]
-    if not days or not months or len(days) != len(parts["BYMONTHDAY"].split(",")):
-        return False
-    longest = max(_MONTH_DAYS.get(month, 31) for month in months)
-    return min(days) > longest
-
-
-def _basic_until(match: re.Match[str]) -> str:
-    year, month, day, hour, minute, second = match.groups()
-    if hour is None:
-        return f"UNTIL={year}{month}{day}T235959Z"
-    return f"UNTIL={year}{month}{day}T{hour}{minute}{second}Z"
-
-
-def _iso(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("z", "Z"))
-    except ValueError:
-        return None
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _short(seconds: float) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from . import dates
 from .errors import ParseError
 from .identity import Candidate, Draft
+from .limits import DATE_MAX_CHARS, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
 from .model import Entry
 from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
 from .urls import absolute
@@ -31,22 +32,30 @@ _LOOKS_LIKE_HTML = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]+\d*);|</[A-Za-z
 
 
 def plain_title(value: str) -> str:
-    """A title that should be plain text but may carry HTML entities (str -> str)."""
-    return html_to_text(value) if _LOOKS_LIKE_HTML.search(value) else one_line(value)
+    """A title that should be plain text but may carry HTML entities (str -> str),
+    at most :data:`limits.TITLE_MAX_CHARS` characters."""
+    value = value[:TITLE_MAX_CHARS * RAW_FIELD_FACTOR]
+    text = html_to_text(value) if _LOOKS_LIKE_HTML.search(value) else one_line(value)
+    return text[:TITLE_MAX_CHARS].rstrip()
 
 
-def read_json_feed(text: str, url: str, now: datetime) -> tuple[str, str | None, list[Draft], str]:
+def read_json_feed(text: str, url: str, now: datetime,
+                   budget: Budget | None = None) -> tuple[str, str | None, list[Draft], str]:
     """Read a JSON Feed document.
 
     Args:
         text: the decoded document (str).
         url: the fetch URL, the last-resort base.
         now: the build's clock (UTC), for :func:`dates.trusted`.
+        budget: the parse budget, checked for every item (None: no budget).
     Returns:
         (feed title, feed home page or None, drafts in document order, format
         such as "json11").
     Raises:
-        ParseError: invalid JSON, or not a JSON Feed.
+        ParseError: invalid JSON, or not a JSON Feed; kind ``too_complex``
+            past the budget.
+        RecursionError: JSON nested beyond Python's recursion limit (the
+            caller, :func:`parse.parse_feed`, makes it ``too_complex``).
     """
     try:
         document = json.loads(text, strict=False)
@@ -58,7 +67,12 @@ def read_json_feed(text: str, url: str, now: datetime) -> tuple[str, str | None,
         raise ParseError(url, "invalid JSON Feed: no items list")
     version = str(document["version"])
     feed_link = absolute(document.get("home_page_url"), url)
-    drafts = [_item(item, feed_link, url, now) for item in document["items"] if isinstance(item, dict)]
+    drafts = []
+    for item in document["items"]:
+        if budget is not None:
+            budget.check("reading items")
+        if isinstance(item, dict):
+            drafts.append(_item(item, feed_link, url, now))
     return (plain_title(_str(document.get("title"))), feed_link, drafts,
             "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""))
 
@@ -77,7 +91,7 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) 
     for raw in raws:
         value = dates.parse_date(raw) if raw else None
         if raw and value is None:
-            notes.append(f"unreadable date {raw!r}")
+            notes.append(f"unreadable date {raw[:DATE_MAX_CHARS]!r}")
         trusted, why = dates.trusted(value, now)
         if why:
             notes.append(why)
@@ -91,7 +105,7 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) 
     enclosures = tuple(filter(None, (absolute(a.get("url"), base) for a in attachments if isinstance(a, dict))))
     entry = Entry(id="", title=title, link=link, author=_author(item), date=date, updated=chosen[1],
                   summary=summary, content=content, date_note=None if date else "; ".join(notes) or None)
-    candidate = Candidate(guid or None, link, title, raws[0] or raws[1], enclosures,
+    candidate = Candidate(guid or None, link, title, (raws[0] or raws[1])[:DATE_MAX_CHARS], enclosures,
                           html_to_text(summary or content))
     return Draft(entry, candidate)
 

@@ -1,6 +1,7 @@
-"""bytes + headers -> ParsedFeed. The only module that imports feedparser.
+"""bytes + headers -> ParsedFeed.
 
-RSS 0.9x/1.0/2.0 and Atom go through feedparser; JSON Feed 1.0/1.1 is read
+RSS 0.9x/1.0/2.0 and Atom go through feedparser (driven by :mod:`feedreader`,
+the only module that imports it); JSON Feed 1.0/1.1 is read
 by :mod:`jsonfeed` into the same model. Everything feed-specific is
 normalized here, once:
 
@@ -23,66 +24,96 @@ normalized here, once:
   address never published;
 * relative URLs are resolved against xml:base, then the entry link, then
   the feed's link, then the fetch URL; a relative xml:base is itself
-  resolved against the feed's link, then the fetch URL.
+  resolved against the feed's link, then the fetch URL;
+* the work is bounded (:mod:`limits`): a CPU budget checked between steps,
+  a linear pre-scan that refuses absurd shapes before feedparser runs, no
+  scan that rescans text from many start positions (:mod:`markup`), and
+  capped titles, authors and dates. Whatever hostile input makes a step
+  raise becomes this source's :class:`ParseError`.
 """
 
 from __future__ import annotations
 
-import io
 import re
+import xml.sax
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
+from xml.parsers.expat import ExpatError
 
-import feedparser
-
-from . import dates, hints, identity
+from . import dates, feedreader, hints, identity
 from .discover import find_alternates, looks_like_html
 from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
 from .identity import Candidate, Draft
 from .jsonfeed import read_json_feed
+from .limits import DATE_MAX_CHARS, PARSE_BUDGET, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget, check_structure
+from .markup import holds_element, prolog_end
 from .model import Entry, ParsedFeed
 from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
 from .urls import absolute
 
-_ELEMENT = re.compile(r"<([A-Za-z][A-Za-z0-9]*)\b[^<>]*>.*?</\1\s*>", re.S)
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
-_PROLOG = re.compile(r"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)", re.S | re.I)
+#: What hostile input can make the parsing steps raise (UnicodeError and
+#: json's JSONDecodeError are ValueErrors; LookupError is an unknown codec).
+_INPUT_ERRORS = (ValueError, OverflowError, LookupError, xml.sax.SAXException, ExpatError)
 
 
-def parse_feed(body: bytes, url: str, headers: Mapping[str, str], now: datetime) -> ParsedFeed:
-    """Parse one fetched document.
+def parse_feed(body: bytes, url: str, headers: Mapping[str, str], now: datetime,
+               budget: float = PARSE_BUDGET) -> ParsedFeed:
+    """Parse one fetched document, within a CPU budget.
 
     Args:
         body: the response body (bytes, already decompressed).
         url: the URL that answered; the last-resort base for relative URLs.
         headers: response headers with lower-case names (content-type is used).
         now: the build's clock (UTC), to reject dates far in the future.
+        budget: thread CPU seconds the parse may take (:data:`limits.PARSE_BUDGET`).
     Returns:
         the ParsedFeed, entries in document order, identities unique.
     Raises:
         NotAFeedError: the body is an HTML page.
-        ParseError: the body is not a feed syndicator can read.
+        ParseError: the body is not a feed syndicator can read; kind
+            ``too_complex`` when it passes the budget or a structural limit
+            (:mod:`limits`) or nests beyond Python's recursion limit. Every
+            exception hostile input provokes in a parsing step ends here.
     """
+    try:
+        return _parse(body, url, headers, now, Budget(url, budget))
+    except RecursionError as error:
+        raise ParseError(url, "too complex to parse: nested too deeply", kind="too_complex") from error
+    except _INPUT_ERRORS as error:
+        if isinstance(error, KeyError | IndexError):  # a LookupError of our own making: a bug, not the input
+            raise
+        raise ParseError(url, f"not a readable feed: {_describe(error)}") from error
+
+
+def _parse(body: bytes, url: str, headers: Mapping[str, str], now: datetime, budget: Budget) -> ParsedFeed:
     content_type = headers.get("content-type", "")
     text = decode(body, content_type)
     head = text.lstrip("\ufeff \t\r\n")
     if head.startswith(("{", "[")) or ("json" in content_type.lower() and not head.startswith("<")):
-        title, link, drafts, version = read_json_feed(text, url, now)
+        title, link, drafts, version = read_json_feed(text, url, now, budget)
     else:
-        title, link, drafts, version = _read_xml(text, url, now)
-    return ParsedFeed(title=title, link=link, entries=_finish(drafts), format=version,
-                      hints=hints.from_document(body))
+        title, link, drafts, version = _read_xml(text, url, now, budget)
+    entries = _finish(drafts)
+    budget.check("giving entries their identities")
+    return ParsedFeed(title=title, link=link, entries=entries, format=version, hints=hints.from_document(body))
+
+
+def _describe(error: BaseException) -> str:
+    """One short line naming an exception and its message (str)."""
+    return f"{type(error).__name__}: {one_line(str(error))[:160]}"
 
 
 def root_element(text: str) -> str:
-    """Local name of the document's first element, lower case ("" if none)."""
-    position = 0
-    while match := _PROLOG.match(text, position):
-        position = match.end()
-    match = _ROOT.match(text[position:].lstrip())
+    """Local name of the document's first element, lower case ("" if none).
+
+    The prolog (declaration, processing instructions, comments, DOCTYPE) is
+    skipped by a linear scan (:func:`markup.prolog_end`).
+    """
+    match = _ROOT.match(text, prolog_end(text))
     return match.group(2).lower() if match else ""
 
 
@@ -105,14 +136,14 @@ def _empty(draft: Draft) -> bool:
 # --- XML feeds (feedparser) ---------------------------------------------------
 
 
-def _read_xml(text: str, url: str, now: datetime) -> tuple[str, str | None, list[Draft], str]:
+def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, str | None, list[Draft], str]:
     if root_element(text) == "html":
         raise NotAFeedError(url, find_alternates(text, url))
-    # A stream, never bytes or str: feedparser treats a str as a URL or path to open.
-    # No base URL is given, so feedparser resolves against xml:base only.
-    document = feedparser.parse(io.BytesIO(prepare_xml(text).encode("utf-8")),
-                                response_headers={"content-type": "application/xml; charset=utf-8"},
-                                sanitize_html=False, resolve_relative_uris=False)
+    check_structure(text, url)
+    prepared = prepare_xml(text)
+    budget.check("preparing the document")
+    document = feedreader.read(prepared, url, budget)
+    budget.check("running feedparser")
     if not document.entries:
         if not document.get("version") and looks_like_html(text):
             raise NotAFeedError(url, find_alternates(text, url))
@@ -124,7 +155,10 @@ def _read_xml(text: str, url: str, now: datetime) -> tuple[str, str | None, list
     feed = document.feed
     version = document.get("version") or "unknown"
     feed_link = absolute(dict.get(feed, "link"), url)
-    drafts = [_xml_entry(item, feed_link, url, now, version) for item in document.entries]
+    drafts = []
+    for item in document.entries:
+        budget.check("reading entries")
+        drafts.append(_xml_entry(item, feed_link, url, now, version))
     if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
         reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
         raise ParseError(url, f"not a readable feed: {reason}")
@@ -175,7 +209,7 @@ def _xml_dates(item: Any, now: datetime) -> tuple[datetime | None, datetime | No
     for key in ("published", "updated"):
         raw = one_line(dict.get(item, key))
         if raw:
-            found.append((dates.parse_date(raw), raw))
+            found.append((dates.parse_date(raw), raw[:DATE_MAX_CHARS]))  # a longer date is unreadable
     notes: list[str] = []
     chosen: list[datetime | None] = []
     for value, raw in found:
@@ -196,15 +230,16 @@ def _text_field(container: Any, key: str, version: str) -> str:
 
     Markup is stripped from a value typed as HTML, and from an RSS value
     that holds an element with its end tag (RSS titles are HTML in
-    practice); an Atom value of type text is kept literally.
+    practice); an Atom value of type text is kept literally. At most
+    :data:`limits.TITLE_MAX_CHARS` characters are kept.
     """
     detail = dict.get(container, f"{key}_detail")
-    value = dict.get(container, key) or ""
-    if detail and "html" in str(detail.get("type", "")):
-        return html_to_text(value)
-    if not version.startswith("atom") and _ELEMENT.search(value):
-        return html_to_text(value)
-    return one_line(value)
+    value = str(dict.get(container, key) or "")[:TITLE_MAX_CHARS * RAW_FIELD_FACTOR]
+    if detail and "html" in str(detail.get("type", "")) or not version.startswith("atom") and holds_element(value):
+        text = html_to_text(value)
+    else:
+        text = one_line(value)
+    return text[:TITLE_MAX_CHARS].rstrip()
 
 
 def _html_value(detail: Mapping[str, Any], bases: tuple[str | None, ...], url: str) -> str:

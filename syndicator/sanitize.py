@@ -11,6 +11,14 @@ Outbound links get ``rel="noopener noreferrer"``. Relative URLs are resolved
 against the base URL given, so the published page never points at our own
 host by accident. :func:`truncate_html` shortens sanitized HTML on a word
 boundary and closes the elements it leaves open.
+
+The sanitizer's HTML parser (html5ever, in nh3) does work that grows with
+the depth of the tree for every tag (its scope checks walk the stack of
+open elements) and with the length of a text for every character
+reference in it, so a fragment nested more than
+:data:`limits.HTML_MAX_DEPTH` deep, or holding more than
+:data:`limits.HTML_MAX_REFERENCES` ampersands, is published as its plain
+text, escaped, instead: linear, and still safe.
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ from html.parser import HTMLParser
 
 import nh3
 
+from .limits import AUTHOR_MAX_CHARS, HTML_MAX_DEPTH, HTML_MAX_REFERENCES, RAW_FIELD_FACTOR
+from .markup import html_deeper_than, strip_tags
 from .urls import join, scheme
 
 TAGS = {
@@ -56,8 +66,11 @@ _VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "so
 # and non-characters are dropped too so every output stays well-formed.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 _SPACE = re.compile(r"\s+")
-#: An e-mail address (RFC 5322 addr-spec, dot-atom form, a domain with a dot), or a ``mailto:`` left beside one.
-_EMAIL = re.compile(r"\bmailto:|[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+", re.I)
+#: An e-mail address is the longest run of these characters before an ``@`` (RFC 5322
+#: addr-spec, dot-atom form) and a domain with a dot after it; see :func:`_remove_addresses`.
+_LOCAL = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]")
+_DOMAIN = re.compile(r"[\w-]++(?:\.[\w-]++)+")
+_MAILTO = re.compile(r"\bmailto:", re.I)
 #: Brackets an address was removed from: "()", "<>", "[]".
 _EMPTY_BRACKETS = re.compile(r"\(\s*\)|<\s*>|\[\s*\]")
 
@@ -79,6 +92,8 @@ def clean_html(fragment: str, base: str | None = None) -> str:
     """
     if not fragment:
         return ""
+    if _too_costly(fragment):
+        return text_to_html(_flat_text(fragment))
 
     def attribute_filter(element: str, attribute: str, value: str) -> str | None:
         if attribute not in _URL_ATTRIBUTES:
@@ -177,6 +192,8 @@ def html_to_text(fragment: str) -> str:
     """
     if not fragment:
         return ""
+    if _too_costly(fragment):
+        return _flat_text(fragment)
     fragment = strip_control(fragment)
     if _FOREIGN.search(fragment):
         # ammonia drops an SVG or MathML element with all its text when the <svg> or <math>
@@ -186,6 +203,16 @@ def html_to_text(fragment: str) -> str:
         fragment = nh3.clean(fragment, tags={"svg", "math"}, attributes={}, strip_comments=True)
     text = html.unescape(nh3.clean(fragment, tags=set(), strip_comments=True))
     return _SPACE.sub(" ", strip_control(text)).strip()
+
+
+def _too_costly(fragment: str) -> bool:
+    """True for HTML the sanitizer's parser would take super-linear time on (see the module docstring)."""
+    return fragment.count("&") > HTML_MAX_REFERENCES or html_deeper_than(fragment, HTML_MAX_DEPTH)
+
+
+def _flat_text(fragment: str) -> str:
+    """The text of HTML nested too deeply for the sanitizer (see the module docstring), one line."""
+    return one_line(html.unescape(strip_tags(fragment)))
 
 
 def text_to_html(text: str) -> str:
@@ -203,11 +230,39 @@ def author_name(text: str | None) -> str | None:
     <jane@example.org>`` give ``Jane Doe``. None when nothing but addresses,
     brackets and punctuation is left (the caller shows the site name instead).
     """
-    name = one_line(_EMPTY_BRACKETS.sub(" ", _EMAIL.sub(" ", text or "")))
+    raw = (text or "")[:AUTHOR_MAX_CHARS * RAW_FIELD_FACTOR]
+    name = one_line(_EMPTY_BRACKETS.sub(" ", _MAILTO.sub(" ", _remove_addresses(raw))))
     name = name.strip(" ,;:/|-")
     if name.startswith("(") and name.endswith(")") and "(" not in name[1:-1]:
         name = name[1:-1].strip()
-    return name or None
+    return name[:AUTHOR_MAX_CHARS].rstrip() or None
+
+
+def _remove_addresses(text: str) -> str:
+    """``text`` with every e-mail address replaced by a space, in one pass.
+
+    A regex searched from every start position would rescan a long run of
+    word characters from each of them (quadratic); here each ``@`` looks
+    back over its local part, never past the previous ``@`` or removed
+    address, and forward over its domain, so every character is read at
+    most twice.
+    """
+    pieces: list[str] = []
+    kept = floor = 0  # text[kept:] is not yet copied; no local part reaches before `floor`
+    at = text.find("@")
+    while at >= 0:
+        start = at
+        while start > floor and _LOCAL.match(text, start - 1):
+            start -= 1
+        domain = _DOMAIN.match(text, at + 1)
+        if domain and start < at:
+            pieces += [text[kept:start], " "]
+            kept = floor = domain.end()
+        else:
+            floor = at + 1
+        at = text.find("@", max(floor, at + 1))
+    pieces.append(text[kept:])
+    return "".join(pieces)
 
 
 def one_line(text: str | None) -> str:

@@ -83,7 +83,8 @@ def test_html_entities_undefined_in_xml_do_not_fail_the_feed() -> None:
 
 def test_prepare_xml_leaves_cdata_and_comments_alone() -> None:
     text = '<rss><![CDATA[a &nbsp; & b]]><!-- &nbsp; --> &nbsp; & </rss>'
-    assert prepare_xml(text) == '<rss><![CDATA[a &nbsp; & b]]><!-- &nbsp; --> &#160; &amp; </rss>'
+    assert prepare_xml(text) == ('<?xml version="1.0" encoding="utf-8"?>\n'
+                                 '<rss><![CDATA[a &nbsp; & b]]><!-- &nbsp; --> &#160; &amp; </rss>')
 
 
 def test_junk_and_whitespace_before_the_declaration_are_dropped() -> None:
@@ -134,3 +135,26 @@ def test_an_xhtml_page_embedding_a_feed_is_still_a_page() -> None:
 def test_decode_prefers_valid_utf8_over_a_wrong_declaration() -> None:
     assert decode("<?xml version='1.0' encoding='iso-8859-1'?><a>é</a>".encode()).endswith("<a>é</a>")
     assert decode("<a>é</a>".encode("cp1252")) == "<a>é</a>"
+
+
+def test_prepare_xml_rebuilds_the_prolog() -> None:
+    text = ('<?xml version="1.0" encoding="iso-8859-1" standalone="yes"?>\n<!-- licence -->\n'
+            '<?xml-stylesheet href="s.xsl"?>\n<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN"\n'
+            ' "http://my.netscape.com/publish/formats/rss-0.91.dtd" [<!ENTITY nbsp "&#160;"> <!ENTITY me "Me">\n'
+            '<!ENTITY lol2 "&lol;&lol;">]>\n<rss>&nbsp;&me;&lol2;&copy;</rss>')
+    assert prepare_xml(text) == (
+        '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN" '
+        '"http://my.netscape.com/publish/formats/rss-0.91.dtd" [\n<!ENTITY nbsp "&#160;">\n]>\n'
+        "<rss>&nbsp;&amp;me;&amp;lol2;&#169;</rss>")
+
+
+def test_a_hostile_prolog_is_rebuilt_short() -> None:
+    # feedparser's line-anchored prolog regexes take time quadratic in blank lines and unclosed declarations
+    text = '<?xml version="1.0"?><!DOCTYPE rss [' + "\n" * 200_000 + "<!ENTITY a\n" * 50_000 + "]><rss>x</rss>"
+    assert prepare_xml(text) == '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE rss>\n<rss>x</rss>'
+
+
+@pytest.mark.parametrize("label", ["rot13", "base64", "zlib_codec", "hex"])
+def test_codecs_that_are_not_text_encodings_are_ignored(label: str) -> None:
+    body = '<?xml version="1.0"?><rss>Caf\xe9</rss>'.encode("cp1252")
+    assert decode(body, f"text/xml; charset={label}") == '<?xml version="1.0"?><rss>Café</rss>'

@@ -38,7 +38,10 @@ def test_host_gap_spaces_request_starts(server: HTTPServer, tmp_path: Path) -> N
     config = write_config(tmp_path, [site(f) for f in feeds], retries=0, host_gap=0.3)
     build(config)
     starts = sorted(t for f in feeds for t in f.started)
-    assert all(b - a >= 0.2 for a, b in zip(starts, starts[1:], strict=False))
+    # Seen from the server, so with a margin for a loaded machine: test_pool.py checks the exact
+    # spacing on a fake clock; here, that the real requests are spread out at all.
+    assert all(b - a >= 0.15 for a, b in zip(starts, starts[1:], strict=False))
+    assert starts[-1] - starts[0] >= 0.45
 
 
 def test_a_busy_host_does_not_starve_another(server: HTTPServer, second_host: HTTPServer, tmp_path: Path) -> None:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 
 import pytest
+from dateutil.rrule import rrulestr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from syndicator import hints
+from syndicator import hints, recurrence
 from syndicator.model import FeedHints
 
 from .conftest import NOW, post, rss
@@ -47,6 +51,28 @@ def test_hints_are_read_from_the_channel(extra: str, namespaces: str, expected: 
 def test_item_level_elements_are_not_channel_hints() -> None:
     body = rss({"title": "x", "ttl": "5"}).encode()
     assert hints.from_document(body) == FeedHints()
+
+
+# Hostile heads: each of these took the old regexes minutes (a rescan of the
+# 256 KiB head from each of many start positions); the outcome is checked.
+@pytest.mark.parametrize(("extra", "expected"), [
+    ("<skipHours>" * 20_000, FeedHints()),
+    ("<skipHours>" * 20_000 + "<hour>3</hour></skipHours>", FeedHints(skip_hours=(3,))),
+    ("<podcast:updateFrequency " * 10_000, FeedHints()),
+    (f'<podcast:updateFrequency {"a" * 200_000} rrule="FREQ=DAILY">x</podcast:updateFrequency>',
+     FeedHints(rrule="FREQ=DAILY")),
+    ('<x xmlns:a="' * 20_000 + '"/>', FeedHints()),
+    ("<ttl" + " " * 200_000 + "<ttl>5</ttl>", FeedHints(ttl=300.0)),
+], ids=["unclosed-skiphours", "unclosed-then-closed", "unclosed-update-frequency", "long-attribute-name-run",
+        "unclosed-namespace-values", "long-space-run"])
+def test_hostile_heads_are_read(extra: str, expected: FeedHints) -> None:
+    assert hints.from_document(document(extra)) == expected
+
+
+def test_attributes_are_read_as_before() -> None:
+    element = ("<podcast:updateFrequency complete='false' x.y-z:w = \"1\" rrule=\"FREQ=WEEKLY\" bare "
+               "dtstart='2026-01-01'>w</podcast:updateFrequency>")
+    assert hints.from_document(document(element)) == FeedHints(rrule="FREQ=WEEKLY", dtstart="2026-01-01")
 
 
 def test_non_xml_bodies_have_no_hints() -> None:
@@ -100,6 +126,125 @@ def test_a_daily_show_is_expected_daily_and_a_future_start_waits() -> None:
                                   "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30"])
 def test_unreadable_or_impossible_rrules_give_no_hint(rule: str) -> None:
     assert hints.rrule_interval(rule, None, NOW)[0] is None
+
+
+# --- bounded work, whatever the rule and its dtstart say (syndicator/recurrence.py) -------
+
+HOURS = ",".join(str(h) for h in range(24))
+MINUTES = ",".join(str(m) for m in range(60))
+
+
+@pytest.mark.parametrize(("rule", "dtstart", "expected"), [
+    (f"FREQ=DAILY;BYHOUR={HOURS};BYMINUTE={MINUTES}", "1900-01-01T00:00:00Z", 15 * 60.0),  # hours of work before
+    (f"FREQ=YEARLY;BYDAY=MO,TU,WE,TH,FR,SA,SU;BYHOUR={HOURS};BYMINUTE={MINUTES}", None, 15 * 60.0),
+    ("FREQ=DAILY;BYHOUR=9;BYMINUTE=30", "1900-01-01T00:00:00Z", DAY),
+    ("FREQ=WEEKLY;BYDAY=WE", "1901-01-02T00:00:00Z", 7 * DAY),
+    ("FREQ=DAILY;BYMONTH=1;BYYEARDAY=100", None, None),  # no calendar has it: dateutil searched to 9999
+    ("FREQ=WEEKLY;BYMONTH=1;BYYEARDAY=100", "1900-01-01T00:00:00Z", None),
+    ("FREQ=DAILY;BYMONTH=1;BYYEARDAY=100;COUNT=5", None, None),
+    ("FREQ=DAILY;BYMONTH=1;BYYEARDAY=100;UNTIL=2030-01-01", None, None),
+    ("FREQ=DAILY;BYWEEKNO=60", None, None),
+    ("FREQ=YEARLY;BYYEARDAY=0", None, None),
+    ("FREQ=DAILY;BYMONTH=1;BYYEARDAY=100;BYSETPOS=1", None, None),
+    ("FREQ=DAILY;INTERVAL=\u00b2", None, None),
+], ids=["dense-from-1900", "dense-yearly", "daily-from-1900", "weekly-from-1901", "impossible-daily",
+        "impossible-weekly-1900", "impossible-count", "impossible-until", "week-60", "year-day-0",
+        "impossible-setpos", "superscript-interval"])
+def test_rrules_that_took_seconds_to_hours(rule: str, dtstart: str | None, expected: float | None) -> None:
+    assert hints.rrule_interval(rule, dtstart, NOW)[0] == expected
+
+
+def test_an_until_with_no_release_left_before_it_means_no_further_releases() -> None:
+    seconds, note = hints.rrule_interval("FREQ=YEARLY;BYMONTH=6;UNTIL=2027-01-31", "2020-06-01T00:00:00Z", NOW)
+    assert (seconds, note) == (7 * DAY, ": no further releases before UNTIL")
+
+
+def naive_interval(rule: str, start: datetime, now: datetime) -> float | None:
+    """The reading of seed 001 by plain dateutil iteration from dtstart (the code before the bounds)."""
+    expanded = rrulestr(rule, dtstart=start)
+    horizon = now + timedelta(days=28)
+    if "COUNT" in rule:
+        every = list(islice(expanded, 1000))
+        if not any(when > now for when in every):
+            return 7 * DAY if every else None
+        upcoming = [when for when in every if now < when <= horizon]
+    else:
+        upcoming = []
+        for when in expanded:
+            if when > horizon:
+                break
+            if when > now:
+                upcoming.append(when)
+    if len(upcoming) < 2:
+        return 7 * DAY
+    gap = (upcoming[-1] - upcoming[0]).total_seconds() / (len(upcoming) - 1)
+    return min(7 * DAY, max(15 * 60.0, gap, (upcoming[0] - now).total_seconds()))
+
+
+DAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+
+
+@st.composite
+def possible_rules(draw: st.DrawFn) -> str:
+    """Daily-or-coarser rules with occurrences every few years at most (plain iteration must end)."""
+    freq = draw(st.sampled_from(["DAILY", "WEEKLY", "MONTHLY", "YEARLY"]))
+    parts = [f"FREQ={freq}", f"INTERVAL={draw(st.integers(1, 3 if freq == 'DAILY' else 4))}"]
+    if draw(st.booleans()):
+        parts.append("BYDAY=" + ",".join(draw(st.lists(st.sampled_from(DAYS), min_size=1, max_size=3, unique=True))))
+    if draw(st.booleans()):
+        parts.append("BYMONTHDAY=" + ",".join(map(str, draw(st.lists(st.integers(1, 28), min_size=1, max_size=3,
+                                                                             unique=True)))))
+    if "INTERVAL=1" in parts and draw(st.booleans()):
+        parts.append("BYMONTH=" + ",".join(map(str, draw(st.lists(st.integers(1, 12), min_size=1, max_size=4,
+                                                                          unique=True)))))
+    for name, top in (("BYHOUR", 24), ("BYMINUTE", 60)):
+        if draw(st.booleans()):
+            parts.append(f"{name}=" + ",".join(map(str, draw(st.lists(st.integers(0, top - 1), min_size=1,
+                                                                              max_size=4, unique=True)))))
+    if draw(st.integers(0, 4)) == 0:
+        parts.append(f"COUNT={draw(st.integers(1, 400))}")
+    return ";".join(parts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(possible_rules(), st.integers(-3 * 366 * 24, 60 * 24), st.integers(0, 3599))
+def test_bounded_reading_equals_plain_iteration(rule: str, hours: int, seconds: int) -> None:
+    start = NOW + timedelta(hours=hours, seconds=seconds)
+    assert hints.rrule_interval(rule, start.isoformat(), NOW)[0] == naive_interval(rule, start, NOW)
+
+
+def naive_upcoming(rule: str, start: datetime, now: datetime) -> list[datetime]:
+    """Occurrences in (now, now + 28 d] by plain dateutil iteration from dtstart."""
+    expanded, horizon, found = rrulestr(rule, dtstart=start), now + timedelta(days=28), []
+    for when in islice(expanded, 1000) if "COUNT" in rule else expanded:
+        if when > horizon:
+            break
+        if when > now:
+            found.append(when)
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(possible_rules(), st.integers(-3 * 366 * 24, 60 * 24), st.integers(0, 3599))
+def test_bounded_occurrences_equal_plain_iteration(rule: str, hours: int, seconds: int) -> None:
+    start = NOW + timedelta(hours=hours, seconds=seconds)
+    expected = naive_upcoming(rule, start, NOW)[:recurrence.RRULE_MAX_OCCURRENCES]
+    assert recurrence.upcoming(rule, start.isoformat(), NOW) == expected
+
+
+@pytest.mark.parametrize(("rule", "dtstart"), [
+    ("FREQ=MONTHLY", "2020-01-31T10:00:00Z"),  # only months with a 31st, at 10:00
+    ("FREQ=YEARLY", "1904-02-29T08:00:00Z"),  # leap days only
+    ("FREQ=MONTHLY;INTERVAL=5;BYDAY=+2FR", "1999-03-15T06:30:00Z"),
+    ("FREQ=WEEKLY;INTERVAL=3", "1995-05-17T23:59:00Z"),
+    ("FREQ=YEARLY;BYWEEKNO=49;BYDAY=TH", "1995-01-01T00:00:00Z"),
+    ("FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1", "2001-01-01T17:00:00Z"),
+], ids=["monthly-31st", "leap-day", "second-friday-every-5-months", "every-3-weeks", "week-49", "last-weekday"])
+def test_moving_dtstart_forward_keeps_what_dateutil_derived_from_it(rule: str, dtstart: str) -> None:
+    start = datetime.fromisoformat(dtstart)
+    for now in (NOW, NOW + timedelta(days=45), NOW + timedelta(days=400)):
+        assert recurrence.upcoming(rule, dtstart, now) == naive_upcoming(rule, start, now)
+        assert hints.rrule_interval(rule, dtstart, now)[0] == naive_interval(rule, start, now)
 
 
 def test_document_hints_label_each_hint() -> None:
