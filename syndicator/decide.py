@@ -24,7 +24,8 @@ but its arguments. Rules for the new state (seed 000):
   counts as changed when its entries differ (``snapshot_hash``), not merely
   its bytes, so a feed that rewrites a timestamp on every request is quiet;
 * a 410 or 401/403 puts the source on hold with its sites.yaml fingerprint;
-* a body that failed to parse is remembered by hash and not parsed again.
+* a body that failed to parse is remembered by hash, with its own failure
+  kind and message, and not parsed again.
 """
 
 from __future__ import annotations
@@ -95,15 +96,19 @@ def new_state(state: SourceState, observation: Observation, now: datetime,
         return state
     state = replace(state, last_attempt=now)
     if isinstance(result, Failed):
-        kind = result.error.kind
-        return replace(state, failures=state.failures + 1, error_kind=kind, error_message=result.error.message,
-                       hold=fingerprint if kind_of(kind).hold else None,
-                       failed_body_hash=observation.body_hash or state.failed_body_hash)
+        kind, message = result.error.kind, result.error.message
+        state = replace(state, failures=state.failures + 1, error_kind=kind, error_message=message,
+                        hold=fingerprint if kind_of(kind).hold else None)
+        if observation.body_hash is None:  # no body failed: the last failed body keeps its own failure
+            return state
+        return replace(state, failed_body_hash=observation.body_hash, failed_body_kind=kind,
+                       failed_body_message=message)
     changed = isinstance(result, Fetched) and observation.parsed is not None \
         and observation.snapshot_hash != state.snapshot_hash
     history = _history(state, observation, now, changed)
     state = replace(state, fetch_url=result.permanent_url or state.fetch_url, failures=0, error_kind=None,
-                    error_message=None, last_success=now, hold=None, failed_body_hash=None, history=history)
+                    error_message=None, last_success=now, hold=None, failed_body_hash=None,
+                    failed_body_kind=None, failed_body_message=None, history=history)
     modified = _trusted_last_modified(result.last_modified, result.headers, now)
     if isinstance(result, NotModified):
         return replace(state, validators_url=result.url, etag=result.etag or state.etag,

@@ -375,7 +375,10 @@ class SourceState:
     hold (410 Gone, 401/403) has ``hold`` set to the fingerprint of its
     sites.yaml entry and is not attempted until that entry changes.
     ``snapshot_hash`` identifies the stored entries (document dedup);
-    ``failed_body_hash`` the last body that failed to parse (not parsed again).
+    ``failed_body_hash`` the last body that failed to parse (not parsed
+    again), with the kind and message of that failure in ``failed_body_kind``
+    and ``failed_body_message`` (a later failure of another kind, a
+    timeout say, must not be reported for that body).
     """
 
     url: str
@@ -401,6 +404,8 @@ class SourceState:
     hold: str | None = None
     snapshot_hash: str | None = None
     failed_body_hash: str | None = None
+    failed_body_kind: str | None = None
+    failed_body_message: str | None = None
 
 
 @dataclass(frozen=True)

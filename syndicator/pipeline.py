@@ -221,8 +221,8 @@ def _parse(job: _Job, result: FetchResult, now: datetime, started: float) -> Obs
     if state is not None and state.body_hash == body_hash:
         return Observation(request, result, body_hash=body_hash, unchanged=True, started=started)
     if state is not None and state.failed_body_hash == body_hash:  # the same invalid body: not parsed again
-        error = ParseError(request.source, state.error_message or "not a readable feed",
-                           kind=state.error_kind or "parse")
+        error = ParseError(request.source, state.failed_body_message or "not a readable feed",
+                           kind=state.failed_body_kind or "parse")
         return Observation(request, Failed(error, result.elapsed, result.requests), body_hash=body_hash,
                            started=started)
     clock = time.thread_time()

@@ -13,7 +13,8 @@ Tables (schema version in ``meta``):
   success and change, consecutive failures, last error (kind and message),
   next attempt; since schema 2 also the schedule (interval, reason, change
   history as JSON), the last document's hints (JSON), the hold fingerprint
-  of a 410/401/403 source, the snapshot hash and the last invalid body's hash.
+  of a 410/401/403 source, the snapshot hash and the last invalid body's
+  hash; since schema 4 the kind and message of that body's failure.
 * ``entries``: the snapshot, i.e. the entries of the last good document of
   each source, as JSON, in document order.
 * ``seen``: every entry id ever seen per source with its first-seen time,
@@ -45,7 +46,7 @@ from .errors import CacheLockedError, StoreError
 from .identity import content_hash
 from .model import Check, Entry, FeedHints, SourceState, StoredEntry
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
 
@@ -101,6 +102,10 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE sources ADD COLUMN hold TEXT;
     ALTER TABLE sources ADD COLUMN snapshot_hash TEXT;
     ALTER TABLE sources ADD COLUMN failed_body_hash TEXT
+    """,
+    4: """
+    ALTER TABLE sources ADD COLUMN failed_body_kind TEXT;
+    ALTER TABLE sources ADD COLUMN failed_body_message TEXT
     """,
 }
 _DATETIME_FIELDS = {"last_attempt", "last_success", "last_change", "next_attempt"}

@@ -185,3 +185,25 @@ def test_backoff_never_overflows_however_many_failures(kind: str) -> None:
         plan = schedule.plan(state, NOW, policy)
         assert plan.next_attempt is not None
         assert timedelta(0) < plan.next_attempt - NOW <= timedelta(days=7, minutes=2)
+
+
+def test_the_same_invalid_body_keeps_its_own_failure_after_another_kind(server: HTTPServer, tmp_path: Path) -> None:
+    """An invalid body, then a 503, then the same invalid body: the last failure is the body's
+    (parse), not the 503's, and it is not parsed again."""
+    answers = [("<rss><channel><item><title>cut", 200), ("busy", 503), ("<rss><channel><item><title>cut", 200)]
+    server.expect_request("/good.xml").respond_with_data(rss(post(1, host="good.example.org")))
+    for body, status in answers:
+        server.expect_oneshot_request("/bad.xml").respond_with_data(body, status=status)
+    config = write_config(tmp_path, [{"name": "Good", "feed": server.url_for("/good.xml")},
+                                     {"name": "Bad", "feed": server.url_for("/bad.xml")}], retries=0)
+    kinds = []
+    for hour in range(3):
+        assert build(config, "--force", now=f"2026-11-30T1{hour}:00:00Z").exit_code == 0
+        report = json.loads((tmp_path / "cache" / "report.json").read_text())
+        kinds.append(report["failed_by_class"])
+    assert kinds == [{"parse": 1}, {"http_5xx": 1}, {"parse": 1}]
+    assert report["parsed"] == 0  # the good feed is unchanged and the same invalid body was not parsed again
+    with Store.open(tmp_path / "cache") as store:
+        state = store.states()[server.url_for("/bad.xml")]
+    assert (state.error_kind, state.failures) == ("parse", 3)
+    assert state.error_message is not None and state.error_message.startswith("not a readable feed")
