@@ -18,9 +18,14 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from hypothesis import settings
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
+
+# Property-based tests are derandomized (a run is reproducible, in CI too) and keep no example database.
+settings.register_profile("syndicator", derandomize=True, database=None)
+settings.load_profile("syndicator")
 
 #: The fixed clock of most tests (UTC).
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
