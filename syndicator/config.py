@@ -26,7 +26,7 @@ _DAY = 86400.0
 
 
 class _Setting(NamedTuple):
-    """How one optional setting is read: kind (int, duration, url, path), default, and bounds.
+    """How one optional setting is read: kind (int, number, duration, url, path), default, and bounds.
 
     Durations are seconds; ints are counts (max_bytes: bytes). The bounds are
     inclusive and documented in README.md ("Configuration").
@@ -54,6 +54,8 @@ _SETTINGS: dict[str, _Setting] = {
     "default_interval": _Setting("duration", 3600.0, 60, 7 * _DAY),
     "min_interval": _Setting("duration", 900.0, 60, 7 * _DAY),
     "max_interval": _Setting("duration", _DAY, 60, 7 * _DAY),
+    # The request budget the schedule spends where posts are likely (README.md, "How often a feed is checked").
+    "requests_per_feed_per_day": _Setting("number", 15.0, 0.1, 1440),
     # Host fairness: requests at once, seconds between starts, failures that skip a host.
     "per_host_concurrency": _Setting("int", 2, 1, 16),
     "host_gap": _Setting("duration", 0.5, 0, 60),
@@ -273,6 +275,10 @@ def _setting(data: _LineDict, key: str) -> Any:
         if seconds > maximum:
             raise _FieldError(line, key, f"must be at most {duration_text(maximum)}")
         return seconds
+    if kind == "number":
+        if not isinstance(value, int | float) or isinstance(value, bool) or not minimum <= value <= maximum:
+            raise _FieldError(line, key, f"must be a number from {number_text(minimum)} to {number_text(maximum)}")
+        return float(value)
     if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
         raise _FieldError(line, key, f"must be a whole number from {number_text(minimum)} to {number_text(maximum)}")
     return value

@@ -25,7 +25,9 @@ but its arguments. Rules for the new state (seed 000):
   its bytes, so a feed that rewrites a timestamp on every request is quiet;
 * a 410 or 401/403 puts the source on hold with its sites.yaml fingerprint;
 * a body that failed to parse is remembered by hash, with its own failure
-  kind and message, and not parsed again.
+  kind and message, and not parsed again;
+* every parsed document teaches the source's posting habits the dates of
+  its entries newer than any counted before (:func:`habits.learn`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from . import hints, schedule
+from . import habits, hints, schedule
 from .dates import http_date
 from .failures import kind_of
 from .model import Check, Decision, Entry, Failed, Fetched, NotModified, NotRequested, Observation, SourceState
@@ -119,7 +121,8 @@ def new_state(state: SourceState, observation: Observation, now: datetime,
         return state
     parsed = observation.parsed
     state = replace(state, body_hash=observation.body_hash, snapshot_hash=observation.snapshot_hash,
-                    hints=parsed.hints, title=parsed.title or state.title, link=parsed.link or state.link)
+                    hints=parsed.hints, title=parsed.title or state.title, link=parsed.link or state.link,
+                    habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now))
     return replace(state, last_change=now) if changed else state
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .errors import FeedError
 from .failures import Verdict, host_verdict
+from .habits import Habits
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class Config:
         default_interval: seconds between checks of a source with no
             history yet; min_interval, max_interval: bounds, seconds, of
             every interval the schedule chooses (max at most 7 days).
+        requests_per_feed_per_day: the request budget the schedule
+            keeps to on average over the sources (schedule.spend).
         per_host_concurrency: requests to one host key at once.
         host_gap: minimum seconds between two request starts to one host.
         host_breaker: consecutive failures from one host in a build after
@@ -77,6 +80,7 @@ class Config:
     default_interval: float = 3600.0
     min_interval: float = 900.0
     max_interval: float = 86400.0
+    requests_per_feed_per_day: float = 15.0
     per_host_concurrency: int = 2
     host_gap: float = 0.5
     host_breaker: int = 5
@@ -406,6 +410,7 @@ class SourceState:
     failed_body_hash: str | None = None
     failed_body_kind: str | None = None
     failed_body_message: str | None = None
+    habits: Habits | None = None
 
 
 @dataclass(frozen=True)

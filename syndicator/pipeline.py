@@ -24,12 +24,12 @@ from __future__ import annotations
 import hashlib
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from . import __version__, schedule
+from . import __version__, habits, schedule
 from .buildlog import HostTrouble, log_failure, log_health
 from .decide import decide, snapshot_hash
 from .errors import ConfigError, EmptyBuildError, FeedError, InternalError, NotAFeedError, ParseError, StoreError
@@ -56,6 +56,10 @@ from .selection import select_entries, site_statuses
 from .store import Store
 
 __all__ = ["BuildOptions", "BuildReport", "build", "discover"]
+
+#: A build whose every request failed to connect, to at least this many
+#: hosts, saw this machine offline, not the hosts (one host down looks alike).
+OFFLINE_HOSTS = 2
 
 
 @dataclass(frozen=True)
@@ -108,8 +112,11 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         report.seconds = time.monotonic() - started
         write_report(report, options.now, config.cache)
         if not selected:
+            offline = (" (every request failed to connect: is this machine offline? No site was counted as "
+                       "failing for it; the next build tries them all again, `--force` at once)") if report.offline \
+                else " (is the network down?)" * _offline(report)
             raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
-                                  f"{config.output} is unchanged" + (" (is the network down?)" * _offline(report)))
+                                  f"{config.output} is unchanged" + offline)
         render_site(config, selected, statuses, options.now, config.output, options.templates)
     return report
 
@@ -132,9 +139,21 @@ def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
     return [by_name[name] for name in names]
 
 
-def policy_of(config: Config) -> schedule.Policy:
-    """The schedule policy of a config (schedule.Policy)."""
-    return schedule.Policy(config.default_interval, config.min_interval, config.max_interval)
+def policy_of(config: Config, states: Mapping[str, SourceState] | None = None,
+              now: datetime | None = None) -> schedule.Policy:
+    """The schedule policy of a config (schedule.Policy).
+
+    With the stored ``states`` and the build's ``now``, the planet's pooled
+    posting habits are the prior, and the request budget
+    (``requests_per_feed_per_day``) is spent over the configured sources
+    (:func:`schedule.spend`).
+    """
+    policy = schedule.Policy(config.default_interval, config.min_interval, config.max_interval)
+    if states is None or now is None:
+        return policy
+    configured = [states[url] for url in config.sources if url in states]
+    prior = habits.pooled(state.habits for state in configured if state.habits is not None)
+    return schedule.spend(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day)
 
 
 def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str, SourceState],
@@ -143,7 +162,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
 
     ``states`` (as they were before the build) is only read.
     """
-    now, policy = options.now, policy_of(config)
+    now, policy = options.now, policy_of(config, states, options.now)
     fingerprints = schedule.site_fingerprints(config.sites)
     due = schedule.due_sources(config.sources, states, now, fingerprints, options.force, only)
     report.due = len(due)
@@ -152,6 +171,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         breaker=config.host_breaker)
     fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes)
     stored: dict[str, SourceState] = {}
+    hosts: set[str] = set()
     trouble = HostTrouble()
     observations = _observe_all(pool, fetcher, [_job(url, states.get(url)) for url in due], now, started)
     for done, observation in enumerate(observations, start=1):
@@ -160,13 +180,37 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         observation, decision = _decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
         stored[source] = decision.state
         report.add(observation, decision, host_key(observation.request.url))
+        hosts.add(host_key(observation.request.url))
         trouble.note(observation)
         log_failure(observation)
         if options.progress:
             options.progress(done, len(due))
-    trouble.warn(config)
+    if _offline(report) and len(hosts) >= OFFLINE_HOSTS:
+        stored.update(_forgive(store, states, stored, now))
+        report.offline = True
+    else:
+        trouble.warn(config)
     report.record_peaks({host: stats.peak for host, stats in pool.stats.items()})
     return stored
+
+
+def _forgive(store: Store, before: Mapping[str, SourceState], after: Mapping[str, SourceState],
+             now: datetime) -> dict[str, SourceState]:
+    """The states of a build in which this machine, not the hosts, was offline.
+
+    Every request failed to connect, to :data:`OFFLINE_HOSTS` hosts or
+    more: no source climbs its backoff for it. Each keeps the failure count
+    it had before the build (the error is still shown) and is due again at
+    once, so the first build after the network returns fetches everything.
+    """
+    forgiven = {}
+    for source, state in after.items():
+        failures = before[source].failures if source in before else 0
+        forgiven[source] = replace(state, failures=failures, next_attempt=now,
+                                   reason="offline: every request of the last build failed to connect; "
+                                          "tried again by the next build")
+        store.save(forgiven[source], None, now)
+    return forgiven
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ class BuildReport:
             "peak_concurrency": n, "skipped": n}}.
         stale_copies, entries: sites shown from a last good copy; entries published.
         seconds: wall time of the build.
+        offline: every request failed to connect, to several hosts: this
+            machine was offline, and no source was counted as failing for it.
     """
 
     sites: int = 0
@@ -67,6 +69,7 @@ class BuildReport:
     stale_copies: int = 0
     entries: int = 0
     seconds: float = 0.0
+    offline: bool = False
 
     def add(self, observation: Observation, decision: Decision, host: str) -> None:
         """Count one source's observation and the decision taken on it.
@@ -154,6 +157,7 @@ class BuildReport:
             "hosts": dict(sorted(self.hosts.items())),
             "stale_copies": self.stale_copies,
             "entries": self.entries,
+            "offline": self.offline,
         }
 
 

@@ -42,9 +42,10 @@ import hashlib
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from . import habits
 from .failures import kind_of
 from .hints import Hint, document_hints, next_allowed
 from .model import Check, Site, SourceState
@@ -68,11 +69,22 @@ SLOW_CEILING = 7 * 86400.0
 
 @dataclass(frozen=True)
 class Policy:
-    """The configured bounds, seconds: default, minimum and maximum interval."""
+    """How sources are scheduled.
+
+    Attributes:
+        default_interval, min_interval, max_interval: the configured
+            intervals, seconds.
+        at_one_per_day: the interval of a feed posting once a day, seconds
+            (:data:`habits.AT_ONE_PER_DAY`, raised by :func:`spend` when
+            the request budget needs it).
+        prior: the planet's pooled posting habits (:func:`habits.pooled`).
+    """
 
     default_interval: float = 3600.0
     min_interval: float = 900.0
     max_interval: float = 86400.0
+    at_one_per_day: float = habits.AT_ONE_PER_DAY
+    prior: habits.Prior = field(default_factory=habits.Prior)
 
 
 @dataclass(frozen=True)
@@ -201,7 +213,12 @@ def _ladder(first: float, factor: float, failures: int, ceiling: float) -> float
 
 
 def _success_plan(state: SourceState, now: datetime, policy: Policy, http_hint: Hint | None) -> Plan:
-    interval, reason = observed_interval(state.history, policy)
+    if state.habits is not None and state.habits.count:
+        interval, per_day = habits.next_check(state.habits, now, policy.prior, policy.at_one_per_day,
+                                              policy.min_interval, policy.max_interval)
+        reason = f"habits: {rate_text(per_day / 86400)} by its entry dates"
+    else:
+        interval, reason = observed_interval(state.history, policy)
     hints = document_hints(state.hints, now) + ([http_hint] if http_hint else [])
     interval, reason = weigh_hints(interval, reason, len(state.history), hints)
     if state.history and state.history[-1].overflowed and interval > state.history[-1].elapsed / 2:
@@ -273,19 +290,20 @@ def weigh_hints(observed: float, reason: str, evidence: int, hints: Sequence[Hin
 
 
 def jitter(url: str, now: datetime, interval: float, floor: float, ceiling: float) -> float:
-    """Seconds to wait: ``interval`` plus a stable and a small random offset.
+    """Seconds to wait: ``interval`` less a stable and a small random offset, never below ``floor``.
 
     The offset is ``interval * JITTER_FRACTION * (0.8 * stable + 0.2 * random)``
     plus 1-59 s, where ``stable`` comes from the URL and ``random`` from the
-    URL and ``now``. When adding it would pass ``ceiling`` it is subtracted
-    instead, never below ``floor``.
+    URL and ``now``. It is subtracted: a check is never later than its
+    interval says (with builds every ``min_interval``, a later due time
+    would wait a whole extra build), and never sooner than ``floor``, so a
+    feed at ``min_interval`` is checked exactly that often. ``ceiling``
+    bounds ``interval`` itself.
     """
     stable = _unit(url)
     noise = random.Random(f"{url} {now.isoformat()}").random()
     offset = interval * JITTER_FRACTION * (0.8 * stable + 0.2 * noise) + 1 + 58 * _unit(url + "#s")
-    if interval + offset <= ceiling:
-        return interval + offset
-    return max(floor, interval - offset)
+    return max(floor, min(interval, ceiling) - offset)
 
 
 def _unit(text: str) -> float:
@@ -332,3 +350,45 @@ def rate_text(rate: float) -> str:
     if per_day >= 1:
         return f"~{per_day:.0f} changes/day" if per_day >= 10 else f"~{per_day:.1f} changes/day".replace(".0 ", " ")
     return f"~1 change every {duration_text(1 / rate)}"
+
+
+def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: float) -> Policy:
+    """``policy`` with ``at_one_per_day`` raised until the planned requests fit ``budget``.
+
+    Args:
+        states: the stored state of every configured source.
+        now: the build's clock (UTC).
+        policy: the configured policy, its ``at_one_per_day`` the default.
+        budget: requests per feed per day, on average over the sources
+            (``requests_per_feed_per_day`` in sites.yaml).
+    Returns:
+        the policy to plan with: unchanged when the projection (each
+        source's mean interval by its rate, between min_interval and
+        max_interval; ``default_interval`` for a source with no dated
+        entries yet) fits the budget; else with the smallest
+        ``at_one_per_day`` that fits it, found by bisection. It never goes
+        below one request per ``max_interval``. Sources on hold cost nothing.
+    """
+    rates = [habits.rate(state.habits, now) * 86400 for state in states
+             if state.hold is None and state.habits is not None and state.habits.count]
+    others = sum(1 for state in states if state.hold is None and not (state.habits and state.habits.count))
+    total = len(rates) + others
+    if not total:
+        return policy
+
+    def projected(at_one_per_day: float) -> float:
+        spent = sum(86400 / min(max(at_one_per_day * (1 / per_day) ** habits.POWER, policy.min_interval),
+                                policy.max_interval) for per_day in rates)
+        return (spent + others * 86400 / policy.default_interval) / total
+
+    if projected(policy.at_one_per_day) <= budget:
+        return policy
+    low, high = policy.at_one_per_day, policy.at_one_per_day
+    for _ in range(64):  # the highest request rate is bounded by min_interval: a finite high exists
+        high *= 2
+        if projected(high) <= budget or high >= 1000 * policy.max_interval:
+            break
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (low, middle) if projected(middle) <= budget else (middle, high)
+    return replace(policy, at_one_per_day=high)

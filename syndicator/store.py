@@ -43,10 +43,11 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from .errors import CacheLockedError, StoreError
+from .habits import Habits
 from .identity import content_hash
 from .model import Check, Entry, FeedHints, SourceState, StoredEntry
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
 
@@ -106,6 +107,9 @@ _MIGRATIONS: dict[int, str] = {
     4: """
     ALTER TABLE sources ADD COLUMN failed_body_kind TEXT;
     ALTER TABLE sources ADD COLUMN failed_body_message TEXT
+    """,
+    5: """
+    ALTER TABLE sources ADD COLUMN habits TEXT
     """,
 }
 _DATETIME_FIELDS = {"last_attempt", "last_success", "last_change", "next_attempt"}
@@ -356,6 +360,11 @@ def _to_db(value: Any, name: str) -> Any:
                            for c in value])
     if name == "hints":
         return json.dumps(asdict(value), separators=(",", ":"))
+    if name == "habits":
+        data = asdict(value)
+        for key in ("at", "newest", "oldest"):
+            data[key] = data[key] and data[key].isoformat()
+        return json.dumps(data, separators=(",", ":"))
     return value
 
 
@@ -371,6 +380,11 @@ def _from_db(value: Any, name: str) -> Any:
         data = json.loads(value)
         return FeedHints(**{**data, "skip_hours": tuple(data.get("skip_hours", ())),
                             "skip_days": tuple(data.get("skip_days", ()))})
+    if name == "habits":
+        data = json.loads(value)
+        for key in ("at", "newest", "oldest"):
+            data[key] = data[key] and datetime.fromisoformat(data[key])
+        return Habits(**{**data, "hours": tuple(data["hours"]), "days": tuple(data["days"])})
     return value
 
 

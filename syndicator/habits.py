@@ -1,0 +1,222 @@
+"""When a feed posts: a decayed posting rate and its hours and weekdays. Pure: no I/O, no clock.
+
+The schedule spends requests where posts are likely (README, "How often a
+feed is checked"). This module learns, from the dates of the entries a
+feed publishes, two things about it:
+
+* **how often** it posts: a count of its entries, each weighing
+  ``exp(-age / TAU)``, over the span it covers, so a burst raises the rate
+  at once and quiet lets it decay (time constant :data:`TAU`). A long-run
+  rate (every entry seen over the whole span since the oldest) is a floor,
+  so a feed silent for a month is not treated as dead when it posts every
+  few months;
+* **when** it posts: decayed counts of its entries' hours of the day and
+  days of the week (UTC), smoothed over neighbouring hours and mixed with a
+  prior (the pooled habits of all feeds of the planet, else uniform) worth
+  :data:`PRIOR_WEIGHT` entries. A feed whose dates carry no time of day
+  (every one at 00:00:00) has no hour habit.
+
+:func:`next_check` turns both into the time of the next request, by the
+square-root rule: for a fixed number of requests, the expected delay of
+a post is smallest when the interval grows with the square root of the
+time between posts (Cho and Garcia-Molina, "Effective page refresh
+policies for Web crawlers", ACM TODS 2003). Locally the posting rate is
+``rate * activity(t)``, so the interval at ``t`` is
+``at_one_per_day * (1 day / (rate * activity(t) * 1 day)) ** POWER`` and
+the next check falls where the integral of ``1 / interval(t)`` from now
+reaches one: sooner in the hours a feed usually posts, later in those it
+never does. :data:`POWER` is a little under one half: the planet's own
+goal weighs every feed alike (a feed's median delay), not only every post,
+so quieter feeds get a little more than the pure square-root share.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+#: Decay time constant of the posting rate and habits, seconds (7 days).
+TAU = 7 * 86400.0
+#: Exponent of the interval in the time between posts (1/2: the square-root rule).
+POWER = 0.45
+#: The interval of a feed that posts once a day, at an average hour, seconds.
+AT_ONE_PER_DAY = 100 * 60.0
+#: The prior (pooled or uniform habits) counts as this many entries.
+PRIOR_WEIGHT = 2.0
+#: Activity (posting rate relative to the feed's mean) is never taken below this.
+ACTIVITY_FLOOR = 0.05
+#: The integration step of :func:`next_check`, seconds.
+STEP = 900.0
+#: A feed with this share of its entries at exactly 00:00:00 gives dates only, no time of day.
+TIMELESS_SHARE = 0.8
+#: The slowest posting rate assumed, posts per second (one a year).
+RATE_FLOOR = 1 / (365 * 86400.0)
+_DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class Habits:
+    """What a feed's entry dates say about when it posts.
+
+    Attributes:
+        weight: decayed count of entries seen, as of ``at``.
+        at: the time ``weight`` and the histograms refer to (UTC).
+        newest: the newest entry date counted (UTC); later dates are new posts.
+        oldest: the oldest entry date counted (UTC).
+        count: entries counted, undecayed.
+        timeless: of those, entries dated exactly 00:00:00.
+        hours: decayed entry counts per hour of the day (24, UTC).
+        days: decayed entry counts per weekday (7, Monday first).
+    """
+
+    weight: float = 0.0
+    at: datetime | None = None
+    newest: datetime | None = None
+    oldest: datetime | None = None
+    count: int = 0
+    timeless: int = 0
+    hours: tuple[float, ...] = (0.0,) * 24
+    days: tuple[float, ...] = (0.0,) * 7
+
+
+@dataclass(frozen=True)
+class Prior:
+    """The habits of a whole planet, each feed's prior: shares per hour (24) and weekday (7), each summing to 1."""
+
+    hours: tuple[float, ...] = (1 / 24,) * 24
+    days: tuple[float, ...] = (1 / 7,) * 7
+
+
+def learn(habits: Habits | None, dates: Iterable[datetime | None], now: datetime) -> Habits:
+    """``habits`` with the entry dates not counted before added.
+
+    Args:
+        habits: what was learnt so far (None: nothing).
+        dates: the dates of the entries of a document just read (UTC, None
+            for an undated entry); only those after ``habits.newest`` and
+            not after ``now`` count: they are the new posts.
+        now: the build's clock (UTC).
+    Returns:
+        the new Habits, decayed to ``now``.
+    """
+    habits = decay(habits or Habits(), now)
+    fresh = sorted(d for d in dates if d is not None and d <= now and (habits.newest is None or d > habits.newest))
+    if not fresh:
+        return habits
+    hours, days = list(habits.hours), list(habits.days)
+    weight, timeless = habits.weight, habits.timeless
+    for date in fresh:
+        share = math.exp(-(now - date).total_seconds() / TAU)
+        weight += share
+        utc = date.astimezone(UTC)
+        hours[utc.hour] += share
+        days[utc.weekday()] += share
+        timeless += utc.hour == utc.minute == utc.second == 0
+    oldest = min(fresh[0], habits.oldest) if habits.oldest else fresh[0]
+    return replace(habits, weight=weight, newest=fresh[-1], oldest=oldest, count=habits.count + len(fresh),
+                   timeless=timeless, hours=tuple(hours), days=tuple(days))
+
+
+def decay(habits: Habits, now: datetime) -> Habits:
+    """``habits`` as of ``now``: weight and histograms decayed by ``exp(-elapsed / TAU)``."""
+    if habits.at is None or now <= habits.at:
+        return replace(habits, at=now if habits.at is None else habits.at)
+    factor = math.exp(-(now - habits.at).total_seconds() / TAU)
+    return replace(habits, at=now, weight=habits.weight * factor,
+                   hours=tuple(h * factor for h in habits.hours), days=tuple(d * factor for d in habits.days))
+
+
+def rate(habits: Habits, now: datetime) -> float:
+    """Posts per second: the decayed rate, at least the long-run rate and :data:`RATE_FLOOR`.
+
+    The decayed count is spread over the span it covers (since the oldest
+    entry, between one hour and :data:`TAU`); the long-run rate spreads
+    every entry counted over the time since the oldest (at least TAU).
+    """
+    if habits.oldest is None:
+        return RATE_FLOOR
+    since = max((now - habits.oldest).total_seconds(), 0.0)
+    recent = decay(habits, now).weight / min(max(since, 3600.0), TAU)
+    long_run = habits.count / max(since, TAU)
+    return max(recent, long_run, RATE_FLOOR)
+
+
+def pooled(all_habits: Iterable[Habits]) -> Prior:
+    """The prior of a planet: each feed's hour and weekday shares averaged, each feed weighing one.
+
+    Feeds without a time of day count for the weekdays only; with no feed
+    to learn from, the prior is uniform.
+    """
+    hours, days = [0.0] * 24, [0.0] * 7
+    for habits in all_habits:
+        total = sum(habits.days)
+        if total <= 0:
+            continue
+        for index, value in enumerate(habits.days):
+            days[index] += value / total
+        if not _timeless(habits):
+            for index, value in enumerate(habits.hours):
+                hours[index] += value / total
+    return Prior(_normal(hours, 24), _normal(days, 7))
+
+
+def activity(habits: Habits, prior: Prior) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(per hour of day, per weekday) posting rate relative to the feed's mean (each averages 1).
+
+    Each is the feed's smoothed share mixed with the prior's share,
+    :data:`PRIOR_WEIGHT` entries strong, times the number of slots.
+    """
+    weight = sum(habits.days)
+    hours = prior.hours if _timeless(habits) else _mixed(_smoothed(habits.hours), weight, prior.hours)
+    days = _mixed(habits.days, weight, prior.days)
+    return tuple(24 * h for h in hours), tuple(7 * d for d in days)
+
+
+def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: float,
+               floor: float, ceiling: float) -> tuple[float, float]:
+    """Seconds until the next request, and the feed's posting rate (posts per day).
+
+    The integral of ``1 / interval(t)`` from ``now`` is taken in steps of
+    :data:`STEP` until it reaches one (module docstring); the result lies
+    in [``floor``, ``ceiling``] (min_interval, max_interval).
+    """
+    per_day = rate(habits, now) * _DAY
+    base = at_one_per_day * (1 / per_day) ** POWER
+    hours, days = activity(habits, prior)
+    progress, elapsed = 0.0, 0.0
+    while elapsed < ceiling:
+        moment = now + timedelta(seconds=elapsed)
+        local = max(hours[moment.hour] * days[moment.weekday()], ACTIVITY_FLOOR)
+        step = min(STEP, ceiling - elapsed)
+        gain = step * local**POWER / base
+        if progress + gain >= 1:
+            elapsed += (1 - progress) / gain * step
+            break
+        progress += gain
+        elapsed += step
+    return min(max(elapsed, floor), ceiling), per_day
+
+
+def _timeless(habits: Habits) -> bool:
+    return habits.count > 0 and habits.timeless >= TIMELESS_SHARE * habits.count
+
+
+def _smoothed(counts: Sequence[float]) -> list[float]:
+    """Circular smoothing over neighbours, weights 1/4, 1/2, 1/4."""
+    size = len(counts)
+    return [0.25 * counts[i - 1] + 0.5 * counts[i] + 0.25 * counts[(i + 1) % size] for i in range(size)]
+
+
+def _mixed(counts: Sequence[float], weight: float, prior: Sequence[float]) -> tuple[float, ...]:
+    total = sum(counts)
+    if total <= 0:
+        return tuple(prior)
+    return tuple((c / total * weight + PRIOR_WEIGHT * p) / (weight + PRIOR_WEIGHT)
+                 for c, p in zip(counts, prior, strict=True))
+
+
+def _normal(values: Sequence[float], size: int) -> tuple[float, ...]:
+    total = sum(values)
+    return tuple(v / total for v in values) if total > 0 else (1 / size,) * size
