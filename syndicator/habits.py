@@ -45,14 +45,16 @@ POWER = 0.45
 AT_ONE_PER_DAY = 100 * 60.0
 #: The prior (pooled or uniform habits) counts as this many entries.
 PRIOR_WEIGHT = 2.0
-#: Activity (posting rate relative to the feed's mean) is never taken below this.
+#: Activity (posting rate relative to the feed's mean) is taken within these bounds:
+#: a few posts in one hour of one weekday must not make that hour look 168 times busier.
 ACTIVITY_FLOOR = 0.05
+ACTIVITY_CEILING = 10.0
 #: The integration step of :func:`next_check`, seconds.
 STEP = 900.0
 #: A feed with this share of its entries at exactly 00:00:00 gives dates only, no time of day.
 TIMELESS_SHARE = 0.8
-#: The slowest posting rate assumed, posts per second (one a year).
-RATE_FLOOR = 1 / (365 * 86400.0)
+#: The slowest posting rate assumed, posts per second (one in ten years).
+RATE_FLOOR = 1 / (3650 * 86400.0)
 _DAY = 86400.0
 
 
@@ -175,12 +177,12 @@ def activity(habits: Habits, prior: Prior) -> tuple[tuple[float, ...], tuple[flo
 
 
 def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: float,
-               floor: float, ceiling: float) -> tuple[float, float]:
+               ceiling: float) -> tuple[float, float]:
     """Seconds until the next request, and the feed's posting rate (posts per day).
 
     The integral of ``1 / interval(t)`` from ``now`` is taken in steps of
-    :data:`STEP` until it reaches one (module docstring); the result lies
-    in [``floor``, ``ceiling``] (min_interval, max_interval).
+    :data:`STEP` until it reaches one (module docstring), at most
+    ``ceiling`` seconds (max_interval); the caller applies min_interval.
     """
     per_day = rate(habits, now) * _DAY
     base = at_one_per_day * (1 / per_day) ** POWER
@@ -188,7 +190,7 @@ def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: floa
     progress, elapsed = 0.0, 0.0
     while elapsed < ceiling:
         moment = now + timedelta(seconds=elapsed)
-        local = max(hours[moment.hour] * days[moment.weekday()], ACTIVITY_FLOOR)
+        local = min(max(hours[moment.hour] * days[moment.weekday()], ACTIVITY_FLOOR), ACTIVITY_CEILING)
         step = min(STEP, ceiling - elapsed)
         gain = step * local**POWER / base
         if progress + gain >= 1:
@@ -196,7 +198,7 @@ def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: floa
             break
         progress += gain
         elapsed += step
-    return min(max(elapsed, floor), ceiling), per_day
+    return min(elapsed, ceiling), per_day
 
 
 def _timeless(habits: Habits) -> bool:

@@ -215,8 +215,8 @@ def _ladder(first: float, factor: float, failures: int, ceiling: float) -> float
 def _success_plan(state: SourceState, now: datetime, policy: Policy, http_hint: Hint | None) -> Plan:
     if state.habits is not None and state.habits.count:
         interval, per_day = habits.next_check(state.habits, now, policy.prior, policy.at_one_per_day,
-                                              policy.min_interval, policy.max_interval)
-        reason = f"habits: {rate_text(per_day / 86400)} by its entry dates"
+                                              policy.max_interval)
+        reason = f"habits: {post_rate_text(per_day)} by its entry dates"
     else:
         interval, reason = observed_interval(state.history, policy)
     hints = document_hints(state.hints, now) + ([http_hint] if http_hint else [])
@@ -227,7 +227,7 @@ def _success_plan(state: SourceState, now: datetime, policy: Policy, http_hint: 
         reason = "observed: every entry new since the last check, posts may have been missed; halved"
     if interval < policy.min_interval:
         interval, reason = policy.min_interval, f"{reason}, capped at min_interval"
-    elif interval > policy.max_interval:
+    elif interval >= policy.max_interval:
         interval, reason = policy.max_interval, f"{reason}, capped at max_interval"
     wait = jitter(state.url, now, interval, policy.min_interval, policy.max_interval)
     due = now + timedelta(seconds=wait)
@@ -392,3 +392,8 @@ def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: 
         middle = (low + high) / 2
         low, high = (low, middle) if projected(middle) <= budget else (middle, high)
     return replace(policy, at_one_per_day=high)
+
+
+def post_rate_text(per_day: float) -> str:
+    """A posting rate (posts per day) as ``~3 posts/day`` or ``~1 post every 4 d``."""
+    return rate_text(per_day / 86400).replace("changes", "posts").replace("change", "post")
