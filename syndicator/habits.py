@@ -42,7 +42,7 @@ TAU = 7 * 86400.0
 #: Exponent of the interval in the time between posts (1/2: the square-root rule).
 POWER = 0.45
 #: The interval of a feed that posts once a day, at an average hour, seconds.
-AT_ONE_PER_DAY = 100 * 60.0
+AT_ONE_PER_DAY = 105 * 60.0
 #: The prior (pooled or uniform habits) counts as this many entries.
 PRIOR_WEIGHT = 2.0
 #: Activity (posting rate relative to the feed's mean) is taken within these bounds:
@@ -174,6 +174,17 @@ def activity(habits: Habits, prior: Prior) -> tuple[tuple[float, ...], tuple[flo
     hours = prior.hours if _timeless(habits) else _mixed(_smoothed(habits.hours), weight, prior.hours)
     days = _mixed(habits.days, weight, prior.days)
     return tuple(24 * h for h in hours), tuple(7 * d for d in days)
+
+
+def pace(habits: Habits, prior: Prior) -> float:
+    """Checks per day of ``habits`` relative to a feed with no habits, at the same rate (at most 1).
+
+    The mean over the week of ``activity ** POWER``, taken as the product of
+    the hour and the weekday means: concentrated habits need fewer checks
+    for the same delay (Jensen's inequality). Used to project a budget.
+    """
+    hours, days = activity(habits, prior)
+    return (sum(h**POWER for h in hours) / 24) * (sum(d**POWER for d in days) / 7)
 
 
 def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: float,

@@ -353,7 +353,7 @@ def rate_text(rate: float) -> str:
 
 
 def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: float) -> Policy:
-    """``policy`` with ``at_one_per_day`` raised until the planned requests fit ``budget``.
+    """``policy`` with ``at_one_per_day`` raised until the expected requests fit ``budget``.
 
     Args:
         states: the stored state of every configured source.
@@ -362,35 +362,41 @@ def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: 
         budget: requests per feed per day, on average over the sources
             (``requests_per_feed_per_day`` in sites.yaml).
     Returns:
-        the policy to plan with: unchanged when the projection (each
-        source's mean interval by its rate, between min_interval and
-        max_interval; ``default_interval`` for a source with no dated
-        entries yet) fits the budget; else with the smallest
-        ``at_one_per_day`` that fits it, found by bisection. It never goes
-        below one request per ``max_interval``. Sources on hold cost nothing.
+        the policy to plan with: unchanged when the expected requests fit
+        the budget; else with the smallest ``at_one_per_day`` that fits it,
+        found by bisection. A source with habits is expected to be checked
+        every ``interval / pace`` (:func:`habits.pace`), kept between
+        min_interval and max_interval, plus half the time between builds
+        (a due source waits for the next build; that time is the shortest
+        gap between two checks in the histories, at most min_interval); one
+        with no dated entries yet every ``default_interval``. Sources on hold
+        cost nothing; no source is expected below one request per max_interval.
     """
-    rates = [habits.rate(state.habits, now) * 86400 for state in states
-             if state.hold is None and state.habits is not None and state.habits.count]
-    others = sum(1 for state in states if state.hold is None and not (state.habits and state.habits.count))
-    total = len(rates) + others
-    if not total:
+    states = [state for state in states if state.hold is None]
+    learnt = [state.habits for state in states if state.habits and state.habits.count]
+    others = len(states) - len(learnt)
+    if not states:
         return policy
+    # (posts per day, pace) of each source with habits.
+    feeds = [(habits.rate(learned, now) * 86400, habits.pace(learned, policy.prior)) for learned in learnt]
+    gaps = [check.elapsed for state in states for check in state.history if check.elapsed > 0]
+    wait = min(min(gaps, default=policy.min_interval), policy.min_interval) / 2
 
-    def projected(at_one_per_day: float) -> float:
-        spent = sum(86400 / min(max(at_one_per_day * (1 / per_day) ** habits.POWER, policy.min_interval),
-                                policy.max_interval) for per_day in rates)
-        return (spent + others * 86400 / policy.default_interval) / total
+    def expected(at_one_per_day: float) -> float:
+        spent = sum(86400 / (min(max(at_one_per_day * (1 / per_day) ** habits.POWER / pace, policy.min_interval),
+                                 policy.max_interval) + wait) for per_day, pace in feeds)
+        return (spent + others * 86400 / (policy.default_interval + wait)) / len(states)
 
-    if projected(policy.at_one_per_day) <= budget:
+    if expected(policy.at_one_per_day) <= budget:
         return policy
     low, high = policy.at_one_per_day, policy.at_one_per_day
-    for _ in range(64):  # the highest request rate is bounded by min_interval: a finite high exists
+    for _ in range(64):  # requests fall as at_one_per_day grows, down to one per max_interval
         high *= 2
-        if projected(high) <= budget or high >= 1000 * policy.max_interval:
+        if expected(high) <= budget or high >= 1000 * policy.max_interval:
             break
     for _ in range(40):
         middle = (low + high) / 2
-        low, high = (low, middle) if projected(middle) <= budget else (middle, high)
+        low, high = (low, middle) if expected(middle) <= budget else (middle, high)
     return replace(policy, at_one_per_day=high)
 
 

@@ -112,7 +112,8 @@ def test_hourly_feed_after_dormancy_is_checked_often_at_once() -> None:
     dormant = [p for p in plans if p.next_attempt is not None and p.next_attempt < start_hourly]
     assert max(p.interval for p in dormant) == POLICY.max_interval
     checked = [NOW] + [p.next_attempt for p in plans[:-1]]
-    after = [p for p, at in zip(plans, checked, strict=True) if at is not None and at > start_hourly + timedelta(hours=2)]
+    after = [p for p, at in zip(plans, checked, strict=True)
+             if at is not None and at > start_hourly + timedelta(hours=2)]
     assert after and after[0].interval <= HOUR  # the first document with the new posts is enough
 
 
