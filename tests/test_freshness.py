@@ -1,0 +1,133 @@
+"""Fresher for less: the request budget, posting habits kept in the store, and builds on a machine offline."""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from syndicator import habits, schedule
+from syndicator.habits import Habits
+from syndicator.model import SourceState
+from syndicator.store import Store
+
+from .conftest import NOW, post, rss, write_config
+from .polite_helpers import build, run, status
+
+DAY = 86400.0
+
+
+def free_port(host: str) -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def serving(host: str, port: int, body: bytes) -> Iterator[list[str]]:
+    """An HTTP server on host:port answering every GET with ``body``; yields the paths asked for."""
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the base class's name
+            asked.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/rss+xml")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer((host, port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_build_on_a_machine_offline_counts_no_failure_and_the_next_build_tries_again(tmp_path: Path) -> None:
+    hosts = [("127.0.0.1", free_port("127.0.0.1")), ("127.0.0.2", free_port("127.0.0.2"))]
+    config = write_config(tmp_path, [{"name": f"Site {n}", "feed": f"http://{host}:{port}/feed.xml"}
+                                     for n, (host, port) in enumerate(hosts)], retries=0, host_gap=0, timeout=2)
+    first = run("build", "--config", str(config), "--now", NOW.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    assert first.exit_code == 3
+    assert "is this machine offline?" in first.stderr and "--force" in first.stderr
+    rows = status(config)
+    assert all(row["failures"] == 0 and row["due_now"] for row in rows.values()), rows
+    body = rss(post(1)).encode()
+    with serving(*hosts[0], body) as one, serving(*hosts[1], body) as two:
+        report = build(config, NOW + timedelta(minutes=1))
+    assert one == ["/feed.xml"] and two == ["/feed.xml"]  # the network is back: asked at once
+    assert report["fetched"] == 2 and report["offline"] is False
+
+
+def test_one_host_down_is_no_offline_machine_and_climbs_its_backoff(tmp_path: Path) -> None:
+    port = free_port("127.0.0.1")
+    config = write_config(tmp_path, [{"name": "Only", "feed": f"http://127.0.0.1:{port}/feed.xml"}],
+                          retries=0, host_gap=0, timeout=2)
+    first = run("build", "--config", str(config), "--now", NOW.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    assert first.exit_code == 3 and "offline?" not in first.stderr
+    row = status(config, NOW + timedelta(minutes=1))["Only"]
+    assert row["failures"] == 1 and row["due_now"] is False
+
+
+@pytest.mark.parametrize("value", [0, -1, "many", True, 2000, ".nan"])
+def test_the_budget_must_be_a_number_in_range(tmp_path: Path, value: object) -> None:
+    config = write_config(tmp_path, [{"name": "A", "feed": "https://a.example/feed"}])
+    text = config.read_text().replace("sites:", f"requests_per_feed_per_day: {value}\nsites:")
+    config.write_text(text)
+    result = run("build", "--config", str(config))
+    assert result.exit_code == 2
+    assert "requests_per_feed_per_day" in result.stderr and "sites.yaml" in result.stderr
+
+
+def busy(n: int, per_day: float) -> SourceState:
+    """A source whose habits say it posts ``per_day`` times a day, evenly, for the last 20 days."""
+    step = DAY / per_day
+    dates = [NOW - timedelta(seconds=step * k) for k in range(int(20 * per_day))]
+    return SourceState(f"https://h{n}.example/feed", f"https://h{n}.example/feed",
+                       habits=habits.learn(None, dates, NOW))
+
+
+def test_the_budget_slows_every_feed_by_one_factor_only_when_needed() -> None:
+    states = [busy(n, per_day) for n, per_day in enumerate([0.2, 1, 3, 10, 40] * 4)]
+    policy = schedule.Policy()
+    assert schedule.spend(states, NOW, policy, 1000) == policy  # a generous budget changes nothing
+    tight = schedule.spend(states, NOW, policy, 6)
+    assert tight.at_one_per_day > policy.at_one_per_day
+    tighter = schedule.spend(states, NOW, policy, 3)
+    assert tighter.at_one_per_day > tight.at_one_per_day
+    for chosen in (tight, tighter):  # planned checks per day, as the schedule itself plans them
+        plans = [schedule.plan(state, NOW, chosen) for state in states]
+        assert all(chosen.min_interval <= plan.interval <= chosen.max_interval for plan in plans)
+    held = [replace(state, hold="fingerprint") for state in states]
+    assert schedule.spend(held, NOW, policy, 0.1) == policy  # sources on hold cost nothing
+
+
+def test_habits_survive_the_store(tmp_path: Path) -> None:
+    learnt = busy(1, 5).habits
+    assert learnt is not None and learnt.count == 100
+    with Store.open(tmp_path) as store:
+        store.save(SourceState("https://h1.example/feed", "https://h1.example/feed", habits=learnt), None, NOW)
+    with Store.open(tmp_path) as store:
+        assert store.states()["https://h1.example/feed"].habits == learnt
+
+
+def test_a_date_seen_before_is_not_counted_twice() -> None:
+    dates = [NOW - timedelta(hours=k) for k in range(10)]
+    once = habits.learn(None, dates, NOW)
+    again = habits.learn(once, dates, NOW)
+    assert once.count == again.count == 10
+    newer = habits.learn(once, [*dates, NOW + timedelta(minutes=5)], NOW + timedelta(minutes=5))
+    assert newer.count == 11 and newer.newest == NOW + timedelta(minutes=5)
+    assert habits.learn(None, [NOW + timedelta(days=1)], NOW) == Habits(at=NOW)  # the future is no post
