@@ -10,7 +10,8 @@ A helper of :mod:`parse`, which turns drafts into entries. Rules:
 * ``date_published``, else ``date_modified`` (RFC 3339) is the date;
 * relative URLs resolve against the item's ``url``, the feed's
   ``home_page_url``, then the fetch URL;
-* ``attachments`` count as enclosures for identity.
+* ``attachments`` count as enclosures for identity;
+* an item without ``authors`` (1.0: ``author``) takes the feed's.
 """
 
 from __future__ import annotations
@@ -67,17 +68,18 @@ def read_json_feed(text: str, url: str, now: datetime,
         raise ParseError(url, "invalid JSON Feed: no items list")
     version = str(document["version"])
     feed_link = absolute(document.get("home_page_url"), url)
+    feed_author = _author(document)
     drafts = []
     for item in document["items"]:
         if budget is not None:
             budget.check("reading items")
         if isinstance(item, dict):
-            drafts.append(_item(item, feed_link, url, now))
+            drafts.append(_item(item, feed_link, url, now, feed_author))
     return (plain_title(_str(document.get("title"))), feed_link, drafts,
             "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""))
 
 
-def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) -> Draft:
+def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime, feed_author: str | None) -> Draft:
     link = absolute(item.get("url"), feed_link or url) or absolute(item.get("external_url"), feed_link or url)
     base = link or feed_link or url
     if isinstance(item.get("content_html"), str):
@@ -103,7 +105,7 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) 
     attachments = item.get("attachments")
     attachments = attachments if isinstance(attachments, list) else []
     enclosures = tuple(filter(None, (absolute(a.get("url"), base) for a in attachments if isinstance(a, dict))))
-    entry = Entry(id="", title=title, link=link, author=_author(item), date=date, updated=chosen[1],
+    entry = Entry(id="", title=title, link=link, author=_author(item) or feed_author, date=date, updated=chosen[1],
                   summary=summary, content=content, date_note=None if date else "; ".join(notes) or None)
     candidate = Candidate(guid or None, link, title, (raws[0] or raws[1])[:DATE_MAX_CHARS], enclosures,
                           html_to_text(summary or content))
@@ -111,7 +113,8 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) 
 
 
 def _author(item: dict[str, Any]) -> str | None:
-    """The authors' names joined with ", ", e-mail addresses removed; None if no name is left."""
+    """The authors' names of an item or of the feed (``authors``, JSON Feed 1.0 ``author``)
+    joined with ", ", e-mail addresses removed; None if no name is left."""
     authors = item.get("authors")
     if not isinstance(authors, list):
         authors = [item.get("author")]  # JSON Feed 1.0

@@ -21,7 +21,9 @@ normalized here, once:
 * titles are plain text: a title marked as text is kept literally, one
   marked or detected as HTML has its markup stripped; summaries and content
   are sanitized by :mod:`sanitize`; an author is a name only, its e-mail
-  address never published;
+  address never published; an entry without an author takes its
+  atom:source's, then the feed's (RFC 4287 section 4.2.1; RSS
+  ``managingEditor``, channel ``dc:creator`` and ``itunes:author``);
 * relative URLs are resolved against xml:base, then the entry link, then
   the feed's link, then the fetch URL; a relative xml:base is itself
   resolved against the feed's link, then the fetch URL;
@@ -155,17 +157,19 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
     feed = document.feed
     version = document.get("version") or "unknown"
     feed_link = absolute(dict.get(feed, "link"), url)
+    feed_author = _xml_author(feed)
     drafts = []
     for item in document.entries:
         budget.check("reading entries")
-        drafts.append(_xml_entry(item, feed_link, url, now, version))
+        drafts.append(_xml_entry(item, feed_link, url, now, version, feed_author))
     if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
         reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
         raise ParseError(url, f"not a readable feed: {reason}")
     return _text_field(feed, "title", version), feed_link, drafts, version
 
 
-def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str) -> Draft:
+def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str,
+               feed_author: str | None) -> Draft:
     link = absolute(dict.get(item, "link"), feed_link or url)
     bases = (link, feed_link, url)
     content = ""
@@ -177,22 +181,25 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, versio
                                      for e in item.get("enclosures") or [])))
     title = _text_field(item, "title", version)
     guid = one_line(dict.get(item, "id")) or None
-    entry = Entry(id="", title=title, link=link, author=_xml_author(item),
+    author = _xml_author(item) or _xml_author(dict.get(item, "source") or {}) or feed_author
+    entry = Entry(id="", title=title, link=link, author=author,
                   date=date, updated=updated, summary=summary, content=content, date_note=note)
     text = html_to_text(summary or content)
     return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, text))
 
 
-def _xml_author(item: Any) -> str | None:
-    """The entry's author as a name only, or None.
+def _xml_author(container: Any) -> str | None:
+    """The author of an entry, its atom:source or a feed, as a name only, or None.
 
-    feedparser splits RSS ``email (Name)``, ``Name <email>`` and Atom
-    name/email into ``author_detail``; its name is used when present, else
-    the ``author`` text, with e-mail addresses removed either way
-    (:func:`sanitize.author_name`): an address alone is no author.
+    feedparser gathers RSS ``author`` and ``managingEditor``, ``dc:creator``,
+    ``itunes:author`` and Atom ``author`` into ``author`` (``Name (email)``
+    for an Atom name and email) and its split of that text into
+    ``author_detail``. The text is read first, with every e-mail address
+    removed by :func:`sanitize.author_name` (feedparser's split can leave
+    ``Name (mailto:``); then the split's name. An address alone is no author.
     """
-    detail = dict.get(item, "author_detail") or {}
-    return author_name(dict.get(detail, "name")) or author_name(dict.get(item, "author"))
+    detail = dict.get(container, "author_detail") or {}
+    return author_name(dict.get(container, "author")) or author_name(dict.get(detail, "name"))
 
 
 def _xml_dates(item: Any, now: datetime) -> tuple[datetime | None, datetime | None, str | None, str]:

@@ -68,7 +68,8 @@ class PageEntry:
     atom_id: str
     title: str
     link: str | None
-    author: str
+    author: str  # the entry's author, else the site's name
+    author_known: bool  # False when ``author`` is the site's name: no author is claimed in feeds
     site_name: str
     site_link: str | None
     site_feed: str
@@ -198,12 +199,14 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     body = entry.content or entry.summary
     summary_source = entry.summary or entry.content
     summary = truncate_html(summary_source, summary_chars)
+    # author_name again: snapshots stored by earlier versions may hold an e-mail address.
+    author = shorten(author_name(entry.author) or "", AUTHOR_CHARS)
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
         title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",
         link=entry.link,
-        # author_name again: snapshots stored by earlier versions may hold an e-mail address.
-        author=shorten(author_name(entry.author) or "", AUTHOR_CHARS) or site.name,
+        author=author or site.name,
+        author_known=bool(author),
         site_name=site.name,
         site_link=site.link,
         site_feed=site.feed,
@@ -251,7 +254,7 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
             "content_html": str(e.content),
             "date_published": e.published,
             "date_modified": e.updated,
-            "authors": [{"name": e.author}],
+            **({"authors": [{"name": e.author}]} if e.author_known else {}),
             "_source": {"title": e.site_name, "feed_url": e.site_feed, "home_page_url": e.site_link},
         })
         items.append(item)

@@ -66,11 +66,9 @@ _VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "so
 # and non-characters are dropped too so every output stays well-formed.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 _SPACE = re.compile(r"\s+")
-#: An e-mail address is the longest run of these characters before an ``@`` (RFC 5322
-#: addr-spec, dot-atom form) and a domain with a dot after it; see :func:`_remove_addresses`.
-_LOCAL = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]")
-_DOMAIN = re.compile(r"[\w-]++(?:\.[\w-]++)+")
-_MAILTO = re.compile(r"\bmailto:", re.I)
+#: What separates the words of an author string: white space, brackets, quotes and list
+#: punctuation. A word with an ``@`` after its first character is an address (see :func:`_remove_addresses`).
+_WORD_BREAKS = re.compile(r"""([\s()<>\[\]{},;"]+)""")
 #: Brackets an address was removed from: "()", "<>", "[]".
 _EMPTY_BRACKETS = re.compile(r"\(\s*\)|<\s*>|\[\s*\]")
 
@@ -225,43 +223,37 @@ def author_name(text: str | None) -> str | None:
     """An author as a name fit to publish: e-mail addresses removed (str or None).
 
     RSS 2.0 asks for ``email (Name)`` in ``<author>``; publishing that would
-    hand the address to spammers, so every address is removed with the
-    brackets it leaves empty: ``jane@example.org (Jane Doe)`` and ``Jane Doe
-    <jane@example.org>`` give ``Jane Doe``. None when nothing but addresses,
-    brackets and punctuation is left (the caller shows the site name instead).
+    hand the address to spammers, so every address (:func:`_remove_addresses`:
+    any word with an ``@`` after its first character, malformed ones
+    included, and any ``mailto:`` word) is removed with the brackets it
+    leaves empty or unclosed: ``jane@example.org (Jane Doe)``, ``Jane Doe
+    <jane@example.org>`` and ``Jane Doe (mailto:jane@example.org)`` give
+    ``Jane Doe``; a name in quotes or brackets loses them. None when nothing
+    but addresses, brackets and punctuation is left (no author is known).
+    Entities are not decoded here: render calls this again on stored names.
     """
     raw = (text or "")[:AUTHOR_MAX_CHARS * RAW_FIELD_FACTOR]
-    name = one_line(_EMPTY_BRACKETS.sub(" ", _MAILTO.sub(" ", _remove_addresses(raw))))
-    name = name.strip(" ,;:/|-")
-    if name.startswith("(") and name.endswith(")") and "(" not in name[1:-1]:
-        name = name[1:-1].strip()
+    name = one_line(_EMPTY_BRACKETS.sub(" ", _remove_addresses(raw)))
+    name = name.strip(" ,;:/|-").rstrip("(<[{ ").lstrip(")>]} ")
+    for first, last in ("()", '""', "<>", "[]"):
+        if name.startswith(first) and name.endswith(last) and first not in name[1:-1] and last not in name[1:-1]:
+            name = name[1:-1].strip()
     return name[:AUTHOR_MAX_CHARS].rstrip() or None
 
 
 def _remove_addresses(text: str) -> str:
-    """``text`` with every e-mail address replaced by a space, in one pass.
+    """``text`` with every word that is an e-mail address, or a ``mailto:`` URL, replaced by a space.
 
-    A regex searched from every start position would rescan a long run of
-    word characters from each of them (quadratic); here each ``@`` looks
-    back over its local part, never past the previous ``@`` or removed
-    address, and forward over its domain, so every character is read at
-    most twice.
+    Words are split at :data:`_WORD_BREAKS` in one linear pass; a word
+    holding an ``@`` after its first character counts as an address, valid
+    or not (``news@.example.org``), so a malformed address is never
+    published; a handle such as ``@jane`` is kept.
     """
-    pieces: list[str] = []
-    kept = floor = 0  # text[kept:] is not yet copied; no local part reaches before `floor`
-    at = text.find("@")
-    while at >= 0:
-        start = at
-        while start > floor and _LOCAL.match(text, start - 1):
-            start -= 1
-        domain = _DOMAIN.match(text, at + 1)
-        if domain and start < at:
-            pieces += [text[kept:start], " "]
-            kept = floor = domain.end()
-        else:
-            floor = at + 1
-        at = text.find("@", max(floor, at + 1))
-    pieces.append(text[kept:])
+    pieces = _WORD_BREAKS.split(text)
+    for index in range(0, len(pieces), 2):  # words at even indexes, breaks between them
+        word = pieces[index]
+        if "@" in word[1:] or "mailto:" in word.lower():
+            pieces[index] = " "
     return "".join(pieces)
 
 
