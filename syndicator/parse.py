@@ -14,8 +14,9 @@ normalized here, once:
 * dates follow the seed 004 order (pubDate, published, issued, then
   updated, modified, dc:date; JSON Feed date_published, date_modified) and
   are read by :mod:`dates`; an untrusted date (unreadable, more than a day
-  ahead, before 1995) becomes None with a ``date_note``, and the store
-  supplies first-seen instead;
+  ahead, before 1995) becomes None with a ``date_note``; among dated items
+  such an item borrows a neighbour's date (:func:`borrow_dates`), else the
+  store supplies first-seen;
 * identity and alias keys per :mod:`identity`; an item with no title, link,
   text or enclosure is dropped;
 * titles are plain text: a title marked as text is kept literally, one
@@ -120,13 +121,48 @@ def root_element(text: str) -> str:
 
 
 def _finish(drafts: Sequence[Draft]) -> tuple[Entry, ...]:
-    """Drop empty items, give identities and alias keys, drop repeats."""
-    drafts = [d for d in drafts if not _empty(d)]
+    """Drop empty items, date undated ones among dated ones, give identities and alias keys, drop repeats."""
+    drafts = borrow_dates([d for d in drafts if not _empty(d)])
     candidates = [d.candidate for d in drafts]
     ids = identity.assign(candidates)
     keys = identity.alias_keys(candidates)
     return tuple(replace(d.entry, id=key, aliases=alias)
                  for d, key, alias in zip(drafts, ids, keys, strict=True) if key is not None)
+
+
+def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
+    """Date the undated items of a document whose other items are dated.
+
+    An item without a usable date among dated ones is usually navigation
+    ("More news...") or an item the publisher forgot to date; dated by when
+    it was first seen it would top the planet. It takes the date of the
+    nearest dated item after it in document order, else (nothing dated
+    after it) the oldest date of the document, so it ranks below that
+    feed's dated items (ties keep document order). A document with no dated
+    item is left alone: its items are dated by first-seen.
+
+    Args:
+        drafts: the document's drafts in document order.
+    Returns:
+        the drafts, in the same order; each borrowed date is noted in
+        ``date_note``.
+    """
+    dated = [d.entry.date for d in drafts if d.entry.date is not None]
+    if not dated or len(dated) == len(drafts):
+        return list(drafts)
+    oldest = min(dated)
+    following: datetime | None = None
+    result: list[Draft] = []
+    for draft in reversed(drafts):
+        entry = draft.entry
+        if entry.date is not None:
+            following = entry.date
+            result.append(draft)
+            continue
+        why = "undated: dated as the next dated item" if following else "undated: dated as the oldest item"
+        note = "; ".join(filter(None, (entry.date_note, why)))
+        result.append(replace(draft, entry=replace(entry, date=following or oldest, date_note=note)))
+    return result[::-1]
 
 
 def _empty(draft: Draft) -> bool:

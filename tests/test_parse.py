@@ -146,20 +146,22 @@ def test_repeated_guids_are_not_trusted() -> None:
     pytest.param("dc-date-only", utc(2026, 11, 4, 13), id="dc:date-alone"),
     pytest.param("offset-converted-to-utc", utc(2026, 11, 2, 20), id="offset-to-utc"),
     pytest.param("23-hours-ahead-is-kept", utc(2026, 12, 1, 11), id="within-a-day-ahead"),
+    # Without a usable date of their own, and no dated item after them: the document's oldest date.
     pytest.param("25-hours-ahead-is-not", None, id="more-than-a-day-ahead"),
     pytest.param("before-1995-is-not", None, id="epoch"),
     pytest.param("no-date", None, id="undated"),
 ])
 def test_date_fallbacks(guid: str, date: datetime | None) -> None:
     entries = {e.id: e for e in parse("rss_dates.xml").entries}
-    assert entries[guid].date == date
+    assert entries[guid].date == (date or utc(2026, 11, 2, 10))
+    assert (entries[guid].date_note is None) == (date is not None)
 
 
 def test_untrusted_dates_say_why() -> None:
     entries = {e.title: e for e in parse("rss20.xml").entries}
-    assert entries["Far in the future"].date is None
+    assert entries["Far in the future"].date == entries["Guid & pubDate"].date  # the oldest: none dated after it
     assert "future" in (entries["Far in the future"].date_note or "")
-    assert entries["Unreadable date"].date is None
+    assert entries["Unreadable date"].date == entries["Guid & pubDate"].date
     assert "unreadable" in (entries["Unreadable date"].date_note or "")
 
 
