@@ -20,7 +20,9 @@ normalized here, once:
 * identity and alias keys per :mod:`identity`; an item with no title, link,
   text or enclosure is dropped;
 * titles are plain text: a title marked as text is kept literally, one
-  marked or detected as HTML has its markup stripped; summaries and content
+  marked or detected as HTML has its markup stripped; the richest body is
+  kept (HTML content, then an HTML summary, then plain text, then
+  ``itunes:summary``: :func:`_bodies`); summaries and content
   are sanitized by :mod:`sanitize`; an author is a name only, its e-mail
   address never published; an entry without an author takes its
   atom:source's, then the feed's (RFC 4287 section 4.2.1; RSS
@@ -208,10 +210,7 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, versio
                feed_author: str | None) -> Draft:
     link = absolute(dict.get(item, "link"), feed_link or url)
     bases = (link, feed_link, url)
-    content = ""
-    if "content" in item and item["content"]:
-        content = "".join(_html_value(part, bases, url) for part in item["content"])
-    summary = _html_value(item["summary_detail"], bases, url) if "summary_detail" in item else ""
+    summary, content = _bodies(item, bases, url)
     date, updated, note, raw_date = _xml_dates(item, now)
     enclosures = tuple(filter(None, (absolute(e.get("href"), link or feed_link or url)
                                      for e in item.get("enclosures") or [])))
@@ -222,6 +221,38 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, versio
                   date=date, updated=updated, summary=summary, content=content, date_note=note)
     text = html_to_text(summary or content)
     return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, text))
+
+
+def _bodies(item: Any, bases: tuple[str | None, ...], url: str) -> tuple[str, str]:
+    """(summary, content) of an item as sanitized HTML, the richest body kept.
+
+    HTML comes first: content typed HTML or XHTML (RSS ``content:encoded``,
+    Atom ``content``), then an HTML summary (RSS ``description``, Atom
+    ``summary``). Plain text counts only when no HTML body exists, and
+    ``itunes:summary`` (plain text in practice, a copy of the description)
+    only when nothing else does. A plain-text summary beside HTML content is
+    kept as the summary: it is the publisher's abstract.
+    """
+    parts = list(item["content"]) if "content" in item and item["content"] else []
+    summary_parts = [item["summary_detail"]] if "summary_detail" in item and item["summary_detail"] else []
+
+    def joined(details: list[Any], html: bool) -> str:
+        return "".join(_html_value(d, bases, url) for d in details if _is_html(d) == html)
+
+    content, summary = joined(parts, True), joined(summary_parts, True)
+    if content:
+        return summary or joined(summary_parts, False), content
+    if summary:
+        return summary, ""
+    content, summary = joined(parts, False), joined(summary_parts, False)
+    if not (content or summary) and dict.get(item, "itunes_summary_detail"):
+        summary = _html_value(item["itunes_summary_detail"], bases, url)
+    return summary, content
+
+
+def _is_html(detail: Mapping[str, Any]) -> bool:
+    """True for a value typed HTML or XHTML (feedparser's ``type``; HTML when absent)."""
+    return "html" in str(detail.get("type", "text/html"))
 
 
 def _xml_author(container: Any) -> str | None:
@@ -294,7 +325,7 @@ def _html_value(detail: Mapping[str, Any], bases: tuple[str | None, ...], url: s
     fetch URL): RFC 3986 section 5.1 takes the next base when one is unusable.
     """
     value = str(detail.get("value") or "")
-    if "html" not in str(detail.get("type", "text/html")):
+    if not _is_html(detail):
         return text_to_html(value)
     xml_base = detail.get("base")
     base = (absolute(xml_base, bases[1] or url) if xml_base else None) or next(b for b in bases if b)

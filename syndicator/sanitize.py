@@ -214,9 +214,16 @@ def _flat_text(fragment: str) -> str:
 
 
 def text_to_html(text: str) -> str:
-    """Escape plain text for use as HTML, keeping paragraph breaks (str -> str)."""
-    paragraphs = [p for p in re.split(r"\n\s*\n", strip_control(text).strip()) if p.strip()]
-    return "".join(f"<p>{html.escape(_SPACE.sub(' ', p).strip())}</p>" for p in paragraphs)
+    """Escape plain text for use as HTML, keeping its line breaks (str -> str).
+
+    A blank line separates paragraphs (``<p>``); a single line break inside
+    one becomes ``<br>`` (a track list stays a list); other runs of white
+    space become one space.
+    """
+    text = strip_control(text).replace("\r\n", "\n").replace("\r", "\n")
+    paragraphs = [p for p in re.split(r"\n[ \t]*+(?:\n[ \t]*+)++", text) if p.strip()]
+    return "".join("<p>" + "<br>\n".join(html.escape(one_line(line)) for line in p.split("\n") if line.strip())
+                   + "</p>" for p in paragraphs)
 
 
 def author_name(text: str | None) -> str | None:
