@@ -6,7 +6,10 @@ A helper of :mod:`parse`, which turns drafts into entries. Rules:
   an end tag, as many real JSON feeds write ``&amp;`` or ``&#8217;``) has
   its entities decoded once and any markup stripped;
 * ``content_html`` is sanitized, ``content_text`` and ``summary`` are
-  plain text;
+  plain text, their character references decoded once (``&hellip;`` is an
+  ellipsis; ``&amp;lt;`` shows as ``&lt;``); a ``summary`` holding an
+  element with its end tag is HTML in practice and is sanitized as HTML;
+  author names have their references decoded once too;
 * ``date_published``, else ``date_modified`` (RFC 3339) is the date;
 * relative URLs resolve against the item's ``url``, the feed's
   ``home_page_url``, then the fetch URL;
@@ -25,8 +28,9 @@ from . import dates
 from .errors import ParseError
 from .identity import Candidate, Draft
 from .limits import DATE_MAX_CHARS, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
+from .markup import holds_element
 from .model import Entry
-from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
+from .sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
 from .urls import absolute
 
 _LOOKS_LIKE_HTML = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]+\d*);|</[A-Za-z][A-Za-z0-9]*\s*>")
@@ -85,8 +89,9 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime, 
     if isinstance(item.get("content_html"), str):
         content = clean_html(item["content_html"], base)
     else:
-        content = text_to_html(_str(item.get("content_text")))
-    summary = text_to_html(_str(item.get("summary")))
+        content = text_to_html(decode_references(_str(item.get("content_text"))))
+    summary = _str(item.get("summary"))
+    summary = clean_html(summary, base) if holds_element(summary) else text_to_html(decode_references(summary))
     notes: list[str] = []
     chosen: list[datetime | None] = []
     raws = [one_line(_str(item.get(key))) for key in ("date_published", "date_modified")]
@@ -118,7 +123,7 @@ def _author(item: dict[str, Any]) -> str | None:
     authors = item.get("authors")
     if not isinstance(authors, list):
         authors = [item.get("author")]  # JSON Feed 1.0
-    names = [author_name(_str(a.get("name"))) for a in authors if isinstance(a, dict)]
+    names = [author_name(decode_references(_str(a.get("name")))) for a in authors if isinstance(a, dict)]
     return ", ".join(name for name in names if name) or None
 
 

@@ -56,7 +56,7 @@ from .jsonfeed import read_json_feed
 from .limits import DATE_MAX_CHARS, PARSE_BUDGET, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget, check_structure
 from .markup import holds_element, prolog_end
 from .model import Entry, ParsedFeed
-from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
+from .sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
 from .urls import absolute
 
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
@@ -264,9 +264,12 @@ def _xml_author(container: Any) -> str | None:
     ``author_detail``. The text is read first, with every e-mail address
     removed by :func:`sanitize.author_name` (feedparser's split can leave
     ``Name (mailto:``); then the split's name. An address alone is no author.
+    Character references feedparser leaves in the text (``Jos&eacute;``,
+    written ``Jos&amp;eacute;``) are decoded once.
     """
     detail = dict.get(container, "author_detail") or {}
-    return author_name(dict.get(container, "author")) or author_name(dict.get(detail, "name"))
+    return (author_name(decode_references(str(dict.get(container, "author") or "")))
+            or author_name(decode_references(str(dict.get(detail, "name") or ""))))
 
 
 def _xml_dates(item: Any, now: datetime) -> tuple[datetime | None, datetime | None, str | None, str]:

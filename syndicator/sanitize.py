@@ -65,7 +65,13 @@ _VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "so
 # XML 1.0 forbids C0 controls but tab, newline and carriage return; C1 controls
 # and non-characters are dropped too so every output stays well-formed.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
-_SPACE = re.compile(r"\s+")
+#: Ordinary white space, the only characters collapsed in plain text: space, tab, the line
+#: breaks (NEL and the Unicode line and paragraph separators included) and form feeds. A
+#: no-break, thin or ideographic space, or a zero-width character, is kept as written.
+_SPACE = re.compile("[ \t\n\r\f\v\x85\u2028\u2029]+")
+_SPACE_CHARS = " \t\n\r\f\v\x85\u2028\u2029"
+#: A complete HTML character reference (named, decimal or hexadecimal, with its ";").
+_REFERENCE = re.compile(r"&(?:#[0-9]++|#[xX][0-9a-fA-F]++|[A-Za-z][A-Za-z0-9]*+);")
 #: What separates the words of an author string: white space, brackets, quotes and list
 #: punctuation. A word with an ``@`` after its first character is an address (see :func:`_remove_addresses`).
 _WORD_BREAKS = re.compile(r"""([\s()<>\[\]{},;"]+)""")
@@ -185,7 +191,8 @@ def html_to_text(fragment: str) -> str:
     """Turn an HTML fragment into one line of plain text.
 
     Tags are removed (script and style with their content), entities are
-    decoded exactly once and runs of white space become one space. Text
+    decoded exactly once and runs of ordinary white space become one space
+    (:func:`one_line`). Text
     inside SVG and MathML is kept, as a browser shows it.
     """
     if not fragment:
@@ -200,7 +207,7 @@ def html_to_text(fragment: str) -> str:
         # unwraps their descendants into plain text inside them; the pass below unwraps them.
         fragment = nh3.clean(fragment, tags={"svg", "math"}, attributes={}, strip_comments=True)
     text = html.unescape(nh3.clean(fragment, tags=set(), strip_comments=True))
-    return _SPACE.sub(" ", strip_control(text)).strip()
+    return _SPACE.sub(" ", strip_control(text)).strip(_SPACE_CHARS)
 
 
 def _too_costly(fragment: str) -> bool:
@@ -265,5 +272,20 @@ def _remove_addresses(text: str) -> str:
 
 
 def one_line(text: str | None) -> str:
-    """Plain text squeezed to one line, control characters removed (str -> str)."""
-    return _SPACE.sub(" ", strip_control(text or "")).strip()
+    """Plain text squeezed to one line, control characters removed (str -> str).
+
+    Only runs of ordinary white space (:data:`_SPACE`) become one space;
+    every other character is kept.
+    """
+    return _SPACE.sub(" ", strip_control(text or "")).strip(_SPACE_CHARS)
+
+
+def decode_references(text: str) -> str:
+    """Plain text that carries HTML character references, each decoded once (str -> str).
+
+    Many feeds write their text fields as HTML (``It was a long
+    day&hellip;``). Only complete references, ending in ``;``, are decoded
+    (``AT&T`` and ``&copy`` are left alone), in one pass: ``&amp;lt;``
+    gives ``&lt;``, never ``<``.
+    """
+    return _REFERENCE.sub(lambda match: html.unescape(match.group()), text) if "&" in text else text

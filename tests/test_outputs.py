@@ -57,7 +57,7 @@ def test_hostile_entry_is_rendered_harmless(server: HTTPServer, tmp_path: Path) 
     output = publish(server, tmp_path, HOSTILE_ITEM)
     index = (output / "index.html").read_text(encoding="utf-8")
     assert "&lt;script" not in index  # markup in an RSS title is stripped, never shown or run
-    assert ">Escape AT&amp;T &amp; x<" in index
+    assert ">Escape AT&amp;T &amp; \u00a0x<" in index  # the no-break space is kept
     assert 'src="https://blog.example.org/rel.png"' in index
     assert "javascript:" not in index and "\x1b" not in index
     atom = (output / "feed.xml").read_text(encoding="utf-8")

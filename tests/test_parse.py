@@ -65,8 +65,8 @@ FORMATS = [
     pytest.param("jsonfeed10.json", "json1", "JSON Feed 1.0 Example", "https://json10.example.org/", [
         ("https://json10.example.org/a", "Version one", "https://json10.example.org/a", "Frank", utc(2026, 11, 1, 12)),
     ], id="json-feed-1.0"),
-    pytest.param("bozo_entries.xml", "rss20", "Undefined entity", "https://bozo.example.org/", [
-        ("https://bozo.example.org/1", "Still readable", "https://bozo.example.org/1", None, utc(2026, 11, 1)),
+    pytest.param("bozo_entries.xml", "rss20", "Undefined\u00a0entity", "https://bozo.example.org/", [
+        ("https://bozo.example.org/1", "Still\u00a0readable", "https://bozo.example.org/1", None, utc(2026, 11, 1)),
     ], id="bozo-with-entries-accepted"),
 ]
 
