@@ -249,10 +249,25 @@ def author_name(text: str | None) -> str | None:
     raw = (text or "")[:AUTHOR_MAX_CHARS * RAW_FIELD_FACTOR]
     name = one_line(_EMPTY_BRACKETS.sub(" ", _remove_addresses(raw)))
     name = name.strip(" ,;:/|-").rstrip("(<[{ ").lstrip(")>]} ")
-    for first, last in ("()", '""', "<>", "[]"):
-        if name.startswith(first) and name.endswith(last) and first not in name[1:-1] and last not in name[1:-1]:
-            name = name[1:-1].strip()
+    while len(name) > 1 and _wraps(name):
+        name = name[1:-1].strip()
     return name[:AUTHOR_MAX_CHARS].rstrip() or None
+
+
+def _wraps(name: str) -> bool:
+    """True when ``name`` starts with a bracket or quote that its last character closes:
+    ``(Jane (@jane))`` and ``"Jane"``, not ``(a) and (b)``."""
+    last = {"(": ")", "<": ">", "[": "]", '"': '"'}.get(name[0])
+    if last is None or name[-1] != last:
+        return False
+    if last == '"':
+        return '"' not in name[1:-1]
+    depth = 0
+    for index, char in enumerate(name):
+        depth += (char == name[0]) - (char == last)
+        if depth == 0:
+            return index == len(name) - 1
+    return False
 
 
 def _remove_addresses(text: str) -> str:

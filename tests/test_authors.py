@@ -42,9 +42,12 @@ def parse(document: str, content_type: str = "application/xml"):
     ("robin@news", None),
     ("mailto:robin@news.example.net", None),
     ("Robin (@robin)", "Robin (@robin)"),
+    ("robin@news.example.net\n (Robin Roe (@robin))", "Robin Roe (@robin)"),
+    ("(Robin) and (Kim)", "(Robin) and (Kim)"),
     ("Robin Roe, Kim Lee", "Robin Roe, Kim Lee"),
 ], ids=["address-then-name", "mailto-in-brackets", "angle-brackets", "angle-mailto", "malformed-address",
         "no-dot-domain", "quoted-name", "malformed-only", "bare-host-only", "mailto-only", "handle-kept",
+        "nested-brackets", "two-bracketed",
         "two-names"])
 def test_an_author_is_a_name_never_an_address(written: str, expected: str | None) -> None:
     assert author_name(written) == expected
@@ -121,3 +124,10 @@ def test_without_any_author_the_site_is_shown_but_never_claimed_as_author(server
     assert [item["_source"]["title"] for item in items] == ["Roe's Blog"] * 2
     index = (public / "index.html").read_text()
     assert index.count("Roe&#39;s Blog") >= 2 and "@news.example.net" not in index
+
+
+def test_the_first_author_element_of_an_item_wins() -> None:
+    """A podcast item names its writer in dc:creator and the show in itunes:author."""
+    document = rss({"link": "https://blog.example.org/1", "title": "t", "dc:creator": "Robin Roe",
+                    "itunes:author": "The Show"}).replace("<rss ", f"<rss {ITUNES} ")
+    assert parse(document).entries[0].author == "Robin Roe"
