@@ -39,6 +39,7 @@ normalized here, once:
 
 from __future__ import annotations
 
+import html
 import re
 import xml.sax
 from collections.abc import Mapping, Sequence
@@ -231,7 +232,9 @@ def _bodies(item: Any, bases: tuple[str | None, ...], url: str) -> tuple[str, st
     ``summary``). Plain text counts only when no HTML body exists, and
     ``itunes:summary`` (plain text in practice, a copy of the description)
     only when nothing else does. A plain-text summary beside HTML content is
-    kept as the summary: it is the publisher's abstract.
+    kept as the summary: it is the publisher's abstract. HTML content with
+    less text than the HTML summary, and no more images, is a stub (an RSS
+    ``content:encoded`` holding only a "listen" link): the summary is the body.
     """
     parts = list(item["content"]) if "content" in item and item["content"] else []
     summary_parts = [item["summary_detail"]] if "summary_detail" in item and item["summary_detail"] else []
@@ -240,6 +243,8 @@ def _bodies(item: Any, bases: tuple[str | None, ...], url: str) -> tuple[str, st
         return "".join(_html_value(d, bases, url) for d in details if _is_html(d) == html)
 
     content, summary = joined(parts, True), joined(summary_parts, True)
+    if content and summary and _richer(summary, content):
+        return summary, ""  # content that is a stub of the summary (a heading, a "listen" link)
     if content:
         return summary or joined(summary_parts, False), content
     if summary:
@@ -248,6 +253,12 @@ def _bodies(item: Any, bases: tuple[str | None, ...], url: str) -> tuple[str, st
     if not (content or summary) and dict.get(item, "itunes_summary_detail"):
         summary = _html_value(item["itunes_summary_detail"], bases, url)
     return summary, content
+
+
+def _richer(first: str, second: str) -> bool:
+    """True when sanitized HTML ``first`` holds more text than ``second`` and no fewer images."""
+    return (len(html_to_text(first)) > len(html_to_text(second))
+            and first.count("<img") >= second.count("<img"))
 
 
 def _is_html(detail: Mapping[str, Any]) -> bool:
@@ -259,17 +270,19 @@ def _xml_author(container: Any) -> str | None:
     """The author of an entry, its atom:source or a feed, as a name only, or None.
 
     feedparser gathers RSS ``author`` and ``managingEditor``, ``dc:creator``,
-    ``itunes:author`` and Atom ``author`` into ``author`` (``Name (email)``
-    for an Atom name and email) and its split of that text into
-    ``author_detail``. The text is read first, with every e-mail address
-    removed by :func:`sanitize.author_name` (feedparser's split can leave
-    ``Name (mailto:``); then the split's name. An address alone is no author.
+    ``itunes:author`` and Atom ``author`` into ``author`` (the last one
+    given; ``Name (email)`` for an Atom name and email) and its split of
+    the first one into ``author_detail``. The split's name comes first (the
+    first author element, usually the writer's own before ``itunes:author``
+    names the show), then the text; each has every e-mail address removed by
+    :func:`sanitize.author_name` (feedparser's split can leave ``Name
+    (mailto:``). An address alone is no author.
     Character references feedparser leaves in the text (``Jos&eacute;``,
     written ``Jos&amp;eacute;``) are decoded once.
     """
     detail = dict.get(container, "author_detail") or {}
-    return (author_name(decode_references(str(dict.get(container, "author") or "")))
-            or author_name(decode_references(str(dict.get(detail, "name") or ""))))
+    return (author_name(decode_references(str(dict.get(detail, "name") or "")))
+            or author_name(decode_references(str(dict.get(container, "author") or ""))))
 
 
 def _xml_dates(item: Any, now: datetime) -> tuple[datetime | None, datetime | None, str | None, str]:
@@ -322,14 +335,19 @@ def _text_field(container: Any, key: str, version: str) -> str:
 def _html_value(detail: Mapping[str, Any], bases: tuple[str | None, ...], url: str) -> str:
     """A content or summary value as sanitized HTML.
 
+    A value typed HTML that holds no markup but has line breaks was written
+    as plain text (RSS descriptions typed HTML by the spec): its references
+    are decoded once, as HTML would, and its line breaks kept (:func:`text_to_html`).
+
     Relative URLs resolve against the element's xml:base when it has one
     (itself resolved against the feed link, else the fetch URL) and it gives
     an http(s) URL, else the first of ``bases`` (entry link, feed link,
     fetch URL): RFC 3986 section 5.1 takes the next base when one is unusable.
     """
     value = str(detail.get("value") or "")
-    if not _is_html(detail):
-        return text_to_html(value)
+    if not _is_html(detail) or ("<" not in value and "\n" in value.strip()):
+        # Plain text, or "HTML" with no markup but line breaks: the publisher wrote text.
+        return text_to_html(value if not _is_html(detail) else html.unescape(value))
     xml_base = detail.get("base")
     base = (absolute(xml_base, bases[1] or url) if xml_base else None) or next(b for b in bases if b)
     return clean_html(value, base)

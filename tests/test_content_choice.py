@@ -89,3 +89,19 @@ def test_the_front_page_shows_the_html_show_notes(server: HTTPServer, tmp_path: 
     index = (tmp_path / "public" / "index.html").read_text()
     assert "&lt;br" not in index and "Set list:<br>Intro<br>Theme" in index
     assert '<img src="https://show.example.org/cover.jpg">' in index
+
+
+def test_a_content_stub_gives_way_to_a_fuller_html_description() -> None:
+    stub = "<content:encoded>&lt;h4&gt;&lt;a href=\"/4.mp3\"&gt;Listen&lt;/a&gt;&lt;/h4&gt;</content:encoded>"
+    full = ("<description>&lt;h4&gt;&lt;a href=\"/4.mp3\"&gt;Listen&lt;/a&gt;&lt;/h4&gt;"
+            "&lt;p&gt;Guests and the whole conversation.&lt;/p&gt;</description>")
+    summary, content = body(podcast(full + stub))
+    assert "Guests and the whole conversation." in summary and content == ""
+    picture = "<content:encoded>&lt;img src=\"/big.jpg\"&gt;&lt;p&gt;Hi&lt;/p&gt;</content:encoded>"
+    assert body(podcast("<description>A longer text without the picture</description>" + picture))[1] != ""
+
+
+def test_an_html_description_without_markup_keeps_its_paragraphs() -> None:
+    item = "<description>First part &amp;amp; more.\n\nSecond part\nnext line</description>"
+    assert body(podcast(item)) == ("<p>First part &amp; more.</p><p>Second part<br>\nnext line</p>", "")
+    assert body(podcast("<description>One line, R&amp;amp;D</description>")) == ("One line, R&amp;D", "")
