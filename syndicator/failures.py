@@ -9,8 +9,8 @@ database, written in report.json and shown by ``status``. Per kind:
 * ``ladder``: how the schedule backs off (seed 000, "classified backoff"):
 
   - ``transient``: doubles from ``min_interval`` up to ``max_interval``
-    (timeouts, connection and TLS errors, 5xx, 429, bodies too large,
-    redirect trouble, our own internal errors);
+    (timeouts, connection and TLS errors, 5xx, 429, bodies too large or
+    that do not decompress, redirect trouble, our own internal errors);
   - ``slow``: ``default_interval`` times 4 per failure up to 7 days (404 and
     unexpected statuses: the feed may have moved; check less often);
   - ``hold``: no automatic attempt until the site's entry in sites.yaml
@@ -62,6 +62,9 @@ _TABLE = (
     FailureKind("tls", "TLS error", "transient", host=True, offline=True),
     FailureKind("too_large", "response too large", "transient",
                 advice="raise max_bytes in sites.yaml if the feed really is this large"),
+    FailureKind("corrupt_encoding", "compressed body that does not decompress", "transient",
+                advice="the server labels the body compressed (Content-Encoding) but it does not decompress: "
+                       "tell the publisher; the last good copy stays in use"),
     FailureKind("redirect", "too many redirects, a redirect loop or an unusable redirect target", "transient"),
     FailureKind("http_401", "access denied (401/403)", "hold",
                 advice="access denied: check the URL"),

@@ -20,7 +20,10 @@ Policy, all from seed 000 and RFC 9110:
   a second cannot hold a worker. An answer complete before the deadline is
   kept. Failures are classified by exception type and by whether the
   deadline passed, never by the words of a message.
-* The body is capped at ``max_bytes`` after decompression (gzip accepted).
+* The body is capped at ``max_bytes`` after decompression (gzip accepted;
+  :mod:`coding` undoes the codings). A body labelled gzip that is not
+  compressed (no ``1F 8B`` magic) is used as sent; one that is compressed
+  but does not decompress is a ``corrupt_encoding`` failure.
 * One retry (``retries``) after a transient failure (timeout, connection
   error, or a 5xx without ``Retry-After``) while the deadline leaves time. A 429, or any answer with
   ``Retry-After``, is not retried within the build: the schedule honours it.
@@ -43,7 +46,7 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
-from . import urls
+from . import coding, urls
 from .dates import http_date
 from .deadline import DEADLINES, POOL_CLASSES, Resolver
 from .errors import FeedError, FetchError, HTTPStatusError
@@ -215,15 +218,17 @@ class Fetcher:
         """The whole body, or FetchError. The deadline timer cuts a body that is still
         coming; one whose end arrived in time is kept, whenever the timer fires."""
         chunks: list[bytes] = []
-        size = 0
+        decoder = coding.Decoder(response.headers.get("content-encoding"), self.max_bytes)
         try:
-            # read1 returns what has arrived (decompressed); iter_content would block until a
-            # whole 64 KB chunk came in.
-            while chunk := response.raw.read1(65536, decode_content=True):
-                size += len(chunk)
-                if size > self.max_bytes:
-                    raise FetchError(url, f"body larger than {self.max_bytes} bytes", kind="too_large")
-                chunks.append(chunk)
+            # read1 returns what has arrived; iter_content would block until a whole 64 KB chunk came in.
+            # The codings are undone here, not by urllib3, which fails a body labelled gzip that is not.
+            while chunk := response.raw.read1(65536, decode_content=False):
+                chunks.append(decoder.feed(chunk))
+            chunks.append(decoder.finish())
+        except coding.TooLarge as e:
+            raise FetchError(url, f"body larger than {self.max_bytes} bytes", kind="too_large") from e
+        except coding.CorruptBody as e:
+            raise FetchError(url, str(e), kind="corrupt_encoding") from e
         except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as e:
             failure = self._failure(url, e)
             raise FetchError(url, f"body read failed: {failure.message}", kind=failure.kind) from e

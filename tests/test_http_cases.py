@@ -1,0 +1,147 @@
+"""HTTP answers real servers give that are easy to get wrong, against a loopback server.
+
+Content codings that lie, a 304 to a request without validators, 401/403,
+cookies inside one redirect chain, and a feed URL that answers with an
+HTML page advertising feeds.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+import pytest
+from pytest_httpserver import HTTPServer
+
+from syndicator.coding import CorruptBody, Decoder, TooLarge
+from syndicator.failures import KINDS
+from syndicator.fetch import Fetcher
+from syndicator.model import Failed, Fetched, FetchRequest
+
+from .conftest import post, rss, write_config
+from .polite_helpers import Feed, build, later, site, status
+
+FAST = {"host_gap": 0, "retries": 0, "timeout": 1}
+UA = "syndicator/test (+https://planet.example.org/)"
+DOC = rss(post(1), post(2, day=2)).encode()
+
+
+def fetcher(max_bytes: int = 10 * 1024 * 1024, retries: int = 1) -> Fetcher:
+    return Fetcher(UA, timeout=1.0, retries=retries, retry_delay=0.01, max_bytes=max_bytes)
+
+
+def get(url: str) -> FetchRequest:
+    return FetchRequest(source=url, url=url)
+
+
+def hits(server: HTTPServer, path: str) -> int:
+    return sum(1 for request, _response in server.log if request.path == path)
+
+
+def sites_row(tmp_path: Path, name: str) -> str:
+    html = (tmp_path / "public" / "sites.html").read_text()
+    (row,) = [row for row in html.split("<tr")[1:] if f">{name}<" in row]
+    return row
+
+
+# --- 1. content codings -------------------------------------------------------------------------
+
+def raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-15)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(("encoding", "body"), [
+    pytest.param("gzip", DOC, id="gzip-label-on-plain-xml"),
+    pytest.param("x-gzip", DOC, id="x-gzip-label-on-plain-xml"),
+    pytest.param("GZIP", b"\xef\xbb\xbf" + DOC, id="upper-case-label-on-a-bom"),
+    pytest.param("deflate", DOC, id="deflate-label-on-plain-xml"),
+    pytest.param("gzip", gzip.compress(DOC), id="real-gzip"),
+    pytest.param("gzip", gzip.compress(DOC[:100]) + gzip.compress(DOC[100:]), id="two-gzip-members"),
+    pytest.param("deflate", zlib.compress(DOC), id="zlib-deflate"),
+    pytest.param("deflate", raw_deflate(DOC), id="raw-deflate"),
+    pytest.param("identity", DOC, id="identity"),
+    pytest.param("br", DOC, id="a-coding-never-asked-for-is-left-alone"),
+])
+def test_a_body_is_read_whether_or_not_it_is_really_compressed(server: HTTPServer, encoding: str,
+                                                               body: bytes) -> None:
+    server.expect_request("/feed").respond_with_data(body, headers={"Content-Encoding": encoding})
+    result = fetcher().fetch(get(server.url_for("/feed")))
+    assert isinstance(result, Fetched), result
+    assert result.body.removeprefix(b"\xef\xbb\xbf") == DOC
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param(b"\x1f\x8b" + b"not really gzip at all", id="magic-then-garbage"),
+    pytest.param(gzip.compress(DOC)[:-30], id="cut-short"),
+    pytest.param(b"\x1f\x8b", id="only-the-magic"),
+])
+def test_a_corrupt_compressed_body_is_its_own_failure_and_not_retried(server: HTTPServer, body: bytes) -> None:
+    server.expect_request("/feed").respond_with_data(body, headers={"Content-Encoding": "gzip"})
+    result = fetcher(retries=1).fetch(get(server.url_for("/feed")))
+    assert isinstance(result, Failed)
+    assert result.error.kind == "corrupt_encoding"
+    assert "gzip" in result.error.message
+    assert hits(server, "/feed") == 1
+
+
+@pytest.mark.parametrize(("body", "encoding"), [
+    pytest.param(b"<" * 1026, "gzip", id="plain-body-labelled-gzip-over-the-cap"),
+    pytest.param(gzip.compress(b"<" * 1026), "gzip", id="gzip-over-the-cap-once-decompressed"),
+    pytest.param(zlib.compress(b"<" * 1026), "deflate", id="deflate-over-the-cap-once-decompressed"),
+])
+def test_the_cap_counts_the_bytes_the_parser_would_get(server: HTTPServer, body: bytes, encoding: str) -> None:
+    server.expect_request("/feed").respond_with_data(body, headers={"Content-Encoding": encoding})
+    result = fetcher(max_bytes=1025).fetch(get(server.url_for("/feed")))
+    assert isinstance(result, Failed) and result.error.kind == "too_large"
+    server.clear()
+    server.expect_request("/feed").respond_with_data(body, headers={"Content-Encoding": encoding})
+    assert isinstance(fetcher(max_bytes=1026).fetch(get(server.url_for("/feed"))), Fetched)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("plain", [False, True])
+def test_the_decoder_gives_the_same_bytes_however_the_body_is_cut(encoding: str, plain: bool) -> None:
+    packed = DOC if plain else (gzip.compress(DOC) if encoding == "gzip" else zlib.compress(DOC))
+    for size in (1, 2, 3, 7, 4096):
+        decoder = Decoder(encoding, len(DOC))
+        out = b"".join(decoder.feed(packed[i:i + size]) for i in range(0, len(packed), size)) + decoder.finish()
+        assert out == DOC, size
+
+
+def test_a_bomb_is_never_expanded_past_the_cap() -> None:
+    decoder = Decoder("gzip", 1000)
+    with pytest.raises(TooLarge):
+        decoder.feed(gzip.compress(b"\0" * 10_000_000))
+    assert decoder.size <= 1001
+
+
+def test_a_corrupt_body_raises_on_the_first_bad_bytes() -> None:
+    with pytest.raises(CorruptBody):
+        Decoder("gzip", 1000).feed(b"\x1f\x8b\x08\x00garbage-garbage-garbage")
+
+
+def test_a_corrupt_body_keeps_the_last_good_copy_and_says_so(server: HTTPServer, tmp_path: Path) -> None:
+    good = Feed(server, "/ok.xml")
+    feed = Feed(server, "/feed.xml", body=rss(post(7, host="packed.example.org")), etag=None)
+    config = write_config(tmp_path, [site(good), site(feed, "Packed")], **FAST)
+    assert build(config)["parsed"] == 2
+    server.clear()
+    server.expect_request("/ok.xml").respond_with_data(good.body)
+    server.expect_request("/feed.xml").respond_with_data(b"\x1f\x8b\x08\x00\x00\x00broken",
+                                                         headers={"Content-Encoding": "gzip"})
+    report = build(config, later(days=1), "--force")
+    assert report["failed_by_class"] == {"corrupt_encoding": 1}
+    row = status(config, later(days=1))["Packed"]
+    assert (row["health"], row["failure_class"]) == ("failing", "corrupt_encoding")
+    assert "does not decompress" in row["failure_message"]
+    html = sites_row(tmp_path, "Packed")
+    assert "tell the publisher" in html and "last seen" not in html
+    assert "packed.example.org/posts/7" in (tmp_path / "public" / "index.html").read_text()  # the copy stays
+
+
+def test_the_readme_documents_every_failure_kind() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    for name in KINDS:
+        assert f"| `{name}`" in readme or f", `{name}`" in readme, name
