@@ -12,7 +12,9 @@ but its arguments. Rules for the new state (seed 000):
 * a 200 whose body hash equals the stored one is "unchanged": the snapshot
   is kept and not parsed again, but new validators are still taken;
 * a 304 is a success: the snapshot is kept, new validators are taken and
-  omitted ones kept;
+  omitted ones kept (a 304 to a request without validators never gets
+  here: fetch makes it a ``protocol`` failure, so it adds no check to the
+  history and the sites page does not call it ok);
 * validators are bound to the URL that answered;
 * a permanent redirect (every hop 301/308) moves the fetch URL; the
   configured URL stays the identity;

@@ -10,7 +10,8 @@ database, written in report.json and shown by ``status``. Per kind:
 
   - ``transient``: doubles from ``min_interval`` up to ``max_interval``
     (timeouts, connection and TLS errors, 5xx, 429, bodies too large or
-    that do not decompress, redirect trouble, our own internal errors);
+    that do not decompress, protocol errors, redirect trouble, our own
+    internal errors);
   - ``slow``: ``default_interval`` times 4 per failure up to 7 days (404 and
     unexpected statuses: the feed may have moved; check less often);
   - ``hold``: no automatic attempt until the site's entry in sites.yaml
@@ -65,6 +66,9 @@ _TABLE = (
     FailureKind("corrupt_encoding", "compressed body that does not decompress", "transient",
                 advice="the server labels the body compressed (Content-Encoding) but it does not decompress: "
                        "tell the publisher; the last good copy stays in use"),
+    FailureKind("protocol", "an answer HTTP does not allow (a 304 to a request without validators)", "transient",
+                advice="the server broke the HTTP protocol (a 304 Not Modified to an unconditional request is "
+                       "often a cache or CDN in front of the feed): tell the publisher"),
     FailureKind("redirect", "too many redirects, a redirect loop or an unusable redirect target", "transient"),
     FailureKind("http_401", "access denied (401/403)", "hold",
                 advice="access denied: check the URL"),

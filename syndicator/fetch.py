@@ -7,7 +7,13 @@ Policy, all from seed 000 and RFC 9110:
   stored Last-Modified string. When both are held both are sent; RFC 9110
   section 13.2.2 makes a server evaluate If-None-Match first and ignore
   If-Modified-Since when it is present, so this is safe.
-* 304 is a successful fetch (:class:`NotModified`).
+* 304 is a successful fetch (:class:`NotModified`), but only as the answer
+  to a conditional request: RFC 9110 section 15.4.5 allows it only when a
+  precondition such as If-None-Match evaluated false. A 304 to a request
+  that carried no validator (a new source, one whose copy was lost, or a
+  redirect to a URL the validators are not bound to) says nothing about a
+  copy we do not hold: a ``protocol`` failure (the stored copy, if any,
+  stays in use).
 * Redirects are followed by hand, at most 5 hops; a loop is a failure.
   ``permanent_url`` is set only when every hop was 301 or 308. The
   Location is resolved by :mod:`urls` (RFC 3986 section 5.2); one that
@@ -203,6 +209,9 @@ class Fetcher:
         etag, modified = headers.get("etag"), headers.get("last-modified")
         new_url = url if permanent and url != request.url else None
         if response.status_code == 304:
+            if not _conditional(response):
+                raise FetchError(url, "HTTP 304 Not Modified to a request that sent no validators "
+                                      "(If-None-Match, If-Modified-Since)", kind="protocol")
             return NotModified(url=url, headers=headers, etag=etag, last_modified=modified,
                                permanent_url=new_url, elapsed=time.monotonic() - started)
         if response.status_code != 200:
@@ -237,6 +246,12 @@ class Fetcher:
         if not DEADLINES.finish() and not _framed(response.raw):
             raise FetchError(url, f"body not complete within {2 * self.timeout:g} s", kind="timeout")
         return b"".join(chunks)
+
+
+def _conditional(response: requests.Response) -> bool:
+    """True if the request that got ``response`` carried a validator (RFC 9110 section 13.1)."""
+    sent = response.request.headers
+    return "If-None-Match" in sent or "If-Modified-Since" in sent
 
 
 def _framed(raw: urllib3.response.BaseHTTPResponse) -> bool:

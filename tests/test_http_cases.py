@@ -17,7 +17,7 @@ from pytest_httpserver import HTTPServer
 from syndicator.coding import CorruptBody, Decoder, TooLarge
 from syndicator.failures import KINDS
 from syndicator.fetch import Fetcher
-from syndicator.model import Failed, Fetched, FetchRequest
+from syndicator.model import Failed, Fetched, FetchRequest, NotModified
 
 from .conftest import post, rss, write_config
 from .polite_helpers import Feed, build, later, site, status
@@ -145,3 +145,62 @@ def test_the_readme_documents_every_failure_kind() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     for name in KINDS:
         assert f"| `{name}`" in readme or f", `{name}`" in readme, name
+
+
+# --- 2. a 304 to a request without validators ---------------------------------------------------
+
+def test_a_304_to_an_unconditional_request_is_a_protocol_failure(server: HTTPServer) -> None:
+    server.expect_request("/feed").respond_with_data("", status=304)
+    result = fetcher().fetch(get(server.url_for("/feed")))
+    assert isinstance(result, Failed) and result.error.kind == "protocol"
+    assert "no validators" in result.error.message
+    assert hits(server, "/feed") == 1  # not retried
+
+
+def test_a_304_to_a_conditional_request_is_still_not_modified(server: HTTPServer) -> None:
+    server.expect_request("/feed").respond_with_data("", status=304)
+    url = server.url_for("/feed")
+    result = fetcher().fetch(FetchRequest(source=url, url=url, etag='"v1"', validators_url=url))
+    assert isinstance(result, NotModified)
+
+
+def test_a_304_after_a_redirect_to_where_the_validators_are_not_bound_is_a_protocol_failure(
+        server: HTTPServer) -> None:
+    server.expect_request("/old").respond_with_data("", status=302, headers={"Location": "/new"})
+    server.expect_request("/new").respond_with_data("", status=304)
+    old = server.url_for("/old")
+    result = fetcher().fetch(FetchRequest(source=old, url=old, etag='"v1"', validators_url=old))
+    assert isinstance(result, Failed) and result.error.kind == "protocol"
+
+
+def test_a_new_feed_answering_304_fails_and_is_never_called_ok(server: HTTPServer, tmp_path: Path) -> None:
+    Feed(server, "/ok.xml")
+    server.expect_request("/cached.xml").respond_with_data("", status=304)
+    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")},
+                                     {"name": "Cached", "feed": server.url_for("/cached.xml")}], **FAST)
+    report = build(config)
+    assert report["failed_by_class"] == {"protocol": 1} and report["status_304"] == 0
+    build(config, later(hours=3), "--site", "Cached")
+    row = status(config, later(hours=3))["Cached"]
+    assert (row["health"], row["failure_class"], row["failures"], row["last_success"]) == \
+        ("failing", "protocol", 2, None)
+    assert row["recent_changes"] == []
+    html = sites_row(tmp_path, "Cached")
+    assert "never worked" in html and "no validators" in html and "tell the publisher" in html
+
+
+def test_a_feed_with_a_copy_and_no_validators_keeps_its_copy_on_a_bare_304(server: HTTPServer,
+                                                                          tmp_path: Path) -> None:
+    Feed(server, "/ok.xml")
+    feed = Feed(server, "/plain.xml", body=rss(post(9, host="plain.example.org")), etag=None)  # no validators
+    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")}, site(feed, "Plain")],
+                          **FAST)
+    build(config)
+    feed.status = 304
+    report = build(config, later(hours=3), "--force")
+    assert report["failed_by_class"] == {"protocol": 1}
+    assert "If-None-Match" not in feed.requests[-1] and "If-Modified-Since" not in feed.requests[-1]
+    row = status(config, later(hours=3))["Plain"]
+    assert (row["health"], row["last_success"] is not None) == ("failing", True)
+    assert row["recent_changes"] == []
+    assert "plain.example.org/posts/9" in (tmp_path / "public" / "index.html").read_text()
