@@ -95,8 +95,10 @@ def log_health(statuses: list[SiteStatus], now: datetime) -> int:
         now_failed = state.last_attempt == now
         kind = kind_of(state.error_kind)
         problem = state.error_message
-        if state.hold:
-            problem = f"{problem}; {kind.advice}, it is not requested again until its entry in sites.yaml changes"
+        if kind.advice:
+            problem = f"{problem}; {kind.advice}"
+        if schedule.on_hold(state):
+            problem = f"{problem}, it is not requested again until its entry in sites.yaml changes"
         if state.last_success is None:
             log.log(logging.ERROR if now_failed else logging.INFO,
                     "site %r has never been fetched successfully and contributes nothing: %s (%s)",

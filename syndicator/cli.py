@@ -204,8 +204,8 @@ def status(config_path: Path, cache: Path | None, as_json: bool, now_given: date
         click.echo(_status_text(row))
 
 
-#: Health values of a source on hold (410, 401/403): not attempted until its sites.yaml entry changes.
-_ON_HOLD = ("gone", "denied")
+#: Health values of a source on hold (410): not attempted until its sites.yaml entry changes.
+_ON_HOLD = ("gone",)
 
 
 def _status_text(row: dict[str, Any]) -> str:

@@ -25,7 +25,8 @@ but its arguments. Rules for the new state (seed 000):
   (the last :data:`WINDOW`), which the schedule learns from; a snapshot
   counts as changed when its entries differ (``snapshot_hash``), not merely
   its bytes, so a feed that rewrites a timestamp on every request is quiet;
-* a 410 or 401/403 puts the source on hold with its sites.yaml fingerprint;
+* a 410 puts the source on hold with its sites.yaml fingerprint (401/403
+  take the slow ladder instead: see failures.py);
 * a body that failed to parse is remembered by hash, with its own failure
   kind and message, and not parsed again.
 """
@@ -59,7 +60,7 @@ def decide(state: SourceState, observation: Observation, now: datetime, policy: 
         now: the build's clock (UTC).
         policy: the configured intervals.
         fingerprint: the fingerprint of the source's sites.yaml entries,
-            kept as ``hold`` after a 410 or 401/403.
+            kept as ``hold`` after a 410.
     Returns:
         the Decision; ``entries`` is the new snapshot only when it changed.
     """
@@ -87,7 +88,7 @@ def new_state(state: SourceState, observation: Observation, now: datetime,
         observation: what this build saw.
         now: the build's clock (UTC).
         fingerprint: the fingerprint of the source's sites.yaml entries,
-            stored as ``hold`` after a 410 or 401/403.
+            stored as ``hold`` after a 410.
     Returns:
         the new SourceState; times are ``now`` where they change. The
         schedule fields (next_attempt, interval, reason) are left as they

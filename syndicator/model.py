@@ -372,7 +372,7 @@ class SourceState:
     Schedule fields: ``interval`` (seconds) and ``reason`` explain
     ``next_attempt``; ``history`` holds the most recent successful checks,
     oldest first; ``hints`` the last parsed document's hints. A source on
-    hold (410 Gone, 401/403) has ``hold`` set to the fingerprint of its
+    hold (410 Gone) has ``hold`` set to the fingerprint of its
     sites.yaml entry and is not attempted until that entry changes.
     ``snapshot_hash`` identifies the stored entries (document dedup);
     ``failed_body_hash`` the last body that failed to parse (not parsed

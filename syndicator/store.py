@@ -13,7 +13,7 @@ Tables (schema version in ``meta``):
   success and change, consecutive failures, last error (kind and message),
   next attempt; since schema 2 also the schedule (interval, reason, change
   history as JSON), the last document's hints (JSON), the hold fingerprint
-  of a 410/401/403 source, the snapshot hash and the last invalid body's
+  of a 410 source, the snapshot hash and the last invalid body's
   hash; since schema 4 the kind and message of that body's failure.
 * ``entries``: the snapshot, i.e. the entries of the last good document of
   each source, as JSON, in document order.

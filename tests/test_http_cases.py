@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from dataclasses import replace
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from pytest_httpserver import HTTPServer
 
+from syndicator import schedule
 from syndicator.coding import CorruptBody, Decoder, TooLarge
 from syndicator.failures import KINDS
 from syndicator.fetch import Fetcher
-from syndicator.model import Failed, Fetched, FetchRequest, NotModified
+from syndicator.model import Failed, Fetched, FetchRequest, NotModified, SourceState
 
 from .conftest import post, rss, write_config
-from .polite_helpers import Feed, build, later, site, status
+from .polite_helpers import Feed, build, iso, later, run, site, status
 
 FAST = {"host_gap": 0, "retries": 0, "timeout": 1}
 UA = "syndicator/test (+https://planet.example.org/)"
@@ -37,6 +41,13 @@ def get(url: str) -> FetchRequest:
 
 def hits(server: HTTPServer, path: str) -> int:
     return sum(1 for request, _response in server.log if request.path == path)
+
+
+def run_build(config: Path, when: datetime) -> Result:
+    """The real CLI's build at ``when``, its output kept apart (stdout, stderr)."""
+    result = run("build", "--config", str(config), "--now", iso(when))
+    assert result.exit_code == 0, result.output
+    return result
 
 
 def sites_row(tmp_path: Path, name: str) -> str:
@@ -204,3 +215,46 @@ def test_a_feed_with_a_copy_and_no_validators_keeps_its_copy_on_a_bare_304(serve
     assert (row["health"], row["last_success"] is not None) == ("failing", True)
     assert row["recent_changes"] == []
     assert "plain.example.org/posts/9" in (tmp_path / "public" / "index.html").read_text()
+
+
+# --- 3. 401 and 403: the slow ladder, not a hold -----------------------------------------------
+
+@pytest.mark.parametrize("code", [401, 403])
+def test_access_denied_climbs_the_slow_ladder_and_recovers(server: HTTPServer, tmp_path: Path, code: int) -> None:
+    Feed(server, "/ok.xml")
+    wall = Feed(server, "/wall.xml", body=rss(post(3, host="wall.example.org")), status=code, etag=None)
+    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")}, site(wall, "Wall")],
+                          **FAST)
+    first = run_build(config, later())
+    assert "access denied" in first.stderr and "not requested again" not in first.stderr
+    seen, when = [], later()
+    for _ in range(4):
+        row = status(config, when)["Wall"]
+        seen.append(row["interval_seconds"])
+        assert (row["health"], row["failure_class"], row["due_now"]) == ("denied", "http_401", False)
+        assert row["next_due"] is not None and "slow ladder" in row["reason"]
+        when = datetime.fromisoformat(row["next_due"]) + timedelta(seconds=1)
+        build(config, when)
+    assert seen == [3600, 4 * 3600, 16 * 3600, 64 * 3600]
+    assert len(wall.requests) == 5
+    assert "access denied" in sites_row(tmp_path, "Wall")
+    wall.status = 200  # the wall lifts
+    when = datetime.fromisoformat(status(config, when)["Wall"]["next_due"]) + timedelta(seconds=1)
+    build(config, when)
+    row = status(config, when)["Wall"]
+    assert (row["health"], row["failures"]) == ("ok", 0)
+    assert "wall.example.org/posts/3" in (tmp_path / "public" / "index.html").read_text()
+
+
+def test_access_denied_waits_at_most_a_week() -> None:
+    state = SourceState("https://a.example/feed", "https://a.example/feed", failures=40, error_kind="http_401")
+    plan = schedule.plan(state, later(), schedule.Policy())
+    assert plan.interval == 7 * 86400.0 and plan.next_attempt is not None
+
+
+def test_a_hold_an_older_version_stored_for_a_403_is_released() -> None:
+    url = "https://a.example/feed"
+    old = SourceState(url, url, failures=1, error_kind="http_401", hold="abc", next_attempt=None)
+    assert not schedule.on_hold(old) and schedule.is_due(old, later(), "abc")
+    gone = replace(old, error_kind="http_410")
+    assert schedule.on_hold(gone) and not schedule.is_due(gone, later(days=400), "abc")
