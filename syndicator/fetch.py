@@ -34,7 +34,13 @@ Policy, all from seed 000 and RFC 9110:
   error, or a 5xx without ``Retry-After``) while the deadline leaves time. A 429, or any answer with
   ``Retry-After``, is not retried within the build: the schedule honours it.
 * A ``Retry-After`` HTTP-date is measured from the response's ``Date``.
-* No cookies are kept, no Referer is sent, the URL is requested as given.
+* Cookies live for one redirect chain: a cookie set by a hop is sent on the
+  later hops of the same chain that match it (domain, path, secure, expiry:
+  RFC 6265 as :mod:`http.cookiejar` applies it), for publishers that gate a
+  feed behind a redirect setting a cookie. Nothing is kept between fetches
+  or attempts: a fresh fetch sends no cookie. Revisiting a URL is a loop
+  only when no cookie changed in between.
+* No Referer is sent, the URL is requested as given.
 """
 
 from __future__ import annotations
@@ -169,24 +175,29 @@ class Fetcher:
         return headers
 
     def _attempt(self, request: FetchRequest, started: float) -> FetchResult:
-        url, permanent, seen = request.url, True, {request.url}
+        url, permanent = request.url, True
+        jar = requests.cookies.RequestsCookieJar()  # this chain's cookies only: nothing outlives the attempt
+        jar.set_policy(http.cookiejar.DefaultCookiePolicy())
+        seen = {(url, _cookies(jar))}
         for hop in range(MAX_REDIRECTS + 1):
-            response = self._get(request, url, redirected=hop > 0)
+            response = self._get(request, url, jar, redirected=hop > 0)
             with response:
                 if response.status_code in _REDIRECT:
+                    requests.cookies.extract_cookies_to_jar(jar, response.request, response.raw)
                     url = _redirect_target(request.source, url, response)
                     permanent = permanent and response.status_code in _PERMANENT
-                    if url in seen:
+                    if (url, _cookies(jar)) in seen:  # the same URL again with a new cookie is no loop
                         raise FetchError(request.source, f"redirect loop at {url}", kind="redirect")
-                    seen.add(url)
+                    seen.add((url, _cookies(jar)))
                     continue
                 return self._finish(request, url, response, permanent, started)
         raise FetchError(request.source, f"more than {MAX_REDIRECTS} redirects", kind="redirect")
 
-    def _get(self, request: FetchRequest, url: str, redirected: bool) -> requests.Response:
+    def _get(self, request: FetchRequest, url: str, jar: requests.cookies.RequestsCookieJar,
+             redirected: bool) -> requests.Response:
         self._local.requests += 1
         try:
-            return self._session().get(url, headers=self._headers(request, url), stream=True,
+            return self._session().get(url, headers=self._headers(request, url), cookies=jar, stream=True,
                                        allow_redirects=False, timeout=self.timeout)
         except (requests.exceptions.RequestException, urllib3.exceptions.LocationValueError) as e:
             raise self._failure(url, e, redirected) from e  # LocationValueError: a host urllib3 cannot encode
@@ -246,6 +257,11 @@ class Fetcher:
         if not DEADLINES.finish() and not _framed(response.raw):
             raise FetchError(url, f"body not complete within {2 * self.timeout:g} s", kind="timeout")
         return b"".join(chunks)
+
+
+def _cookies(jar: http.cookiejar.CookieJar) -> frozenset[tuple[str, str, str, str | None]]:
+    """What a jar holds, as a value: (domain, path, name, value) of every cookie."""
+    return frozenset((c.domain, c.path, c.name, c.value) for c in jar)
 
 
 def _conditional(response: requests.Response) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
 
 from syndicator import schedule
 from syndicator.coding import CorruptBody, Decoder, TooLarge
@@ -23,7 +24,7 @@ from syndicator.failures import KINDS
 from syndicator.fetch import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified, SourceState
 
-from .conftest import post, rss, write_config
+from .conftest import loopback_server, post, rss, write_config
 from .polite_helpers import Feed, build, iso, later, run, site, status
 
 FAST = {"host_gap": 0, "retries": 0, "timeout": 1}
@@ -258,3 +259,68 @@ def test_a_hold_an_older_version_stored_for_a_403_is_released() -> None:
     assert not schedule.on_hold(old) and schedule.is_due(old, later(), "abc")
     gone = replace(old, error_kind="http_410")
     assert schedule.on_hold(gone) and not schedule.is_due(gone, later(days=400), "abc")
+
+
+# --- 4. cookies within one redirect chain --------------------------------------------------------
+
+def cookie_gate(server: HTTPServer, path: str = "/gated.xml", cookie: str = "gate=passed; Path=/") -> None:
+    """``path`` redirects to itself setting a cookie, and serves the feed once the cookie comes back."""
+    def answer(request: Request) -> Response:
+        if request.cookies.get("gate") == "passed":
+            return Response(DOC, content_type="application/rss+xml")
+        return Response("", status=302, headers={"Location": path, "Set-Cookie": cookie})
+
+    server.expect_request(path).respond_with_handler(answer)
+
+
+def cookie_headers(server: HTTPServer, path: str) -> list[str | None]:
+    return [request.headers.get("Cookie") for request, _response in server.log if request.path == path]
+
+
+def test_a_cookie_set_by_a_redirect_is_sent_on_the_next_hop_and_never_again(server: HTTPServer) -> None:
+    cookie_gate(server)
+    fetch = fetcher(retries=0)
+    for _ in range(2):  # the same thread, the same session: the second fetch starts with no cookie
+        result = fetch.fetch(get(server.url_for("/gated.xml")))
+        assert isinstance(result, Fetched) and result.body == DOC and result.requests == 2
+    assert cookie_headers(server, "/gated.xml") == [None, "gate=passed", None, "gate=passed"]
+
+
+def test_a_cookie_gated_feed_builds_and_the_next_build_starts_without_cookies(server: HTTPServer,
+                                                                             tmp_path: Path) -> None:
+    cookie_gate(server)
+    config = write_config(tmp_path, [{"name": "Gated", "feed": server.url_for("/gated.xml")}], **FAST)
+    assert build(config)["parsed"] == 1
+    assert build(config, later(days=1), "--force")["failed"] == 0
+    assert cookie_headers(server, "/gated.xml") == [None, "gate=passed", None, "gate=passed"]
+
+
+@pytest.mark.parametrize("cookie", [
+    pytest.param("gate=passed; Path=/members", id="another-path"),
+    pytest.param("gate=passed; Path=/; Domain=elsewhere.example.org", id="another-domain"),
+    pytest.param("gate=passed; Path=/; Secure", id="secure-over-http"),
+    pytest.param("gate=passed; Path=/; Max-Age=0", id="already-expired"),
+])
+def test_a_cookie_that_does_not_match_the_next_hop_is_not_sent(server: HTTPServer, cookie: str) -> None:
+    cookie_gate(server, cookie=cookie)
+    result = fetcher(retries=0).fetch(get(server.url_for("/gated.xml")))
+    assert isinstance(result, Failed) and result.error.kind == "redirect" and "loop" in result.error.message
+    assert set(cookie_headers(server, "/gated.xml")) == {None}  # rejected (one request) or stored unsent (two)
+
+
+def test_a_cookie_is_not_sent_to_another_host(server: HTTPServer) -> None:
+    with loopback_server("127.0.0.2") as other:
+        other.expect_request("/feed.xml").respond_with_data(DOC)
+        server.expect_request("/start").respond_with_data(
+            "", status=302, headers={"Location": other.url_for("/feed.xml"), "Set-Cookie": "gate=passed; Path=/"})
+        result = fetcher(retries=0).fetch(get(server.url_for("/start")))
+        assert isinstance(result, Fetched)
+        assert [request.headers.get("Cookie") for request, _ in other.log] == [None]
+
+
+def test_a_redirect_that_sets_the_same_cookie_again_is_still_a_loop(server: HTTPServer) -> None:
+    server.expect_request("/loop").respond_with_data(
+        "", status=302, headers={"Location": "/loop", "Set-Cookie": "n=1; Path=/"})
+    result = fetcher(retries=0).fetch(get(server.url_for("/loop")))
+    assert isinstance(result, Failed) and "redirect loop" in result.error.message
+    assert hits(server, "/loop") == 2
