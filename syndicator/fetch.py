@@ -123,9 +123,19 @@ class Fetcher:
         self.resolver = resolver
         self._local = threading.local()
 
-    def fetch(self, request: FetchRequest) -> FetchResult:
+    @property
+    def deadline(self) -> float:
+        """Seconds a whole fetch may take, name resolution, redirects and retry included (float)."""
+        return 2 * self.timeout
+
+    def fetch(self, request: FetchRequest, budget: float | None = None) -> FetchResult:
         """Fetch ``request.url`` with conditional headers.
 
+        Args:
+            request: what to ask.
+            budget: seconds this fetch may take, when less than
+                :attr:`deadline` is left (a feed followed from a page shares
+                the page's deadline); None: the whole deadline.
         Returns Fetched (200), NotModified (304) or Failed; never raises for
         a feed's trouble. Failed carries a FetchError or HTTPStatusError whose
         ``kind`` classifies it (see failures.KINDS). An answer that was
@@ -133,9 +143,13 @@ class Fetcher:
         """
         started = time.monotonic()
         self._local.requests = 0
-        timer = DEADLINES.start(2 * self.timeout, self.resolver)
+        self._local.total = self.deadline if budget is None else min(budget, self.deadline)
+        if self._local.total <= 0:
+            error = FetchError(request.url, f"no time left within {self.deadline:g} s", kind="timeout")
+            return Failed(error, requests=0)
+        timer = DEADLINES.start(self._local.total, self.resolver)
         try:
-            result = self._fetch(request, started, started + 2 * self.timeout)
+            result = self._fetch(request, started, started + self._local.total)
         finally:
             DEADLINES.stop(timer)
         return replace(result, requests=self._local.requests)
@@ -205,7 +219,7 @@ class Fetcher:
     def _failure(self, url: str, error: Exception, redirected: bool = False) -> FetchError:
         """Classify a requests/urllib3 exception by its type and by whether the deadline passed."""
         if DEADLINES.expired():  # the timer cut the socket, or no time was left to resolve or connect
-            return FetchError(url, f"no complete answer within {2 * self.timeout:g} s", kind="timeout")
+            return FetchError(url, f"no complete answer within {self._local.total:g} s", kind="timeout")
         if isinstance(error, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
             return FetchError(url, f"TLS error: {_reason(error)}", kind="tls")
         if isinstance(error, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError):
@@ -255,7 +269,7 @@ class Fetcher:
         # With Content-Length or chunked framing urllib3 raises on a cut body; without framing the
         # end is the connection's close, which a cut socket imitates: only one seen in time counts.
         if not DEADLINES.finish() and not _framed(response.raw):
-            raise FetchError(url, f"body not complete within {2 * self.timeout:g} s", kind="timeout")
+            raise FetchError(url, f"body not complete within {self._local.total:g} s", kind="timeout")
         return b"".join(chunks)
 
 

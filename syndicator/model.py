@@ -292,6 +292,9 @@ class Observation:
         parse_seconds: CPU seconds spent parsing.
         snapshot_hash: hash of the parsed entries (document-level dedup), else None.
         started: seconds from the start of the build to the request's start.
+        followed: the feed URL followed because ``request.url`` answered
+            with an HTML page advertising it (feed discovery), else None;
+            ``result`` and ``parsed`` are then that feed's.
     """
 
     request: FetchRequest
@@ -302,6 +305,7 @@ class Observation:
     parse_seconds: float = 0.0
     snapshot_hash: str | None = None
     started: float = 0.0
+    followed: str | None = None
 
     @property
     def status(self) -> int | None:
@@ -378,7 +382,9 @@ class SourceState:
     ``failed_body_hash`` the last body that failed to parse (not parsed
     again), with the kind and message of that failure in ``failed_body_kind``
     and ``failed_body_message`` (a later failure of another kind, a
-    timeout say, must not be reported for that body).
+    timeout say, must not be reported for that body). ``discovered`` is the
+    feed URL followed from the HTML page the configured URL answers with
+    (feed discovery; the validators then belong to that URL), or None.
     """
 
     url: str
@@ -406,6 +412,7 @@ class SourceState:
     failed_body_hash: str | None = None
     failed_body_kind: str | None = None
     failed_body_message: str | None = None
+    discovered: str | None = None
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> di
         "name": entry.site.name,
         "feed": entry.site.feed,
         "fetch_url": state.fetch_url if state.fetch_url != entry.site.feed else None,
+        "discovered": state.discovered,
         "health": health,
         "stale": entry.stale,
         "last_attempt": iso(state.last_attempt),

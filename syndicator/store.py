@@ -14,7 +14,8 @@ Tables (schema version in ``meta``):
   next attempt; since schema 2 also the schedule (interval, reason, change
   history as JSON), the last document's hints (JSON), the hold fingerprint
   of a 410 source, the snapshot hash and the last invalid body's
-  hash; since schema 4 the kind and message of that body's failure.
+  hash; since schema 4 the kind and message of that body's failure; since
+  schema 5 the feed URL discovered on the page the configured URL serves.
 * ``entries``: the snapshot, i.e. the entries of the last good document of
   each source, as JSON, in document order.
 * ``seen``: every entry id ever seen per source with its first-seen time,
@@ -46,7 +47,7 @@ from .errors import CacheLockedError, StoreError
 from .identity import content_hash
 from .model import Check, Entry, FeedHints, SourceState, StoredEntry
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
 
@@ -106,6 +107,9 @@ _MIGRATIONS: dict[int, str] = {
     4: """
     ALTER TABLE sources ADD COLUMN failed_body_kind TEXT;
     ALTER TABLE sources ADD COLUMN failed_body_message TEXT
+    """,
+    5: """
+    ALTER TABLE sources ADD COLUMN discovered TEXT
     """,
 }
 _DATETIME_FIELDS = {"last_attempt", "last_success", "last_change", "next_attempt"}

@@ -8,6 +8,7 @@ HTML page advertising feeds.
 from __future__ import annotations
 
 import gzip
+import json
 import zlib
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from werkzeug import Request, Response
 
 from syndicator import schedule
 from syndicator.coding import CorruptBody, Decoder, TooLarge
+from syndicator.discover import choose_feed
 from syndicator.failures import KINDS
 from syndicator.fetch import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified, SourceState
@@ -324,3 +326,120 @@ def test_a_redirect_that_sets_the_same_cookie_again_is_still_a_loop(server: HTTP
     result = fetcher(retries=0).fetch(get(server.url_for("/loop")))
     assert isinstance(result, Failed) and "redirect loop" in result.error.message
     assert hits(server, "/loop") == 2
+
+
+# --- 5. a feed URL that answers with an HTML page advertising feeds -------------------------------
+
+def page(*feeds: tuple[str, str]) -> str:
+    """An HTML page advertising ``feeds``, each (type, href)."""
+    links = "".join(f'<link rel="alternate" type="{kind}" href="{href}" title="t">' for kind, href in feeds)
+    return f"<!DOCTYPE html><html><head><title>A blog</title>{links}</head><body><p>Hello</p></body></html>"
+
+
+RSS_TYPE, ATOM_TYPE, JSON_TYPE = "application/rss+xml", "application/atom+xml", "application/feed+json"
+
+
+@pytest.mark.parametrize(("url", "feeds", "chosen"), [
+    pytest.param("https://a.org/topics/rust/", ["https://a.org/feed/", "https://a.org/comments/feed/",
+                                                "https://a.org/topics/rust/feed/"],
+                 "https://a.org/topics/rust/feed/", id="a-topic-feed-before-site-wide-ones"),
+    pytest.param("https://a.org/tags/py", ["https://a.org/feed.xml", "https://a.org/tags/py.atom"],
+                 "https://a.org/tags/py.atom", id="a-tag-feed-beside-its-page"),
+    pytest.param("https://a.org/blog/index.html", ["https://a.org/feed.xml", "https://b.org/blog/feed.xml",
+                                                  "https://a.org/blog/atom.xml"],
+                 "https://a.org/blog/atom.xml", id="same-host-only"),
+    pytest.param("https://a.org/", ["https://a.org/feed.json", "https://a.org/feed.xml"],
+                 "https://a.org/feed.json", id="the-root-takes-the-first-advertised"),
+    pytest.param("https://a.org/rustacean/", ["https://a.org/feed.xml", "https://a.org/rust/feed.xml"],
+                 "https://a.org/feed.xml", id="a-shared-prefix-of-letters-is-not-a-shared-path"),
+    pytest.param("https://a.org/x/", [], None, id="nothing-advertised"),
+])
+def test_choose_feed(url: str, feeds: list[str], chosen: str | None) -> None:
+    assert choose_feed(url, feeds) == chosen
+
+
+def test_an_html_page_is_followed_to_the_feed_it_advertises(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/blog/").respond_with_data(
+        page((RSS_TYPE, "/feed.xml"), (ATOM_TYPE, "/comments/feed.xml"), (RSS_TYPE, "/blog/feed.xml")),
+        content_type="text/html")
+    blog = Feed(server, "/blog/feed.xml", body=rss(post(4, host="topic.example.org")), etag='"b1"')
+    everything = Feed(server, "/feed.xml", body=rss(post(5, host="all.example.org")))
+    config = write_config(tmp_path, [{"name": "Topic", "feed": server.url_for("/blog/")}], **FAST)
+    first = run_build(config, later())
+    assert "site 'Topic'" in first.stderr and f"followed the feed it advertises, {blog.url}" in first.stderr
+    assert "put that URL in sites.yaml" in first.stderr
+    index = (tmp_path / "public" / "index.html").read_text()
+    assert "topic.example.org/posts/4" in index and "all.example.org" not in index
+    assert everything.requests == [] and len(blog.requests) == 1
+    row = status(config, later())["Topic"]
+    assert (row["health"], row["discovered"], row["failure_class"]) == ("ok", blog.url, None)
+    assert "put that URL in sites.yaml" in sites_row(tmp_path, "Topic") and blog.url in sites_row(tmp_path, "Topic")
+    text = run("status", "--config", str(config), "--now", iso(later())).stdout
+    assert f"followed the feed it advertises: {blog.url}" in text
+    report = json.loads((tmp_path / "cache" / "report.json").read_text())
+    assert (report["followed_from_pages"], report["requests"], report["parsed"]) == (1, 2, 1)
+    # The next build asks the page again (no validators: they belong to the feed), then the feed conditionally.
+    second = run_build(config, later(days=1))
+    assert "followed" not in second.stderr  # said once; -v repeats it
+    assert blog.requests[-1]["If-None-Match"] == '"b1"'
+    page_requests = [request for request, _ in server.log if request.path == "/blog/"]
+    assert [r.headers.get("If-None-Match") for r in page_requests] == [None, None]
+    report = json.loads((tmp_path / "cache" / "report.json").read_text())
+    assert (report["status_304"], report["failed"], report["followed_from_pages"]) == (1, 0, 1)
+    verbose = run("build", "--config", str(config), "--now", iso(later(days=2)), "-v")
+    assert "info: site 'Topic': its feed URL" in verbose.stderr
+
+
+def test_discovery_follows_one_hop_only(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/a").respond_with_data(page((RSS_TYPE, "/b")), content_type="text/html")
+    server.expect_request("/b").respond_with_data(page((RSS_TYPE, "/c")), content_type="text/html")
+    server.expect_request("/c").respond_with_data(DOC, content_type="application/rss+xml")
+    Feed(server, "/ok.xml")
+    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")},
+                                     {"name": "Pages", "feed": server.url_for("/a")}], **FAST)
+    report = build(config)
+    assert report["failed_by_class"] == {"not_a_feed": 1}
+    assert (hits(server, "/a"), hits(server, "/b"), hits(server, "/c")) == (1, 1, 0)
+    row = status(config)["Pages"]
+    assert (row["discovered"], row["failure_class"]) == (server.url_for("/b"), "not_a_feed")
+
+
+@pytest.mark.parametrize(("setup", "kind"), [
+    pytest.param(lambda s: s.expect_request("/feed.xml").respond_with_data(
+        "", status=302, headers={"Location": "/feed.xml"}), "redirect", id="a-redirect-loop"),
+    pytest.param(lambda s: s.expect_request("/feed.xml").respond_with_data(b"<" * 70_000), "too_large",
+                 id="too-large"),
+    pytest.param(lambda s: s.expect_request("/feed.xml").respond_with_data("gone", status=404), "http_404",
+                 id="missing"),
+])
+def test_the_followed_feed_passes_every_fetch_rule(server: HTTPServer, tmp_path: Path, setup, kind: str) -> None:  # type: ignore[no-untyped-def]
+    server.expect_request("/").respond_with_data(page((RSS_TYPE, "/feed.xml")), content_type="text/html")
+    setup(server)
+    Feed(server, "/ok.xml")
+    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")},
+                                     {"name": "Home", "feed": server.url_for("/")}], max_bytes=65536, **FAST)
+    assert build(config)["failed_by_class"] == {kind: 1}
+    row = status(config)["Home"]
+    assert (row["discovered"], row["failure_class"]) == (server.url_for("/feed.xml"), kind)
+
+
+def test_a_follow_with_no_time_left_sends_nothing(server: HTTPServer) -> None:
+    server.expect_request("/feed.xml").respond_with_data(DOC)
+    result = fetcher().fetch(get(server.url_for("/feed.xml")), budget=0)
+    assert isinstance(result, Failed) and result.error.kind == "timeout" and result.requests == 0
+    assert hits(server, "/feed.xml") == 0
+
+
+def test_a_page_that_turns_into_a_feed_is_no_longer_called_discovered(server: HTTPServer, tmp_path: Path) -> None:
+    served = {"body": page((RSS_TYPE, "/feed.xml")), "type": "text/html"}
+    server.expect_request("/home").respond_with_handler(
+        lambda request: Response(served["body"], content_type=served["type"]))
+    server.expect_request("/feed.xml").respond_with_data(DOC, content_type="application/rss+xml")
+    config = write_config(tmp_path, [{"name": "Home", "feed": server.url_for("/home")}], **FAST)
+    build(config)
+    assert status(config)["Home"]["discovered"] == server.url_for("/feed.xml")
+    served.update(body=rss(post(8)), type="application/rss+xml")
+    build(config, later(days=1), "--force")
+    row = status(config, later(days=1))["Home"]
+    assert (row["discovered"], row["health"]) == (None, "ok")
+    assert "followed" not in sites_row(tmp_path, "Home")
