@@ -18,6 +18,8 @@ normalized here, once:
   supplies first-seen instead;
 * identity and alias keys per :mod:`identity`; an item with no title, link,
   text or enclosure is dropped;
+* enclosures (RSS enclosure, Atom link rel="enclosure", audio and video
+  media:content, itunes:duration) are read by :mod:`media`;
 * titles are plain text: a title marked as text is kept literally, one
   marked or detected as HTML has its markup stripped; summaries and content
   are sanitized by :mod:`sanitize`; an author is a name only, its e-mail
@@ -42,7 +44,7 @@ from datetime import datetime
 from typing import Any
 from xml.parsers.expat import ExpatError
 
-from . import dates, feedreader, hints, identity
+from . import dates, feedreader, hints, identity, media
 from .discover import find_alternates, looks_like_html
 from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
@@ -159,6 +161,7 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
     for item in document.entries:
         budget.check("reading entries")
         drafts.append(_xml_entry(item, feed_link, url, now, version))
+    drafts = [_with_media(draft, item, feed_link or url) for draft, item in zip(drafts, document.entries, strict=True)]
     if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
         reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
         raise ParseError(url, f"not a readable feed: {reason}")
@@ -181,6 +184,13 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, versio
                   date=date, updated=updated, summary=summary, content=content, date_note=note)
     text = html_to_text(summary or content)
     return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, text))
+
+
+def _with_media(draft: Draft, item: Any, base: str) -> Draft:
+    """``draft`` with the enclosures of its feedparser entry (:mod:`media`); relative URLs
+    resolve against the entry's link, else ``base`` (the feed's link, else the fetch URL)."""
+    enclosures = media.xml_enclosures(item, draft.entry.link or base)
+    return replace(draft, entry=replace(draft.entry, enclosures=enclosures))
 
 
 def _xml_author(item: Any) -> str | None:

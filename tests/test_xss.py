@@ -246,3 +246,35 @@ def test_planet_title_is_escaped_text(published: Callable[[str], Outputs]) -> No
     assert out.atom.findtext(f"{ATOM}title") == title
     assert out.json_feed["title"] == title
     assert out.opml.findtext("head/title") == title
+
+
+# --- Enclosures and images beside the text ------------------------------------------
+
+
+def _media_urls(out: Outputs, index: int) -> tuple[list[str], list[str], list[str]]:
+    """The enclosure URLs of entry ``index`` in index.html (links and players), feed.xml and feed.json."""
+    date = when(index)
+    page = [e.get("href") or e.get("src") or "" for p in out.articles[date].iter("p") if p.get("class") == "enclosure"
+            for e in p.iter() if e.tag in ("a", "audio", "video")]
+    atom = [link.get("href", "") for link in out.atom_entries[date].findall(f"{ATOM}link")
+            if link.get("rel") == "enclosure"]
+    json_feed = [a["url"] for a in out.json_items[date].get("attachments", [])]
+    return page, atom, json_feed
+
+
+#: URL payloads that resolve to a usable http(s) URL, and some that never may.
+RESOLVE_TO_WEB = {"relative-path", "quote-break-double", "javascript-in-query"}
+NEVER_WEB = {"javascript", "javascript-upper", "vbscript", "data-html", "data-upper", "file", "mailto"}
+
+
+@pytest.mark.parametrize("name", ["rss-urls", "rss-guid", "atom-urls", "json-urls"])
+def test_enclosure_urls_reach_every_output_as_web_urls_only(name: str, published: Callable[[str], Outputs]) -> None:
+    out = published(name)
+    for index, payload in enumerate(BUILDS[name].payloads):
+        page, atom, json_feed = _media_urls(out, index)
+        assert sorted(set(page)) == sorted(atom) == sorted(json_feed), payload.id
+        assert all(url_scheme(url) in ("http", "https") for url in page), payload.id
+        if payload.id in RESOLVE_TO_WEB:
+            assert len(atom) == 1, payload.id
+        if payload.id in NEVER_WEB:
+            assert atom == [], payload.id

@@ -1,0 +1,245 @@
+"""Enclosures (a podcast's audio, a video, a file) given beside an entry's text. Pure; never raises.
+
+A helper of :mod:`parse` (XML feeds, from feedparser's entry mapping) and
+:mod:`jsonfeed`, and of :mod:`render` (:class:`PageEnclosure`: an enclosure
+as templates show it, its size and duration written as people read them).
+Rules, and where they come from:
+
+* RSS 2.0 ``<enclosure url length type>`` and Atom ``link rel="enclosure"``
+  (RFC 4287 section 4.2.7.2; feedparser gives both as ``enclosures``),
+  Media RSS ``media:content`` whose ``medium`` is audio or video or whose
+  ``type`` is ``audio/*`` or ``video/*`` (with its ``fileSize`` and
+  ``duration``), and JSON Feed 1.1 ``attachments`` (``url``,
+  ``mime_type``, ``size_in_bytes``, ``duration_in_seconds``). An image is
+  no enclosure: it is shown beside the text, not played or downloaded.
+* URLs go through :func:`urls.absolute` against the entry's base; an
+  unusable one drops that enclosure. Each URL counts once: a later mention
+  only fills what the first left unknown. At most :data:`MAX_ENCLOSURES`
+  per entry.
+* A media type is kept when it is a ``type/subtype`` name (RFC 6838
+  section 4.2), lower case and without parameters; else it is guessed from
+  the URL's file name with our table of podcast and web media, then
+  Python's built-in table (never the system's, so every machine gives the
+  same answer); else "".
+* A length is whole bytes, 1 to :data:`MAX_BYTES`; 0, negative and
+  unreadable lengths are unknown (many feeds write ``length="0"``).
+* ``itunes:duration`` (Apple Podcasts: ``HH:MM:SS``, ``MM:SS`` or seconds,
+  with an optional fraction) gives the duration of the entry's first audio
+  or video enclosure; durations over :data:`MAX_DURATION` are unknown.
+"""
+
+from __future__ import annotations
+
+import math
+import mimetypes
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .model import Enclosure
+from .urls import absolute, is_web, split
+
+#: Enclosures kept per entry.
+MAX_ENCLOSURES = 16
+#: Largest size believed, bytes (10 TB).
+MAX_BYTES = 10**13
+#: Longest duration believed, seconds (7 days).
+MAX_DURATION = 7 * 86400
+#: Characters of a duration or length read at most.
+_MAX_FIELD = 40
+_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}")
+_DURATION = re.compile(r"(?:(\d{1,6}):)?(?:(\d{1,6}):)?(\d{1,7})(?:[.,](\d{1,9}))?")
+_LENGTH = re.compile(r"\d{1,20}")
+_PLAYABLE = ("audio", "video")
+_GUESS = mimetypes.MimeTypes(filenames=())  # Python's own table only: the same on every machine
+#: File name endings of podcast and web media that Python's table lacks or names differently.
+_SUFFIXES = {
+    ".mp3": "audio/mpeg", ".m4a": "audio/mp4", ".m4b": "audio/mp4", ".aac": "audio/aac", ".ogg": "audio/ogg",
+    ".oga": "audio/ogg", ".opus": "audio/ogg", ".flac": "audio/flac", ".wav": "audio/wav", ".mp4": "video/mp4",
+    ".m4v": "video/mp4", ".webm": "video/webm", ".ogv": "video/ogg", ".mov": "video/quicktime",
+    ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".gif": "image/gif", ".webp": "image/webp",
+    ".avif": "image/avif", ".svg": "image/svg+xml",
+}
+
+
+def media_type(value: object, url: str) -> str:
+    """A media type (str, lower case, no parameters) from a feed's ``value`` or else the URL's file name; ""."""
+    text = value.split(";", 1)[0].strip().lower() if isinstance(value, str) else ""
+    if _MEDIA_TYPE.fullmatch(text):
+        return text
+    parts = split(url)
+    path = parts.path if parts is not None else ""
+    suffix = path[path.rfind("."):].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    return _SUFFIXES.get(suffix) or _GUESS.guess_type(path, strict=False)[0] or ""
+
+
+def parse_length(value: object) -> int | None:
+    """A size in bytes (int, 1..:data:`MAX_BYTES`) from text or a JSON number, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = value if isinstance(value, int) or (math.isfinite(value) and value.is_integer()) else 0
+        size = int(number)
+    elif isinstance(value, str) and _LENGTH.fullmatch(text := value.strip()[:_MAX_FIELD]):
+        size = int(text)
+    else:
+        return None
+    return size if 0 < size <= MAX_BYTES else None
+
+
+def parse_duration(value: object) -> int | None:
+    """A duration in whole seconds (1..:data:`MAX_DURATION`) from ``HH:MM:SS``, ``MM:SS``,
+    seconds (an optional fraction is rounded) or a JSON number, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = float(value) if math.isfinite(value) else 0.0
+    elif isinstance(value, str) and (match := _DURATION.fullmatch(value.strip()[:_MAX_FIELD])):
+        whole = 0
+        for part in match.group(1, 2, 3):
+            if part is not None:
+                whole = whole * 60 + int(part)
+        seconds = whole + (float("0." + match.group(4)) if match.group(4) else 0.0)
+    else:
+        return None
+    rounded = round(seconds) if seconds <= MAX_DURATION else 0
+    return rounded if 0 < rounded <= MAX_DURATION else None
+
+
+def playable(enclosure: Enclosure) -> str | None:
+    """"audio" or "video" when a page can play the enclosure in that element, else None."""
+    major = enclosure.mime_type.split("/", 1)[0]
+    return major if major in _PLAYABLE else None
+
+
+def xml_enclosures(item: Any, base: str | None) -> tuple[Enclosure, ...]:
+    """The enclosures of one feedparser entry (see the module docstring).
+
+    Args:
+        item: feedparser's entry, a dict (``enclosures``, which feedparser
+            derives from the entry's links, ``media_content`` and
+            ``itunes_duration`` are read; ``dict.get`` where feedparser's own
+            ``get`` would answer with another field).
+        base: the URL relative enclosure URLs resolve against, or None.
+    """
+    found: list[Enclosure] = []
+    for mention in _mappings(item.get("enclosures")):
+        kind = mention.get("type")  # feedparser writes text/html for an Atom link without a type
+        found += _enclosure(mention.get("href"), None if kind == "text/html" else kind, mention.get("length"), None,
+                            base)
+    for mention in _mappings(dict.get(item, "media_content")):
+        medium = str(mention.get("medium") or "").strip().lower()
+        found += _enclosure(mention.get("url"), mention.get("type"), mention.get("filesize"),
+                            mention.get("duration"), base, medium)
+    enclosures = _merge(found)
+    duration = parse_duration(dict.get(item, "itunes_duration"))
+    for index, enclosure in enumerate(enclosures):
+        if duration is not None and playable(enclosure):
+            if enclosure.duration is None:
+                enclosures[index] = Enclosure(enclosure.url, enclosure.mime_type, enclosure.length, duration)
+            break
+    return tuple(enclosures)
+
+
+def json_enclosures(attachments: object, base: str | None) -> tuple[Enclosure, ...]:
+    """The enclosures of a JSON Feed item's ``attachments`` value (any JSON value; only a list gives any)."""
+    found: list[Enclosure] = []
+    for attachment in _mappings(attachments):
+        found += _enclosure(attachment.get("url"), attachment.get("mime_type"), attachment.get("size_in_bytes"),
+                            attachment.get("duration_in_seconds"), base)
+    return tuple(_merge(found))
+
+
+def _mappings(value: object) -> Iterable[Mapping[str, Any]]:
+    """The mappings in a list value, at most a bounded number of them."""
+    if isinstance(value, list):
+        yield from (v for v in value[:MAX_ENCLOSURES * 4] if isinstance(v, Mapping))
+
+
+def _enclosure(url: object, kind: object, length: object, duration: object, base: str | None,
+               medium: str | None = None) -> list[Enclosure]:
+    """[the enclosure] when its URL is usable and it is no image, else [].
+
+    ``medium`` is None for an enclosure or attachment; for a media:content,
+    its ``medium`` attribute ("" when absent): then only audio and video count.
+    """
+    resolved = absolute(url, base)
+    if resolved is None:
+        return []
+    mime_type = media_type(kind, resolved)
+    major = mime_type.split("/", 1)[0]
+    if major == "image" or (medium is not None and medium not in _PLAYABLE and major not in _PLAYABLE):
+        return []
+    return [Enclosure(resolved, mime_type, parse_length(length), parse_duration(duration))]
+
+
+def _merge(found: list[Enclosure]) -> list[Enclosure]:
+    """Each URL once, in order of first mention; later mentions fill unknown fields."""
+    merged: dict[str, Enclosure] = {}
+    for enclosure in found:
+        first = merged.get(enclosure.url)
+        if first is None:
+            if len(merged) < MAX_ENCLOSURES:
+                merged[enclosure.url] = enclosure
+            continue
+        merged[enclosure.url] = Enclosure(first.url, first.mime_type or enclosure.mime_type,
+                                          first.length if first.length is not None else enclosure.length,
+                                          first.duration if first.duration is not None else enclosure.duration)
+    return list(merged.values())
+
+
+def human_size(length: int) -> str:
+    """A size in bytes as people read it, in SI units: "900 bytes", "1.5 kB", "25 MB" (str)."""
+    if length < 1000:
+        return f"{length} byte{'s' if length != 1 else ''}"
+    value = float(length)
+    for unit in ("kB", "MB", "GB", "TB"):
+        value /= 1000
+        if value < 999.95 or unit == "TB":
+            break
+    return f"{value:.1f}".removesuffix(".0") + f" {unit}"
+
+
+def clock(seconds: int) -> str:
+    """A duration as a clock reads: "1:02:03", "12:34", "0:45" (str)."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@dataclass(frozen=True)
+class PageEnclosure:
+    """One enclosure as templates see it.
+
+    Attributes:
+        url: absolute http(s) URL.
+        mime_type: a media type, or "" when unknown.
+        length: size in bytes, or None; duration: seconds, or None.
+        player: "audio" or "video", the element a page plays it in, or None
+            for a link alone.
+        label: link text naming its kind, type, size and duration when
+            known, e.g. "Audio (audio/mpeg, 25 MB, 1:02:03)".
+    """
+
+    url: str
+    mime_type: str
+    length: int | None
+    duration: int | None
+    player: str | None
+    label: str
+
+
+def page_enclosures(enclosures: Sequence[Enclosure]) -> tuple[PageEnclosure, ...]:
+    """Enclosures for the templates; any URL that is not http(s) is left out again
+    (snapshots stored by other versions are read back as they were written)."""
+    shown = []
+    for m in enclosures:
+        if not is_web(m.url):
+            continue
+        player = playable(m)
+        facts = [m.mime_type, human_size(m.length) if m.length else "", clock(m.duration) if m.duration else ""]
+        kind = player.capitalize() if player else "Download"
+        label = f"{kind} ({', '.join(f for f in facts if f)})" if any(facts) else kind
+        shown.append(PageEnclosure(m.url, m.mime_type, m.length, m.duration, player, label))
+    return tuple(shown)
