@@ -113,10 +113,11 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) 
 
 
 def _with_media(draft: Draft, item: dict[str, Any], base: str) -> Draft:
-    """``draft`` with its item's ``attachments`` as enclosures (:mod:`media`); relative URLs
-    resolve against the item's URL, else ``base`` (the feed's home page, else the fetch URL)."""
+    """``draft`` with its item's ``attachments`` as enclosures and its image (:mod:`media`); relative
+    URLs resolve against the item's URL, else ``base`` (the feed's home page, else the fetch URL)."""
     enclosures = media.json_enclosures(item.get("attachments"), draft.entry.link or base)
-    return replace(draft, entry=replace(draft.entry, enclosures=enclosures))
+    image = media.json_image(item, draft.entry.link or base)
+    return replace(draft, entry=replace(draft.entry, enclosures=enclosures, image=image))
 
 
 def _author(item: dict[str, Any]) -> str | None:

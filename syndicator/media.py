@@ -1,8 +1,10 @@
-"""Enclosures (a podcast's audio, a video, a file) given beside an entry's text. Pure; never raises.
+"""Enclosures (a podcast's audio, a video, a file) and images given beside an entry's text. Pure; never raises.
 
 A helper of :mod:`parse` (XML feeds, from feedparser's entry mapping) and
 :mod:`jsonfeed`, and of :mod:`render` (:class:`PageEnclosure`: an enclosure
-as templates show it, its size and duration written as people read them).
+as templates show it, its size and duration written as people read them;
+:func:`with_image`: an entry's image put in its content when the content
+shows none).
 Rules, and where they come from:
 
 * RSS 2.0 ``<enclosure url length type>`` and Atom ``link rel="enclosure"``
@@ -26,10 +28,15 @@ Rules, and where they come from:
 * ``itunes:duration`` (Apple Podcasts: ``HH:MM:SS``, ``MM:SS`` or seconds,
   with an optional fraction) gives the duration of the entry's first audio
   or video enclosure; durations over :data:`MAX_DURATION` are unknown.
+* The entry's image (:func:`xml_image`, :func:`json_image`): Media RSS
+  ``media:content`` of an image medium or type, an image enclosure,
+  ``itunes:image``, ``media:thumbnail``; JSON Feed ``image``, then
+  ``banner_image``. One http(s) URL, or None.
 """
 
 from __future__ import annotations
 
+import html
 import math
 import mimetypes
 import re
@@ -142,6 +149,41 @@ def xml_enclosures(item: Any, base: str | None) -> tuple[Enclosure, ...]:
     return tuple(enclosures)
 
 
+def xml_image(item: Any, base: str | None) -> str | None:
+    """The image given beside the text of one feedparser entry, an absolute http(s) URL, or None.
+
+    The first usable of: a media:content of ``medium="image"`` or an
+    ``image/*`` type (declared, or guessed from the file name when neither
+    is given), an RSS enclosure or Atom enclosure link of an ``image/*``
+    type, the entry's ``itunes:image``, a media:thumbnail.
+    """
+    found: list[object] = []
+    for mention in _mappings(dict.get(item, "media_content")):
+        medium = str(mention.get("medium") or "").strip().lower()
+        kind = mention.get("type")
+        if medium == "image" or (not medium and _is_image(kind, mention.get("url"), base)):
+            found.append(mention.get("url"))
+    found += [m.get("href") for m in _mappings(item.get("enclosures")) if _is_image(m.get("type"), None, base)]
+    itunes = dict.get(item, "image")
+    if isinstance(itunes, Mapping):
+        found.append(itunes.get("href"))
+    found += [m.get("url") for m in _mappings(dict.get(item, "media_thumbnail"))]
+    return next((url for url in (absolute(value, base) for value in found) if url), None)
+
+
+def json_image(item: Mapping[str, Any], base: str | None) -> str | None:
+    """A JSON Feed item's ``image``, else its ``banner_image``, as an absolute http(s) URL, or None."""
+    return absolute(item.get("image"), base) or absolute(item.get("banner_image"), base)
+
+
+def _is_image(kind: object, url: object, base: str | None) -> bool:
+    """True when a declared type, else the file name of ``url``, says image."""
+    if kind is not None and kind != "":
+        return isinstance(kind, str) and kind.strip().lower().startswith("image/")
+    resolved = absolute(url, base)
+    return resolved is not None and media_type(None, resolved).startswith("image/")
+
+
 def json_enclosures(attachments: object, base: str | None) -> tuple[Enclosure, ...]:
     """The enclosures of a JSON Feed item's ``attachments`` value (any JSON value; only a list gives any)."""
     found: list[Enclosure] = []
@@ -243,3 +285,21 @@ def page_enclosures(enclosures: Sequence[Enclosure]) -> tuple[PageEnclosure, ...
         label = f"{kind} ({', '.join(f for f in facts if f)})" if any(facts) else kind
         shown.append(PageEnclosure(m.url, m.mime_type, m.length, m.duration, player, label))
     return tuple(shown)
+
+
+def shown_image(fragment: str, image: str | None) -> str | None:
+    """``image`` when it is an http(s) URL and the sanitized HTML ``fragment`` shows no image of its own, else None.
+
+    The sanitizer writes every ``<`` of text as ``&lt;``, so ``<img`` in
+    its output is always an image element.
+    """
+    return image if image and is_web(image) and "<img" not in fragment else None
+
+
+def with_image(fragment: str, image: str | None, alt: str) -> str:
+    """Sanitized HTML ``fragment`` led by ``image`` in a paragraph of its own, with ``alt`` as its
+    alternative text, when the fragment shows no image (:func:`shown_image`); else as it is."""
+    shown = shown_image(fragment, image)
+    if shown is None:
+        return fragment
+    return f'<p><img src="{html.escape(shown)}" alt="{html.escape(alt)}"></p>{fragment}'

@@ -219,6 +219,9 @@ class Entry:
             the publisher changes identifier style.
         enclosures: files published with the entry, each URL once, in
             document order (see media.py).
+        image: absolute http(s) URL of an image given beside the text
+            (media:content or media:thumbnail, an image enclosure,
+            itunes:image, JSON Feed image or banner_image), or None.
     """
 
     id: str
@@ -232,6 +235,7 @@ class Entry:
     date_note: str | None = None
     aliases: tuple[str, ...] = ()
     enclosures: tuple[Enclosure, ...] = ()
+    image: str | None = None
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from . import __version__
 from .dates import isoformat
 from .errors import RenderError
 from .failures import KINDS
-from .media import PageEnclosure, page_enclosures
+from .media import PageEnclosure, page_enclosures, shown_image, with_image
 from .model import Config, SelectedEntry, SiteStatus
 from .publish import publish
 from .sanitize import author_name, html_to_text, strip_control, truncate_html
@@ -80,6 +80,9 @@ class PageEntry:
     content: Markup
     more: bool  # the summary was cut, or the content holds more than it shows
     enclosures: tuple[PageEnclosure, ...] = ()
+    image: str | None = None  # an image beside the text, shown because the summary shows none
+    image_alt: str = ""
+    image_url: str | None = None  # the entry's image (JSON Feed "image"), shown or not
 
 
 def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequence[SiteStatus],
@@ -200,6 +203,7 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     body = entry.content or entry.summary
     summary_source = entry.summary or entry.content
     summary = truncate_html(summary_source, summary_chars)
+    alt = shorten(entry.title, TITLE_CHARS)
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
         title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",
@@ -213,9 +217,12 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
         updated=isoformat(updated),
         human_date=date.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         summary=Markup(summary),  # noqa: S704 - sanitized in parse
-        content=Markup(body),  # noqa: S704 - sanitized in parse
+        content=Markup(with_image(body, entry.image, alt)),  # noqa: S704 - sanitized in parse
         more=summary != summary_source or _holds_more(entry.content, summary_source),
         enclosures=page_enclosures(entry.enclosures),
+        image=shown_image(summary, entry.image),
+        image_alt=alt,
+        image_url=shown_image("", entry.image),
     )
 
 
@@ -269,6 +276,7 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
             "date_modified": e.updated,
             "authors": [{"name": e.author}],
             **_attachments(e),
+            **({"image": e.image_url} if e.image_url else {}),
             "_source": {"title": e.site_name, "feed_url": e.site_feed, "home_page_url": e.site_link},
         })
         items.append(item)

@@ -229,3 +229,72 @@ def test_an_episode_without_a_link_can_still_be_reached(server: HTTPServer, tmp_
     assert [a.get("href") for a in article.iter("a")] == ["https://cdn.example.org/x.mp3"]
     (entry,) = ET.parse(public / "feed.xml").getroot().findall(f"{ATOM}entry")
     assert [link.get("rel") for link in entry.findall(f"{ATOM}link")] == ["enclosure"]
+
+
+# --- images beside the text --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({'media:content url="/full.jpg" medium="image"': "", 'media:thumbnail url="/thumb.jpg"': ""}, "full.jpg"),
+    ({'media:content url="https://cdn.example.org/pic" type="image/webp"': ""}, "https://cdn.example.org/pic"),
+    ({'media:content url="/guessed.png"': ""}, "guessed.png"),
+    ({'enclosure url="/cover.jpg" type="image/jpeg"': ""}, "cover.jpg"),
+    ({'itunes:image href="/art.jpg"': "", 'media:thumbnail url="/thumb.jpg"': ""}, "art.jpg"),
+    ({'media:thumbnail url="/thumb.jpg"': ""}, "thumb.jpg"),
+    ({'media:content url="javascript:alert(1)" medium="image"': "", 'media:thumbnail url="data:image/png,x"': "",
+      'media:content url="/ok.jpg" medium="image"': ""}, "ok.jpg"),
+    ({'media:content url="/song.mp3" type="audio/mpeg"': "", 'media:content url="/page.html"': ""}, None),
+], ids=["content-before-thumbnail", "declared-type", "guessed-type", "image-enclosure", "itunes-image",
+        "thumbnail", "unusable-skipped", "no-image"])
+def test_the_image_beside_the_text(extra: dict[str, str], expected: str | None) -> None:
+    (entry,) = parse(podcast(episode(1, **extra)))
+    assert entry.image == (expected if expected is None or expected.startswith("https:")
+                           else f"https://pod.example.org/{expected}")
+
+
+def test_json_feed_image_then_banner_image() -> None:
+    items = [{"id": "1", "url": "https://pod.example.org/1", "image": "/a.png", "banner_image": "/b.png"},
+             {"id": "2", "url": "https://pod.example.org/2", "image": "javascript:x", "banner_image": "/b.png"},
+             {"id": "3", "url": "https://pod.example.org/3", "image": 5}]
+    document = json.dumps({"version": "https://jsonfeed.org/version/1.1", "title": "t", "items": items})
+    assert [e.image for e in parse(document, "application/feed+json")] == [
+        "https://pod.example.org/a.png", "https://pod.example.org/b.png", None]
+
+
+def test_an_item_with_only_an_image_is_kept_and_told_apart() -> None:
+    one, two = ({"pubDate": "Mon, 02 Nov 2026 10:00:00 GMT", f'media:content url="/{n}.jpg" medium="image"': "",
+                 "description": ""} for n in (1, 2))
+    first, second = parse(podcast(one, two))
+    assert (first.image, second.image) == ("https://pod.example.org/1.jpg", "https://pod.example.org/2.jpg")
+    assert first.id != second.id
+
+
+def test_the_image_shows_when_the_text_has_none_and_is_carried_in_the_feeds(server: HTTPServer,
+                                                                            tmp_path: Path) -> None:
+    bare = episode(3, description="")
+    bare['media:content url="https://cdn.example.org/only.jpg" medium="image"'] = ""
+    texted = episode(2, description="&lt;p&gt;Words&lt;/p&gt;")
+    texted['media:thumbnail url="https://cdn.example.org/thumb.jpg"'] = ""
+    pictured = episode(1, description='&lt;p&gt;&lt;img src="https://cdn.example.org/own.jpg"&gt;&lt;/p&gt;')
+    pictured['media:thumbnail url="https://cdn.example.org/other.jpg"'] = ""
+    public = publish(server, tmp_path, podcast(bare, texted, pictured))
+
+    index = (public / "index.html").read_text()
+    assert html_problems(index) == []
+    articles = list(parse_page(index).iter("article"))
+    assert [[(i.get("src"), i.get("alt"), i.get("loading")) for i in a.iter("img")] for a in articles] == [
+        [("https://cdn.example.org/only.jpg", "Episode 3", "lazy")],
+        [("https://cdn.example.org/thumb.jpg", "Episode 2", "lazy")],
+        [("https://cdn.example.org/own.jpg", None, None)]]  # the text's own image, not a second one
+
+    feed_xml = (public / "feed.xml").read_bytes()
+    assert atom_problems(feed_xml) == []
+    contents = [e.findtext(f"{ATOM}content") for e in ET.fromstring(feed_xml).findall(f"{ATOM}entry")]
+    assert contents[0] == '<p><img src="https://cdn.example.org/only.jpg" alt="Episode 3"></p>'
+    assert contents[1] == '<p><img src="https://cdn.example.org/thumb.jpg" alt="Episode 2"></p><p>Words</p>'
+    assert "other.jpg" not in (contents[2] or "")
+    items = json.loads((public / "feed.json").read_text())["items"]
+    assert [item.get("image") for item in items] == ["https://cdn.example.org/only.jpg",
+                                                     "https://cdn.example.org/thumb.jpg",
+                                                     "https://cdn.example.org/other.jpg"]
+    assert [item["content_html"] for item in items[:2]] == contents[:2]
