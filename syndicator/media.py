@@ -1,17 +1,15 @@
 """Enclosures (a podcast's audio, a video, a file) and images given beside an entry's text. Pure; never raises.
 
 A helper of :mod:`parse` (XML feeds, from feedparser's entry mapping) and
-:mod:`jsonfeed`, and of :mod:`render` (:class:`PageEnclosure`: an enclosure
-as templates show it, its size and duration written as people read them;
-:func:`with_image`: an entry's image put in its content when the content
-shows none).
+:mod:`jsonfeed`; :mod:`mediaview` shows what it reads on the pages.
 Rules, and where they come from:
 
 * RSS 2.0 ``<enclosure url length type>`` and Atom ``link rel="enclosure"``
   (RFC 4287 section 4.2.7.2; feedparser gives both as ``enclosures``),
-  Media RSS ``media:content`` whose ``medium`` is audio or video or whose
-  ``type`` is ``audio/*`` or ``video/*`` (with its ``fileSize`` and
-  ``duration``), and JSON Feed 1.1 ``attachments`` (``url``,
+  Media RSS ``media:content`` whose ``type`` is ``audio/*`` or ``video/*``
+  (declared, or guessed from the file name), or with no type, whose
+  ``medium`` is audio or video (with its ``fileSize`` and ``duration``; a
+  Flash player, say, is no enclosure), and JSON Feed 1.1 ``attachments`` (``url``,
   ``mime_type``, ``size_in_bytes``, ``duration_in_seconds``). An image is
   no enclosure: it is shown beside the text, not played or downloaded.
 * URLs go through :func:`urls.absolute` against the entry's base; an
@@ -36,16 +34,14 @@ Rules, and where they come from:
 
 from __future__ import annotations
 
-import html
 import math
 import mimetypes
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .model import Enclosure
-from .urls import absolute, is_web, split
+from .urls import absolute, split
 
 #: Enclosures kept per entry.
 MAX_ENCLOSURES = 16
@@ -53,6 +49,8 @@ MAX_ENCLOSURES = 16
 MAX_BYTES = 10**13
 #: Longest duration believed, seconds (7 days).
 MAX_DURATION = 7 * 86400
+#: An image declared narrower or lower than this, in CSS pixels, is no image beside the text.
+MIN_IMAGE_PIXELS = 64
 #: Characters of a duration or length read at most.
 _MAX_FIELD = 40
 _MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}")
@@ -155,20 +153,31 @@ def xml_image(item: Any, base: str | None) -> str | None:
     The first usable of: a media:content of ``medium="image"`` or an
     ``image/*`` type (declared, or guessed from the file name when neither
     is given), an RSS enclosure or Atom enclosure link of an ``image/*``
-    type, the entry's ``itunes:image``, a media:thumbnail.
+    type, the entry's ``itunes:image``, a media:thumbnail. A media:content
+    or media:thumbnail whose ``width`` or ``height`` is below
+    :data:`MIN_IMAGE_PIXELS` (an author's avatar, a tracking pixel) is skipped.
     """
     found: list[object] = []
     for mention in _mappings(dict.get(item, "media_content")):
         medium = str(mention.get("medium") or "").strip().lower()
         kind = mention.get("type")
-        if medium == "image" or (not medium and _is_image(kind, mention.get("url"), base)):
+        if (medium == "image" or (not medium and _is_image(kind, mention.get("url"), base))) and _big(mention):
             found.append(mention.get("url"))
     found += [m.get("href") for m in _mappings(item.get("enclosures")) if _is_image(m.get("type"), None, base)]
     itunes = dict.get(item, "image")
     if isinstance(itunes, Mapping):
         found.append(itunes.get("href"))
-    found += [m.get("url") for m in _mappings(dict.get(item, "media_thumbnail"))]
+    found += [m.get("url") for m in _mappings(dict.get(item, "media_thumbnail")) if _big(m)]
     return next((url for url in (absolute(value, base) for value in found) if url), None)
+
+
+def _big(mention: Mapping[str, Any]) -> bool:
+    """False for an image declared smaller than :data:`MIN_IMAGE_PIXELS` either way (an avatar, a pixel)."""
+    for key in ("width", "height"):
+        value = str(mention.get(key) or "").strip()
+        if value.isdigit() and len(value) < 6 and int(value) < MIN_IMAGE_PIXELS:
+            return False
+    return True
 
 
 def json_image(item: Mapping[str, Any], base: str | None) -> str | None:
@@ -211,8 +220,8 @@ def _enclosure(url: object, kind: object, length: object, duration: object, base
         return []
     mime_type = media_type(kind, resolved)
     major = mime_type.split("/", 1)[0]
-    if major == "image" or (medium is not None and medium not in _PLAYABLE and major not in _PLAYABLE):
-        return []
+    if major == "image" or (medium is not None and major not in _PLAYABLE and (mime_type or medium not in _PLAYABLE)):
+        return []  # a media:content counts when its type is audio or video, or, with no type, its medium is
     return [Enclosure(resolved, mime_type, parse_length(length), parse_duration(duration))]
 
 
@@ -229,77 +238,3 @@ def _merge(found: list[Enclosure]) -> list[Enclosure]:
                                           first.length if first.length is not None else enclosure.length,
                                           first.duration if first.duration is not None else enclosure.duration)
     return list(merged.values())
-
-
-def human_size(length: int) -> str:
-    """A size in bytes as people read it, in SI units: "900 bytes", "1.5 kB", "25 MB" (str)."""
-    if length < 1000:
-        return f"{length} byte{'s' if length != 1 else ''}"
-    value = float(length)
-    for unit in ("kB", "MB", "GB", "TB"):
-        value /= 1000
-        if value < 999.95 or unit == "TB":
-            break
-    return f"{value:.1f}".removesuffix(".0") + f" {unit}"
-
-
-def clock(seconds: int) -> str:
-    """A duration as a clock reads: "1:02:03", "12:34", "0:45" (str)."""
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-@dataclass(frozen=True)
-class PageEnclosure:
-    """One enclosure as templates see it.
-
-    Attributes:
-        url: absolute http(s) URL.
-        mime_type: a media type, or "" when unknown.
-        length: size in bytes, or None; duration: seconds, or None.
-        player: "audio" or "video", the element a page plays it in, or None
-            for a link alone.
-        label: link text naming its kind, type, size and duration when
-            known, e.g. "Audio (audio/mpeg, 25 MB, 1:02:03)".
-    """
-
-    url: str
-    mime_type: str
-    length: int | None
-    duration: int | None
-    player: str | None
-    label: str
-
-
-def page_enclosures(enclosures: Sequence[Enclosure]) -> tuple[PageEnclosure, ...]:
-    """Enclosures for the templates; any URL that is not http(s) is left out again
-    (snapshots stored by other versions are read back as they were written)."""
-    shown = []
-    for m in enclosures:
-        if not is_web(m.url):
-            continue
-        player = playable(m)
-        facts = [m.mime_type, human_size(m.length) if m.length else "", clock(m.duration) if m.duration else ""]
-        kind = player.capitalize() if player else "Download"
-        label = f"{kind} ({', '.join(f for f in facts if f)})" if any(facts) else kind
-        shown.append(PageEnclosure(m.url, m.mime_type, m.length, m.duration, player, label))
-    return tuple(shown)
-
-
-def shown_image(fragment: str, image: str | None) -> str | None:
-    """``image`` when it is an http(s) URL and the sanitized HTML ``fragment`` shows no image of its own, else None.
-
-    The sanitizer writes every ``<`` of text as ``&lt;``, so ``<img`` in
-    its output is always an image element.
-    """
-    return image if image and is_web(image) and "<img" not in fragment else None
-
-
-def with_image(fragment: str, image: str | None, alt: str) -> str:
-    """Sanitized HTML ``fragment`` led by ``image`` in a paragraph of its own, with ``alt`` as its
-    alternative text, when the fragment shows no image (:func:`shown_image`); else as it is."""
-    shown = shown_image(fragment, image)
-    if shown is None:
-        return fragment
-    return f'<p><img src="{html.escape(shown)}" alt="{html.escape(alt)}"></p>{fragment}'

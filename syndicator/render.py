@@ -32,7 +32,7 @@ from . import __version__
 from .dates import isoformat
 from .errors import RenderError
 from .failures import KINDS
-from .media import PageEnclosure, page_enclosures, shown_image, with_image
+from .mediaview import PageEnclosure, page_enclosures, shown_image, with_image
 from .model import Config, SelectedEntry, SiteStatus
 from .publish import publish
 from .sanitize import author_name, html_to_text, strip_control, truncate_html
@@ -203,7 +203,7 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     body = entry.content or entry.summary
     summary_source = entry.summary or entry.content
     summary = truncate_html(summary_source, summary_chars)
-    alt = shorten(entry.title, TITLE_CHARS)
+    alt = shorten(entry.title, TITLE_CHARS) or f"Image from {site.name}"
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
         title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",

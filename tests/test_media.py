@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.media import clock, human_size, media_type, parse_duration, parse_length
+from syndicator.media import media_type, parse_duration, parse_length
+from syndicator.mediaview import clock, human_size
 from syndicator.model import Enclosure, Entry, SourceState
 from syndicator.parse import parse_feed
 from syndicator.store import DATABASE, Store
@@ -109,11 +110,14 @@ def test_media_content_of_audio_or_video_is_an_enclosure_and_an_image_is_not() -
     item['media:content url="https://cdn.example.org/clip" medium="video" type="video/mp4"'] = ""
     item['media:content url="https://cdn.example.org/pic.jpg" medium="image"'] = ""
     item['media:content url="https://cdn.example.org/doc.pdf" medium="document"'] = ""
+    item['media:content url="https://cdn.example.org/v/1" medium="video" type="application/x-shockwave-flash"'] = ""
+    item['media:content url="https://cdn.example.org/stream" medium="audio"'] = ""
     item['enclosure url="https://cdn.example.org/cover.png" type="image/png"'] = ""
     item["itunes:duration"] = "99"  # the first playable enclosure has its own duration already
     (entry,) = parse(podcast(item))
     assert entry.enclosures == (Enclosure("https://cdn.example.org/ep.mp3", "audio/mpeg", 1000, 61),
-                                Enclosure("https://cdn.example.org/clip", "video/mp4"))
+                                Enclosure("https://cdn.example.org/clip", "video/mp4"),
+                                Enclosure("https://cdn.example.org/stream"))  # audio, of a type not given
 
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "data:audio/mpeg;base64,AAAA", "file:///etc/passwd",
@@ -241,11 +245,14 @@ def test_an_episode_without_a_link_can_still_be_reached(server: HTTPServer, tmp_
     ({'enclosure url="/cover.jpg" type="image/jpeg"': ""}, "cover.jpg"),
     ({'itunes:image href="/art.jpg"': "", 'media:thumbnail url="/thumb.jpg"': ""}, "art.jpg"),
     ({'media:thumbnail url="/thumb.jpg"': ""}, "thumb.jpg"),
+    ({'media:thumbnail url="/avatar.png" width="30" height="30"': "",
+      'media:content url="/pixel.gif" medium="image" width="1"': "",
+      'media:thumbnail url="/big.png" width="640" height="360"': ""}, "big.png"),
     ({'media:content url="javascript:alert(1)" medium="image"': "", 'media:thumbnail url="data:image/png,x"': "",
       'media:content url="/ok.jpg" medium="image"': ""}, "ok.jpg"),
     ({'media:content url="/song.mp3" type="audio/mpeg"': "", 'media:content url="/page.html"': ""}, None),
 ], ids=["content-before-thumbnail", "declared-type", "guessed-type", "image-enclosure", "itunes-image",
-        "thumbnail", "unusable-skipped", "no-image"])
+        "thumbnail", "small-skipped", "unusable-skipped", "no-image"])
 def test_the_image_beside_the_text(extra: dict[str, str], expected: str | None) -> None:
     (entry,) = parse(podcast(episode(1, **extra)))
     assert entry.image == (expected if expected is None or expected.startswith("https:")
@@ -298,3 +305,15 @@ def test_the_image_shows_when_the_text_has_none_and_is_carried_in_the_feeds(serv
                                                      "https://cdn.example.org/thumb.jpg",
                                                      "https://cdn.example.org/other.jpg"]
     assert [item["content_html"] for item in items[:2]] == contents[:2]
+
+
+def test_an_untitled_image_only_item_is_published_with_alt_text(server: HTTPServer, tmp_path: Path) -> None:
+    item = {"pubDate": "Mon, 02 Nov 2026 10:00:00 GMT", "description": "",
+            'media:content url="https://cdn.example.org/photo.jpg" medium="image"': ""}
+    public = publish(server, tmp_path, podcast(item))
+    (article,) = parse_page((public / "index.html").read_text()).iter("article")
+    assert [(i.get("src"), i.get("alt")) for i in article.iter("img")] == [
+        ("https://cdn.example.org/photo.jpg", "Image from Pod")]
+    (entry,) = ET.parse(public / "feed.xml").getroot().findall(f"{ATOM}entry")
+    content = entry.findtext(f"{ATOM}content")
+    assert content == '<p><img src="https://cdn.example.org/photo.jpg" alt="Image from Pod"></p>'
