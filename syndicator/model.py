@@ -177,6 +177,28 @@ FetchResult = Fetched | NotModified | Failed | NotRequested
 
 
 @dataclass(frozen=True)
+class Enclosure:
+    """A file published with an entry: a podcast's audio, a video, a document.
+
+    From RSS ``<enclosure>``, Atom ``link rel="enclosure"`` (RFC 4287
+    section 4.2.7.2), Media RSS ``media:content`` of an audio or video type,
+    and JSON Feed ``attachments`` (see media.py).
+
+    Attributes:
+        url: absolute http(s) URL.
+        mime_type: a media type such as "audio/mpeg", lower case, or "" when
+            neither the feed nor the file name tells.
+        length: size in bytes, or None when unknown (feeds often write 0).
+        duration: playing time in whole seconds, or None when unknown.
+    """
+
+    url: str
+    mime_type: str = ""
+    length: int | None = None
+    duration: int | None = None
+
+
+@dataclass(frozen=True)
 class Entry:
     """One item of a feed, normalized.
 
@@ -195,6 +217,11 @@ class Entry:
         aliases: other names of the same post (see identity.alias_keys),
             strongest first; the store uses them to keep one identity when
             the publisher changes identifier style.
+        enclosures: files published with the entry, each URL once, in
+            document order (see media.py).
+        image: absolute http(s) URL of an image given beside the text
+            (media:content or media:thumbnail, an image enclosure,
+            itunes:image, JSON Feed image or banner_image), or None.
     """
 
     id: str
@@ -207,6 +234,8 @@ class Entry:
     content: str = ""
     date_note: str | None = None
     aliases: tuple[str, ...] = ()
+    enclosures: tuple[Enclosure, ...] = ()
+    image: str | None = None
 
 
 @dataclass(frozen=True)

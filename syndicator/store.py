@@ -45,7 +45,7 @@ from filelock import FileLock, Timeout
 
 from .errors import CacheLockedError, StoreError
 from .identity import content_hash
-from .model import Check, Entry, FeedHints, SourceState, StoredEntry
+from .model import Check, Enclosure, Entry, FeedHints, SourceState, StoredEntry
 
 SCHEMA_VERSION = 5
 DATABASE = "state.sqlite"
@@ -396,5 +396,14 @@ def _entry_from_json(text: str) -> Entry:
     for key in ("date", "updated"):
         if data.get(key):
             data[key] = datetime.fromisoformat(data[key])
+    data["enclosures"] = _enclosures_from_json(data.get("enclosures"))
     known = {f.name for f in fields(Entry)}
     return Entry(**{k: v for k, v in data.items() if k in known})
+
+
+def _enclosures_from_json(value: object) -> tuple[Enclosure, ...]:
+    """Stored enclosures (a list of objects) as Enclosures; () for rows stored before enclosures were kept."""
+    known = {f.name for f in fields(Enclosure)}
+    items = value if isinstance(value, list) else []
+    return tuple(Enclosure(**{k: v for k, v in item.items() if k in known}) for item in items
+                 if isinstance(item, dict) and isinstance(item.get("url"), str))
