@@ -13,7 +13,8 @@ A helper of :mod:`parse`, which turns drafts into entries. Rules:
 * ``date_published``, else ``date_modified`` (RFC 3339) is the date;
 * relative URLs resolve against the item's ``url``, the feed's
   ``home_page_url``, then the fetch URL;
-* ``attachments`` count as enclosures for identity;
+* ``attachments`` count as enclosures for identity, and are kept as the
+  entry's enclosures (:mod:`media`);
 * an item without ``authors`` (1.0: ``author``) takes the feed's.
 """
 
@@ -21,10 +22,11 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from . import dates
+from . import dates, media
 from .errors import ParseError
 from .identity import Candidate, Draft
 from .limits import DATE_MAX_CHARS, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
@@ -78,7 +80,7 @@ def read_json_feed(text: str, url: str, now: datetime,
         if budget is not None:
             budget.check("reading items")
         if isinstance(item, dict):
-            drafts.append(_item(item, feed_link, url, now, feed_author))
+            drafts.append(_with_media(_item(item, feed_link, url, now, feed_author), item, feed_link or url))
     return (plain_title(_str(document.get("title"))), feed_link, drafts,
             "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""))
 
@@ -115,6 +117,14 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime, 
     candidate = Candidate(guid or None, link, title, (raws[0] or raws[1])[:DATE_MAX_CHARS], enclosures,
                           html_to_text(summary or content))
     return Draft(entry, candidate)
+
+
+def _with_media(draft: Draft, item: dict[str, Any], base: str) -> Draft:
+    """``draft`` with its item's ``attachments`` as enclosures and its image (:mod:`media`); relative
+    URLs resolve against the item's URL, else ``base`` (the feed's home page, else the fetch URL)."""
+    enclosures = media.json_enclosures(item.get("attachments"), draft.entry.link or base)
+    image = media.json_image(item, draft.entry.link or base)
+    return replace(draft, entry=replace(draft.entry, enclosures=enclosures, image=image))
 
 
 def _author(item: dict[str, Any]) -> str | None:

@@ -18,7 +18,11 @@ normalized here, once:
   such an item borrows a neighbour's date (:func:`borrow_dates`), else the
   store supplies first-seen;
 * identity and alias keys per :mod:`identity`; an item with no title, link,
-  text or enclosure is dropped;
+  text, enclosure or image is dropped;
+* enclosures (RSS enclosure, Atom link rel="enclosure", audio and video
+  media:content, itunes:duration) and the image beside the text
+  (media:content, media:thumbnail, itunes:image) are read by :mod:`media`;
+  an item with nothing but an image is kept;
 * titles are plain text: a title marked as text is kept literally, one
   marked or detected as HTML has its markup stripped; the richest body is
   kept (HTML content, then an HTML summary, then plain text, then
@@ -48,7 +52,7 @@ from datetime import datetime
 from typing import Any
 from xml.parsers.expat import ExpatError
 
-from . import dates, feedreader, hints, identity
+from . import dates, feedreader, hints, identity, media
 from .discover import find_alternates, looks_like_html
 from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
@@ -169,9 +173,10 @@ def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
 
 
 def _empty(draft: Draft) -> bool:
-    """True for an item with nothing to show (no title, link, text or enclosure)."""
+    """True for an item with nothing to show (no title, link, text, enclosure or image)."""
     entry = draft.entry
-    return not (entry.title or entry.link or entry.summary or entry.content or draft.candidate.enclosures)
+    return not (entry.title or entry.link or entry.summary or entry.content or draft.candidate.enclosures
+                or entry.image)
 
 
 # --- XML feeds (feedparser) ---------------------------------------------------
@@ -201,6 +206,7 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
     for item in document.entries:
         budget.check("reading entries")
         drafts.append(_xml_entry(item, feed_link, url, now, version, feed_author))
+    drafts = [_with_media(draft, item, feed_link or url) for draft, item in zip(drafts, document.entries, strict=True)]
     if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
         reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
         raise ParseError(url, f"not a readable feed: {reason}")
@@ -222,6 +228,19 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, versio
                   date=date, updated=updated, summary=summary, content=content, date_note=note)
     text = html_to_text(summary or content)
     return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, text))
+
+
+def _with_media(draft: Draft, item: Any, base: str) -> Draft:
+    """``draft`` with the enclosures and image of its feedparser entry (:mod:`media`); relative
+    URLs resolve against the entry's link, else ``base`` (the feed's link, else the fetch URL).
+
+    An entry with nothing to show but its image is identified by it too
+    (``Candidate.enclosures``); every other entry keeps the identity it always had.
+    """
+    base = draft.entry.link or base
+    image = media.xml_image(item, base)
+    candidate = replace(draft.candidate, enclosures=(image,)) if image and _empty(draft) else draft.candidate
+    return Draft(replace(draft.entry, enclosures=media.xml_enclosures(item, base), image=image), candidate)
 
 
 def _bodies(item: Any, bases: tuple[str | None, ...], url: str) -> tuple[str, str]:

@@ -12,6 +12,11 @@ against the base URL given, so the published page never points at our own
 host by accident. :func:`truncate_html` shortens sanitized HTML on a word
 boundary and closes the elements it leaves open.
 
+Before the sanitizer, :func:`images.reveal_images` unwraps ``<noscript>``
+(whose content the sanitizer's parser would turn into visible markup) and
+gives lazy-loaded images their real source; iframe, noembed and noframes
+are dropped with their content, which no browser shows.
+
 The sanitizer's HTML parser (html5ever, in nh3) does work that grows with
 the depth of the tree for every tag (its scope checks walk the stack of
 open elements) and with the length of a text for every character
@@ -29,6 +34,7 @@ from html.parser import HTMLParser
 
 import nh3
 
+from .images import reveal_images
 from .limits import AUTHOR_MAX_CHARS, HTML_MAX_DEPTH, HTML_MAX_REFERENCES, RAW_FIELD_FACTOR
 from .markup import html_deeper_than, strip_tags
 from .urls import join, scheme
@@ -56,6 +62,9 @@ ATTRIBUTES = {
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 _URL_ATTRIBUTES = {"href", "src", "cite"}
+#: Elements dropped with their content. The parser holds the content of iframe, noembed and noframes
+#: as raw text, which would come out as visible markup; a browser never shows it (noscript: see images.py).
+CLEAN_CONTENT_TAGS = {"script", "style", "iframe", "noembed", "noframes"}
 #: The one attribute a mailto: URL makes sense in: a link. An image or a citation is fetched or shown, not mailed.
 _LINK_ATTRIBUTES = {"href"}
 #: An SVG or MathML start tag; see :func:`html_to_text`.
@@ -108,8 +117,9 @@ def clean_html(fragment: str, base: str | None = None) -> str:
 
     # Controls go before (raw) and after (written as character references).
     return strip_control(nh3.clean(
-        strip_control(fragment),
+        reveal_images(strip_control(fragment)),
         tags=TAGS,
+        clean_content_tags=CLEAN_CONTENT_TAGS,
         attributes=ATTRIBUTES,
         url_schemes=URL_SCHEMES,
         link_rel="noopener noreferrer",
@@ -199,14 +209,16 @@ def html_to_text(fragment: str) -> str:
         return ""
     if _too_costly(fragment):
         return _flat_text(fragment)
-    fragment = strip_control(fragment)
+    fragment = reveal_images(strip_control(fragment))
     if _FOREIGN.search(fragment):
         # ammonia drops an SVG or MathML element with all its text when the <svg> or <math>
         # around it is unwrapped (its guard against namespace confusion), so a title such as
         # <svg><text>Hello</text></svg> would vanish. Keeping those two in a first pass
         # unwraps their descendants into plain text inside them; the pass below unwraps them.
-        fragment = nh3.clean(fragment, tags={"svg", "math"}, attributes={}, strip_comments=True)
-    text = html.unescape(nh3.clean(fragment, tags=set(), strip_comments=True))
+        fragment = nh3.clean(fragment, tags={"svg", "math"}, clean_content_tags=CLEAN_CONTENT_TAGS, attributes={},
+                             strip_comments=True)
+    text = html.unescape(nh3.clean(fragment, tags=set(), clean_content_tags=CLEAN_CONTENT_TAGS,
+                                   strip_comments=True))
     return _SPACE.sub(" ", strip_control(text)).strip(_SPACE_CHARS)
 
 

@@ -13,14 +13,15 @@ Tables (schema version in ``meta``):
   success and change, consecutive failures, last error (kind and message),
   next attempt; since schema 2 also the schedule (interval, reason, change
   history as JSON), the last document's hints (JSON), the hold fingerprint
-  of a 410/401/403 source, the snapshot hash and the last invalid body's
-  hash; since schema 4 the kind and message of that body's failure.
+  of a 410 source, the snapshot hash and the last invalid body's
+  hash; since schema 4 the kind and message of that body's failure; since
+  schema 5 the feed URL discovered on the page the configured URL serves.
 * ``entries``: the snapshot, i.e. the entries of the last good document of
   each source, as JSON, in document order.
 * ``seen``: every entry id ever seen per source with its first-seen time,
   so an undated entry keeps its date across builds and documents, the hash
   of its visible content and when that content last changed (an edit
-  updates the entry in place; it never comes back as new); since schema 5
+  updates the entry in place; it never comes back as new); since schema 6
   also the entry's first date (the earliest date stored for it), see
   :meth:`Store._keep_first_date`.
 * ``aliases``: other names of seen entries (identity.alias_keys, and ids a
@@ -46,9 +47,9 @@ from filelock import FileLock, Timeout
 
 from .errors import CacheLockedError, StoreError
 from .identity import content_hash
-from .model import Check, Entry, FeedHints, SourceState, StoredEntry
+from .model import Check, Enclosure, Entry, FeedHints, SourceState, StoredEntry
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
 
@@ -110,6 +111,9 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE sources ADD COLUMN failed_body_message TEXT
     """,
     5: """
+    ALTER TABLE sources ADD COLUMN discovered TEXT
+    """,
+    6: """
     ALTER TABLE seen ADD COLUMN first_date TEXT;
     UPDATE seen SET first_date = (SELECT json_extract(e.data, '$.date') FROM entries e
                                   WHERE e.source = seen.source AND e.id = seen.id)
@@ -427,5 +431,14 @@ def _entry_from_json(text: str) -> Entry:
     for key in ("date", "updated"):
         if data.get(key):
             data[key] = datetime.fromisoformat(data[key])
+    data["enclosures"] = _enclosures_from_json(data.get("enclosures"))
     known = {f.name for f in fields(Entry)}
     return Entry(**{k: v for k, v in data.items() if k in known})
+
+
+def _enclosures_from_json(value: object) -> tuple[Enclosure, ...]:
+    """Stored enclosures (a list of objects) as Enclosures; () for rows stored before enclosures were kept."""
+    known = {f.name for f in fields(Enclosure)}
+    items = value if isinstance(value, list) else []
+    return tuple(Enclosure(**{k: v for k, v in item.items() if k in known}) for item in items
+                 if isinstance(item, dict) and isinstance(item.get("url"), str))

@@ -114,7 +114,7 @@ def test_a_date_moved_back_or_a_publication_date_apart_from_updated_is_taken(tmp
         assert dates == {"Story 1": datetime(2026, 11, 3, tzinfo=UTC), "Story 2": datetime(2026, 11, 4, tzinfo=UTC)}
 
 
-def test_a_schema_4_cache_learns_first_dates_from_its_snapshot(tmp_path: Path) -> None:
+def test_an_older_cache_learns_first_dates_from_its_snapshot(tmp_path: Path) -> None:
     import sqlite3
 
     from syndicator.model import SourceState

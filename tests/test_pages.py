@@ -94,10 +94,15 @@ def test_read_more_only_when_the_page_shows_less_than_the_entry_holds(server: HT
     assert shown == {"Complete": False, "Cut": True, "Excerpt": True, "Same text": False, "Picture": True}
 
 
+DENIED = ("access denied: the server refuses syndicator (a login, a bot challenge or a rate wall); it is asked "
+          "less and less often, at most a week apart; check the URL in a browser, or ask the publisher to let the "
+          "syndicator User-Agent through")
+
+
 @pytest.mark.parametrize(("status", "message"), [
     pytest.param(410, "HTTP 410 — gone: remove or edit its entry in sites.yaml", id="410"),
-    pytest.param(403, "HTTP 403 — access denied: check the URL", id="403"),
-    pytest.param(401, "HTTP 401 — access denied: check the URL", id="401"),
+    pytest.param(403, f"HTTP 403 — {DENIED}", id="403"),
+    pytest.param(401, f"HTTP 401 — {DENIED}", id="401"),
     pytest.param(500, "HTTP 500", id="500-no-advice"),
 ])
 def test_sites_page_says_a_feed_never_worked_and_what_to_do(server: HTTPServer, tmp_path: Path, status: int,

@@ -234,7 +234,7 @@ def test_hostile_content_is_sanitized() -> None:
 
 
 @pytest.mark.parametrize(("name", "content_type", "kind_words"), [
-    pytest.param("html_page.html", "text/html", "an HTML page, not a feed", id="html-page"),
+    pytest.param("html_page_no_feeds.html", "text/html", "an HTML page, not a feed", id="html-page"),
     pytest.param("malformed.xml", "application/rss+xml", "not a readable feed", id="malformed-xml"),
     pytest.param("truncated.xml", "application/rss+xml", "not a readable feed", id="truncated-xml"),
 ])
