@@ -86,6 +86,12 @@ _REFERENCE = re.compile(r"&(?:#[0-9]++|#[xX][0-9a-fA-F]++|[A-Za-z][A-Za-z0-9]*+)
 _WORD_BREAKS = re.compile(r"""([\s()<>\[\]{},;"]+)""")
 #: Brackets an address was removed from: "()", "<>", "[]".
 _EMPTY_BRACKETS = re.compile(r"\(\s*\)|<\s*>|\[\s*\]")
+#: Signs of an address written to dodge harvesters (``jane AT example DOT org``,
+#: ``jane [at] example.org``): a spelled-out at or dot, and a word that is a domain name.
+_SPELLED = re.compile(r"(?<!\S)(?:(?i:[\[({]\s*(?:at|dot)\s*[\])}])|AT|DOT|D0T)(?!\S)")
+_DOMAIN = re.compile(r"\w\.[A-Za-z]{2,}(?![\w.])")
+#: A name in round brackets, as RSS writes ``email (Name)``.
+_BRACKETED = re.compile(r"\(([^()]*)\)")
 
 
 def strip_control(text: str) -> str:
@@ -254,16 +260,29 @@ def author_name(text: str | None) -> str | None:
     included, and any ``mailto:`` word) is removed with the brackets it
     leaves empty or unclosed: ``jane@example.org (Jane Doe)``, ``Jane Doe
     <jane@example.org>`` and ``Jane Doe (mailto:jane@example.org)`` give
-    ``Jane Doe``; a name in quotes or brackets loses them. None when nothing
-    but addresses, brackets and punctuation is left (no author is known).
+    ``Jane Doe``; a name in quotes or brackets loses them. An address
+    written to dodge harvesters (a spelled-out ``AT``, ``DOT``, ``[at]`` or
+    ``(dot)``, and a second such word or a domain name, as in ``jane D0T doe
+    AT@ example.com``) leaves only a name in round brackets.
+    None when nothing but addresses, brackets and punctuation is left (no
+    author is known).
     Entities are not decoded here: render calls this again on stored names.
     """
     raw = (text or "")[:AUTHOR_MAX_CHARS * RAW_FIELD_FACTOR]
+    if _disguised(raw):  # an address in disguise: only a bracketed name is a name
+        raw = next((inner for inner in _BRACKETED.findall(raw) if not _disguised(inner)), "")
     name = one_line(_EMPTY_BRACKETS.sub(" ", _remove_addresses(raw)))
     name = name.strip(" ,;:/|-").rstrip("(<[{ ").lstrip(")>]} ")
     while len(name) > 1 and _wraps(name):
         name = name[1:-1].strip()
     return name[:AUTHOR_MAX_CHARS].rstrip() or None
+
+
+def _disguised(text: str) -> bool:
+    """True when ``text`` holds an address written to dodge harvesters: a spelled-out
+    at or dot, and a second such sign or a domain name."""
+    spelled = len(_SPELLED.findall(text))
+    return spelled > 0 and spelled + len(_DOMAIN.findall(text)) >= 2
 
 
 def _wraps(name: str) -> bool:

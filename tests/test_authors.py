@@ -45,10 +45,16 @@ def parse(document: str, content_type: str = "application/xml"):
     ("robin@news.example.net\n (Robin Roe (@robin))", "Robin Roe (@robin)"),
     ("(Robin) and (Kim)", "(Robin) and (Kim)"),
     ("Robin Roe, Kim Lee", "Robin Roe, Kim Lee"),
+    ("robin D0T roe AT@ mail.example", None),
+    ("robin AT news DOT example (Robin Roe)", "Robin Roe"),
+    ("robin [at] news.example", None),
+    ("Robin at News.example and Kim", "Robin at News.example and Kim"),
+    ("AT&T Newsroom", "AT&T Newsroom"),
 ], ids=["address-then-name", "mailto-in-brackets", "angle-brackets", "angle-mailto", "malformed-address",
         "no-dot-domain", "quoted-name", "malformed-only", "bare-host-only", "mailto-only", "handle-kept",
         "nested-brackets", "two-bracketed",
-        "two-names"])
+        "two-names", "disguised-address", "disguised-then-name", "bracketed-at", "lowercase-at-is-a-word",
+        "at-and-t"])
 def test_an_author_is_a_name_never_an_address(written: str, expected: str | None) -> None:
     assert author_name(written) == expected
 
