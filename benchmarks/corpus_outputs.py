@@ -8,7 +8,10 @@ file, the items syndicator published for it in ``feed.json``, in order.
 ``compare`` reads two such files and prints, per item field (title,
 content_html, authors, attachments, image, dates, ...), how many corpus
 feeds publish something different, with a few examples; so a change can
-say how many real feeds it changed, and how.
+say how many real feeds it changed, and how. The loopback server's address
+is written as ``http://corpus.example/``; items are matched by id, or by
+position when only their ids differ (ids hashed from that address), and
+the id itself is not compared.
 
     .venv/bin/python benchmarks/corpus_outputs.py build --syndicator .venv/bin/syndicator --out /tmp/after
     .venv/bin/python benchmarks/corpus_outputs.py compare /tmp/before/entries.json /tmp/after/entries.json
@@ -23,6 +26,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -34,6 +38,9 @@ import yaml
 
 CORPUS = Path(os.environ.get("SYNDICATOR_CORPUS") or Path(__file__).resolve().parents[2] / "shared" / "corpus")
 NOW = "2026-11-30T12:00:00Z"
+#: What the loopback server's address is written as in entries.json.
+BASE = "http://corpus.example/"
+_LOOPBACK = re.compile(r"http://127\.0\.0\.1:\d+/")
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -70,20 +77,26 @@ def build(syndicator: str, out: Path) -> Path:
         source = item.get("_source", {}).get("feed_url", "")
         items[source.rsplit("/", 1)[-1]].append({k: v for k, v in item.items() if k != "_source"})
     path = out / "entries.json"
-    path.write_text(json.dumps(items, indent=1, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+    text = json.dumps(items, indent=1, ensure_ascii=False, sort_keys=True)
+    path.write_text(_LOOPBACK.sub(BASE, text), encoding="utf-8")  # the same text whatever port was free
     return path
 
 
 def compare(before: Path, after: Path, examples: int = 3) -> None:
     """Print, per item field, how many corpus feeds publish something different."""
-    old, new = (json.loads(p.read_text(encoding="utf-8")) for p in (before, after))
+    old, new = (json.loads(_LOOPBACK.sub(BASE, p.read_text(encoding="utf-8"))) for p in (before, after))
     changed: Counter[str] = Counter()
     shown: dict[str, list[str]] = {}
     for feed in sorted(set(old) | set(new)):
         a, b = _by_id(old.get(feed, [])), _by_id(new.get(feed, []))
-        fields = {"(items added or removed)"} if set(a) != set(b) else set()
+        fields: set[str] = set()
+        if set(a) != set(b) and len(a) == len(b) == len(old.get(feed, [])) == len(new.get(feed, [])):
+            # ids made from the server's address differ between runs: match the items by position
+            a, b = ({str(n): item for n, item in enumerate(items[feed])} for items in (old, new))
+        elif set(a) != set(b):
+            fields.add("(items added or removed)")
         for key in set(a) & set(b):
-            fields |= {f for f in set(a[key]) | set(b[key]) if a[key].get(f) != b[key].get(f)}
+            fields |= {f for f in set(a[key]) | set(b[key]) if f != "id" and a[key].get(f) != b[key].get(f)}
         for field in fields:
             changed[field] += 1
             shown.setdefault(field, []).append(feed)

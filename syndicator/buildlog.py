@@ -15,7 +15,7 @@ from . import schedule
 from .errors import InternalError
 from .failures import kind_of
 from .hosts import host_key
-from .model import Config, NotRequested, Observation, SiteStatus
+from .model import Config, NotRequested, Observation, SiteStatus, SourceState
 
 log = logging.getLogger("syndicator")
 
@@ -28,6 +28,24 @@ def log_failure(observation: Observation) -> None:
                   error.details.rstrip())
     elif error is not None:
         log.info("%s: %s", error.url, error.message)
+
+
+def log_followed(observation: Observation, before: SourceState | None, names: list[str]) -> None:
+    """Say that a site's feed URL answered with an HTML page and the feed it advertises was followed.
+
+    A warning when this build found that feed (the user should put its URL
+    in sites.yaml), info (``-v``) when an earlier build already said so.
+
+    Args:
+        before: the source's state before this build, or None.
+        names: the names of the sites that use the source.
+    """
+    feed = observation.followed
+    if feed is None:
+        return
+    level = logging.INFO if before is not None and before.discovered == feed else logging.WARNING
+    log.log(level, "site %s: its feed URL %s is an HTML page; followed the feed it advertises, %s: put that "
+            "URL in sites.yaml", ", ".join(repr(name) for name in names), observation.request.source, feed)
 
 
 class HostTrouble:
@@ -95,8 +113,10 @@ def log_health(statuses: list[SiteStatus], now: datetime) -> int:
         now_failed = state.last_attempt == now
         kind = kind_of(state.error_kind)
         problem = state.error_message
-        if state.hold:
-            problem = f"{problem}; {kind.advice}, it is not requested again until its entry in sites.yaml changes"
+        if kind.advice:
+            problem = f"{problem}; {kind.advice}"
+        if schedule.on_hold(state):
+            problem = f"{problem}, it is not requested again until its entry in sites.yaml changes"
         if state.last_success is None:
             log.log(logging.ERROR if now_failed else logging.INFO,
                     "site %r has never been fetched successfully and contributes nothing: %s (%s)",

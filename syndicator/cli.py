@@ -204,8 +204,8 @@ def status(config_path: Path, cache: Path | None, as_json: bool, now_given: date
         click.echo(_status_text(row))
 
 
-#: Health values of a source on hold (410, 401/403): not attempted until its sites.yaml entry changes.
-_ON_HOLD = ("gone", "denied")
+#: Health values of a source on hold (410): not attempted until its sites.yaml entry changes.
+_ON_HOLD = ("gone",)
 
 
 def _status_text(row: dict[str, Any]) -> str:
@@ -214,6 +214,8 @@ def _status_text(row: dict[str, Any]) -> str:
     lines = [f"{row['name']}  [{', '.join(flags)}]", f"  feed: {row['feed']}"]
     if row["fetch_url"]:
         lines.append(f"  fetched from: {row['fetch_url']} (permanent redirect)")
+    if row.get("discovered"):
+        lines.append(f"  an HTML page; followed the feed it advertises: {row['discovered']} (put it in sites.yaml)")
     lines.append(f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
                  f"   last change: {_when(row['last_change'])}")
     interval = duration_text(row["interval_seconds"]) if row["interval_seconds"] else "-"

@@ -12,7 +12,9 @@ but its arguments. Rules for the new state (seed 000):
 * a 200 whose body hash equals the stored one is "unchanged": the snapshot
   is kept and not parsed again, but new validators are still taken;
 * a 304 is a success: the snapshot is kept, new validators are taken and
-  omitted ones kept;
+  omitted ones kept (a 304 to a request without validators never gets
+  here: fetch makes it a ``protocol`` failure, so it adds no check to the
+  history and the sites page does not call it ok);
 * validators are bound to the URL that answered;
 * a permanent redirect (every hop 301/308) moves the fetch URL; the
   configured URL stays the identity;
@@ -23,11 +25,17 @@ but its arguments. Rules for the new state (seed 000):
   (the last :data:`WINDOW`), which the schedule learns from; a snapshot
   counts as changed when its entries differ (``snapshot_hash``), not merely
   its bytes, so a feed that rewrites a timestamp on every request is quiet;
-* a 410 or 401/403 puts the source on hold with its sites.yaml fingerprint;
+* a 410 puts the source on hold with its sites.yaml fingerprint (401/403
+  take the slow ladder instead: see failures.py);
 * a body that failed to parse is remembered by hash, with its own failure
   kind and message, and not parsed again;
 * every parsed document teaches the source's posting habits the dates of
-  its entries newer than any counted before (:func:`habits.learn`).
+  its entries newer than any counted before (:func:`habits.learn`);
+* a feed followed from the HTML page the configured URL answers with is
+  kept as ``discovered`` (shown by status and the sites page); the fetch
+  URL stays the page's, so a page that later points elsewhere is followed
+  there, and the validators are bound to the followed feed's URL, so the
+  feed is asked conditionally and the page never is.
 """
 
 from __future__ import annotations
@@ -59,7 +67,7 @@ def decide(state: SourceState, observation: Observation, now: datetime, policy: 
         now: the build's clock (UTC).
         policy: the configured intervals.
         fingerprint: the fingerprint of the source's sites.yaml entries,
-            kept as ``hold`` after a 410 or 401/403.
+            kept as ``hold`` after a 410.
     Returns:
         the Decision; ``entries`` is the new snapshot only when it changed.
     """
@@ -87,7 +95,7 @@ def new_state(state: SourceState, observation: Observation, now: datetime,
         observation: what this build saw.
         now: the build's clock (UTC).
         fingerprint: the fingerprint of the source's sites.yaml entries,
-            stored as ``hold`` after a 410 or 401/403.
+            stored as ``hold`` after a 410.
     Returns:
         the new SourceState; times are ``now`` where they change. The
         schedule fields (next_attempt, interval, reason) are left as they
@@ -96,7 +104,7 @@ def new_state(state: SourceState, observation: Observation, now: datetime,
     result = observation.result
     if isinstance(result, NotRequested):
         return state
-    state = replace(state, last_attempt=now)
+    state = replace(state, last_attempt=now, discovered=_discovered(state, observation))
     if isinstance(result, Failed):
         kind, message = result.error.kind, result.error.message
         state = replace(state, failures=state.failures + 1, error_kind=kind, error_message=message,
@@ -124,6 +132,16 @@ def new_state(state: SourceState, observation: Observation, now: datetime,
                     hints=parsed.hints, title=parsed.title or state.title, link=parsed.link or state.link,
                     habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now))
     return replace(state, last_change=now) if changed else state
+
+
+def _discovered(state: SourceState, observation: Observation) -> str | None:
+    """The feed URL discovered on the source's page: this build's, else the stored one when the
+    page itself could not be fetched (no body), else None (the URL serves a feed, or a page without one)."""
+    if observation.followed is not None:
+        return observation.followed
+    if isinstance(observation.result, Failed) and observation.body_hash is None:
+        return state.discovered
+    return None
 
 
 def _history(state: SourceState, observation: Observation, now: datetime, changed: bool) -> tuple[Check, ...]:

@@ -1,8 +1,9 @@
-"""Feed discovery: the feed URLs an HTML page advertises.
+"""Feed discovery: the feed URLs an HTML page advertises, and which one to follow.
 
 A page advertises its feeds with ``<link rel="alternate" type="...">`` in
 its head (the RSS autodiscovery convention, also used for Atom and JSON
-Feed). Pure: bytes in, URLs out.
+Feed). Pure: bytes in, URLs out. :func:`choose_feed` picks the one a build
+follows when a site's ``feed`` URL answers with such a page.
 
 Only the ``<link>`` and ``<base>`` tags, found by a linear scan
 (:func:`markup.tags_named`, which skips comments, scripts and styles), go
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+from . import urls
 from .markup import tags_named
 from .urls import absolute
 
@@ -88,3 +90,41 @@ def find_alternates(body: bytes | str, url: str) -> list[str]:
         if link is not None and link not in found:
             found.append(link)
     return found
+
+
+def choose_feed(page: str, feeds: list[str]) -> str | None:
+    """The advertised feed to follow for ``page``, or None when it advertises none.
+
+    A feed specific to the page comes first: on the page's host, with a
+    path under the page's own path (a category's, tag's or topic's feed:
+    ``/topics/rust/`` gives ``/topics/rust/feed/`` or ``/topics/rust.atom``),
+    before site-wide ones (``/feed/``, ``/comments/feed/``). A page at the
+    site's root has no feed of its own. Among equals, the order the page
+    advertises them in wins, whatever their format (RSS, Atom, JSON Feed).
+
+    Args:
+        page: the page's URL (after redirects).
+        feeds: absolute feed URLs in page order (:func:`find_alternates`).
+    """
+    if not feeds:
+        return None
+    parts = urls.split(page)
+    prefix = _own_path(parts.path if parts else "")
+    if not prefix:
+        return feeds[0]
+    host = urls.hostname(page)
+    for feed in feeds:
+        feed_parts = urls.split(feed)
+        path = feed_parts.path if feed_parts else ""
+        if urls.hostname(feed) == host and (path == prefix or path.startswith((prefix + "/", prefix + "."))):
+            return feed
+    return feeds[0]
+
+
+def _own_path(path: str) -> str:
+    """A page's path without a trailing slash or file name (``/a/b/index.html`` -> ``/a/b``); "" at the root."""
+    path = path.rstrip("/")
+    last = path.rsplit("/", 1)[-1]
+    if "." in last:  # a file name such as index.html: its folder is the page's own path
+        path = path[: -len(last)].rstrip("/")
+    return path

@@ -9,12 +9,14 @@ database, written in report.json and shown by ``status``. Per kind:
 * ``ladder``: how the schedule backs off (seed 000, "classified backoff"):
 
   - ``transient``: doubles from ``min_interval`` up to ``max_interval``
-    (timeouts, connection and TLS errors, 5xx, 429, bodies too large,
-    redirect trouble, our own internal errors);
+    (timeouts, connection and TLS errors, 5xx, 429, bodies too large or
+    that do not decompress, protocol errors, redirect trouble, our own
+    internal errors);
   - ``slow``: ``default_interval`` times 4 per failure up to 7 days (404 and
-    unexpected statuses: the feed may have moved; check less often);
+    unexpected statuses: the feed may have moved; 401/403: often a bot
+    challenge or a rate wall that lifts on its own; check less often);
   - ``hold``: no automatic attempt until the site's entry in sites.yaml
-    changes (410 Gone; 401/403, whose credentials will not fix themselves);
+    changes (410 Gone only: the server says the feed is gone for good);
   - ``cadence``: the normal schedule, for a document that did not parse (the
     publisher may fix it); the identical body is not parsed again;
 
@@ -62,9 +64,17 @@ _TABLE = (
     FailureKind("tls", "TLS error", "transient", host=True, offline=True),
     FailureKind("too_large", "response too large", "transient",
                 advice="raise max_bytes in sites.yaml if the feed really is this large"),
+    FailureKind("corrupt_encoding", "compressed body that does not decompress", "transient",
+                advice="the server labels the body compressed (Content-Encoding) but it does not decompress: "
+                       "tell the publisher; the last good copy stays in use"),
+    FailureKind("protocol", "an answer HTTP does not allow (a 304 to a request without validators)", "transient",
+                advice="the server broke the HTTP protocol (a 304 Not Modified to an unconditional request is "
+                       "often a cache or CDN in front of the feed): tell the publisher"),
     FailureKind("redirect", "too many redirects, a redirect loop or an unusable redirect target", "transient"),
-    FailureKind("http_401", "access denied (401/403)", "hold",
-                advice="access denied: check the URL"),
+    FailureKind("http_401", "access denied (401/403)", "slow",
+                advice="access denied: the server refuses syndicator (a login, a bot challenge or a rate "
+                       "wall); it is asked less and less often, at most a week apart; check the URL in a "
+                       "browser, or ask the publisher to let the syndicator User-Agent through"),
     FailureKind("http_404", "not found (404)", "slow",
                 advice="the feed may have moved: `syndicator discover` on the site's home page finds its feeds"),
     FailureKind("http_410", "gone (410)", "hold",

@@ -7,7 +7,13 @@ Policy, all from seed 000 and RFC 9110:
   stored Last-Modified string. When both are held both are sent; RFC 9110
   section 13.2.2 makes a server evaluate If-None-Match first and ignore
   If-Modified-Since when it is present, so this is safe.
-* 304 is a successful fetch (:class:`NotModified`).
+* 304 is a successful fetch (:class:`NotModified`), but only as the answer
+  to a conditional request: RFC 9110 section 15.4.5 allows it only when a
+  precondition such as If-None-Match evaluated false. A 304 to a request
+  that carried no validator (a new source, one whose copy was lost, or a
+  redirect to a URL the validators are not bound to) says nothing about a
+  copy we do not hold: a ``protocol`` failure (the stored copy, if any,
+  stays in use).
 * Redirects are followed by hand, at most 5 hops; a loop is a failure.
   ``permanent_url`` is set only when every hop was 301 or 308. The
   Location is resolved by :mod:`urls` (RFC 3986 section 5.2); one that
@@ -20,12 +26,21 @@ Policy, all from seed 000 and RFC 9110:
   a second cannot hold a worker. An answer complete before the deadline is
   kept. Failures are classified by exception type and by whether the
   deadline passed, never by the words of a message.
-* The body is capped at ``max_bytes`` after decompression (gzip accepted).
+* The body is capped at ``max_bytes`` after decompression (gzip accepted;
+  :mod:`coding` undoes the codings). A body labelled gzip that is not
+  compressed (no ``1F 8B`` magic) is used as sent; one that is compressed
+  but does not decompress is a ``corrupt_encoding`` failure.
 * One retry (``retries``) after a transient failure (timeout, connection
   error, or a 5xx without ``Retry-After``) while the deadline leaves time. A 429, or any answer with
   ``Retry-After``, is not retried within the build: the schedule honours it.
 * A ``Retry-After`` HTTP-date is measured from the response's ``Date``.
-* No cookies are kept, no Referer is sent, the URL is requested as given.
+* Cookies live for one redirect chain: a cookie set by a hop is sent on the
+  later hops of the same chain that match it (domain, path, secure, expiry:
+  RFC 6265 as :mod:`http.cookiejar` applies it), for publishers that gate a
+  feed behind a redirect setting a cookie. Nothing is kept between fetches
+  or attempts: a fresh fetch sends no cookie. Revisiting a URL is a loop
+  only when no cookie changed in between.
+* No Referer is sent, the URL is requested as given.
 """
 
 from __future__ import annotations
@@ -43,7 +58,7 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
-from . import urls
+from . import coding, urls
 from .dates import http_date
 from .deadline import DEADLINES, POOL_CLASSES, Resolver
 from .errors import FeedError, FetchError, HTTPStatusError
@@ -108,9 +123,19 @@ class Fetcher:
         self.resolver = resolver
         self._local = threading.local()
 
-    def fetch(self, request: FetchRequest) -> FetchResult:
+    @property
+    def deadline(self) -> float:
+        """Seconds a whole fetch may take, name resolution, redirects and retry included (float)."""
+        return 2 * self.timeout
+
+    def fetch(self, request: FetchRequest, budget: float | None = None) -> FetchResult:
         """Fetch ``request.url`` with conditional headers.
 
+        Args:
+            request: what to ask.
+            budget: seconds this fetch may take, when less than
+                :attr:`deadline` is left (a feed followed from a page shares
+                the page's deadline); None: the whole deadline.
         Returns Fetched (200), NotModified (304) or Failed; never raises for
         a feed's trouble. Failed carries a FetchError or HTTPStatusError whose
         ``kind`` classifies it (see failures.KINDS). An answer that was
@@ -118,9 +143,13 @@ class Fetcher:
         """
         started = time.monotonic()
         self._local.requests = 0
-        timer = DEADLINES.start(2 * self.timeout, self.resolver)
+        self._local.total = self.deadline if budget is None else min(budget, self.deadline)
+        if self._local.total <= 0:
+            error = FetchError(request.url, f"no time left within {self.deadline:g} s", kind="timeout")
+            return Failed(error, requests=0)
+        timer = DEADLINES.start(self._local.total, self.resolver)
         try:
-            result = self._fetch(request, started, started + 2 * self.timeout)
+            result = self._fetch(request, started, started + self._local.total)
         finally:
             DEADLINES.stop(timer)
         return replace(result, requests=self._local.requests)
@@ -160,24 +189,29 @@ class Fetcher:
         return headers
 
     def _attempt(self, request: FetchRequest, started: float) -> FetchResult:
-        url, permanent, seen = request.url, True, {request.url}
+        url, permanent = request.url, True
+        jar = requests.cookies.RequestsCookieJar()  # this chain's cookies only: nothing outlives the attempt
+        jar.set_policy(http.cookiejar.DefaultCookiePolicy())
+        seen = {(url, _cookies(jar))}
         for hop in range(MAX_REDIRECTS + 1):
-            response = self._get(request, url, redirected=hop > 0)
+            response = self._get(request, url, jar, redirected=hop > 0)
             with response:
                 if response.status_code in _REDIRECT:
+                    requests.cookies.extract_cookies_to_jar(jar, response.request, response.raw)
                     url = _redirect_target(request.source, url, response)
                     permanent = permanent and response.status_code in _PERMANENT
-                    if url in seen:
+                    if (url, _cookies(jar)) in seen:  # the same URL again with a new cookie is no loop
                         raise FetchError(request.source, f"redirect loop at {url}", kind="redirect")
-                    seen.add(url)
+                    seen.add((url, _cookies(jar)))
                     continue
                 return self._finish(request, url, response, permanent, started)
         raise FetchError(request.source, f"more than {MAX_REDIRECTS} redirects", kind="redirect")
 
-    def _get(self, request: FetchRequest, url: str, redirected: bool) -> requests.Response:
+    def _get(self, request: FetchRequest, url: str, jar: requests.cookies.RequestsCookieJar,
+             redirected: bool) -> requests.Response:
         self._local.requests += 1
         try:
-            return self._session().get(url, headers=self._headers(request, url), stream=True,
+            return self._session().get(url, headers=self._headers(request, url), cookies=jar, stream=True,
                                        allow_redirects=False, timeout=self.timeout)
         except (requests.exceptions.RequestException, urllib3.exceptions.LocationValueError) as e:
             raise self._failure(url, e, redirected) from e  # LocationValueError: a host urllib3 cannot encode
@@ -185,7 +219,7 @@ class Fetcher:
     def _failure(self, url: str, error: Exception, redirected: bool = False) -> FetchError:
         """Classify a requests/urllib3 exception by its type and by whether the deadline passed."""
         if DEADLINES.expired():  # the timer cut the socket, or no time was left to resolve or connect
-            return FetchError(url, f"no complete answer within {2 * self.timeout:g} s", kind="timeout")
+            return FetchError(url, f"no complete answer within {self._local.total:g} s", kind="timeout")
         if isinstance(error, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
             return FetchError(url, f"TLS error: {_reason(error)}", kind="tls")
         if isinstance(error, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError):
@@ -200,6 +234,9 @@ class Fetcher:
         etag, modified = headers.get("etag"), headers.get("last-modified")
         new_url = url if permanent and url != request.url else None
         if response.status_code == 304:
+            if not _conditional(response):
+                raise FetchError(url, "HTTP 304 Not Modified to a request that sent no validators "
+                                      "(If-None-Match, If-Modified-Since)", kind="protocol")
             return NotModified(url=url, headers=headers, etag=etag, last_modified=modified,
                                permanent_url=new_url, elapsed=time.monotonic() - started)
         if response.status_code != 200:
@@ -215,23 +252,36 @@ class Fetcher:
         """The whole body, or FetchError. The deadline timer cuts a body that is still
         coming; one whose end arrived in time is kept, whenever the timer fires."""
         chunks: list[bytes] = []
-        size = 0
+        decoder = coding.Decoder(response.headers.get("content-encoding"), self.max_bytes)
         try:
-            # read1 returns what has arrived (decompressed); iter_content would block until a
-            # whole 64 KB chunk came in.
-            while chunk := response.raw.read1(65536, decode_content=True):
-                size += len(chunk)
-                if size > self.max_bytes:
-                    raise FetchError(url, f"body larger than {self.max_bytes} bytes", kind="too_large")
-                chunks.append(chunk)
+            # read1 returns what has arrived; iter_content would block until a whole 64 KB chunk came in.
+            # The codings are undone here, not by urllib3, which fails a body labelled gzip that is not.
+            while chunk := response.raw.read1(65536, decode_content=False):
+                chunks.append(decoder.feed(chunk))
+            chunks.append(decoder.finish())
+        except coding.TooLarge as e:
+            raise FetchError(url, f"body larger than {self.max_bytes} bytes", kind="too_large") from e
+        except coding.CorruptBody as e:
+            raise FetchError(url, str(e), kind="corrupt_encoding") from e
         except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as e:
             failure = self._failure(url, e)
             raise FetchError(url, f"body read failed: {failure.message}", kind=failure.kind) from e
         # With Content-Length or chunked framing urllib3 raises on a cut body; without framing the
         # end is the connection's close, which a cut socket imitates: only one seen in time counts.
         if not DEADLINES.finish() and not _framed(response.raw):
-            raise FetchError(url, f"body not complete within {2 * self.timeout:g} s", kind="timeout")
+            raise FetchError(url, f"body not complete within {self._local.total:g} s", kind="timeout")
         return b"".join(chunks)
+
+
+def _cookies(jar: http.cookiejar.CookieJar) -> frozenset[tuple[str, str, str, str | None]]:
+    """What a jar holds, as a value: (domain, path, name, value) of every cookie."""
+    return frozenset((c.domain, c.path, c.name, c.value) for c in jar)
+
+
+def _conditional(response: requests.Response) -> bool:
+    """True if the request that got ``response`` carried a validator (RFC 9110 section 13.1)."""
+    sent = response.request.headers
+    return "If-None-Match" in sent or "If-Modified-Since" in sent
 
 
 def _framed(raw: urllib3.response.BaseHTTPResponse) -> bool:

@@ -6,26 +6,33 @@ A helper of :mod:`parse`, which turns drafts into entries. Rules:
   an end tag, as many real JSON feeds write ``&amp;`` or ``&#8217;``) has
   its entities decoded once and any markup stripped;
 * ``content_html`` is sanitized, ``content_text`` and ``summary`` are
-  plain text;
+  plain text, their character references decoded once (``&hellip;`` is an
+  ellipsis; ``&amp;lt;`` shows as ``&lt;``); a ``summary`` holding an
+  element with its end tag is HTML in practice and is sanitized as HTML;
+  author names have their references decoded once too;
 * ``date_published``, else ``date_modified`` (RFC 3339) is the date;
 * relative URLs resolve against the item's ``url``, the feed's
   ``home_page_url``, then the fetch URL;
-* ``attachments`` count as enclosures for identity.
+* ``attachments`` count as enclosures for identity, and are kept as the
+  entry's enclosures (:mod:`media`);
+* an item without ``authors`` (1.0: ``author``) takes the feed's.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from . import dates
+from . import dates, media
 from .errors import ParseError
 from .identity import Candidate, Draft
 from .limits import DATE_MAX_CHARS, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
+from .markup import holds_element
 from .model import Entry
-from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
+from .sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
 from .urls import absolute
 
 _LOOKS_LIKE_HTML = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]+\d*);|</[A-Za-z][A-Za-z0-9]*\s*>")
@@ -67,24 +74,26 @@ def read_json_feed(text: str, url: str, now: datetime,
         raise ParseError(url, "invalid JSON Feed: no items list")
     version = str(document["version"])
     feed_link = absolute(document.get("home_page_url"), url)
+    feed_author = _author(document)
     drafts = []
     for item in document["items"]:
         if budget is not None:
             budget.check("reading items")
         if isinstance(item, dict):
-            drafts.append(_item(item, feed_link, url, now))
+            drafts.append(_with_media(_item(item, feed_link, url, now, feed_author), item, feed_link or url))
     return (plain_title(_str(document.get("title"))), feed_link, drafts,
             "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""))
 
 
-def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) -> Draft:
+def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime, feed_author: str | None) -> Draft:
     link = absolute(item.get("url"), feed_link or url) or absolute(item.get("external_url"), feed_link or url)
     base = link or feed_link or url
     if isinstance(item.get("content_html"), str):
         content = clean_html(item["content_html"], base)
     else:
-        content = text_to_html(_str(item.get("content_text")))
-    summary = text_to_html(_str(item.get("summary")))
+        content = text_to_html(decode_references(_str(item.get("content_text"))))
+    summary = _str(item.get("summary"))
+    summary = clean_html(summary, base) if holds_element(summary) else text_to_html(decode_references(summary))
     notes: list[str] = []
     chosen: list[datetime | None] = []
     raws = [one_line(_str(item.get(key))) for key in ("date_published", "date_modified")]
@@ -103,19 +112,28 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime) 
     attachments = item.get("attachments")
     attachments = attachments if isinstance(attachments, list) else []
     enclosures = tuple(filter(None, (absolute(a.get("url"), base) for a in attachments if isinstance(a, dict))))
-    entry = Entry(id="", title=title, link=link, author=_author(item), date=date, updated=chosen[1],
+    entry = Entry(id="", title=title, link=link, author=_author(item) or feed_author, date=date, updated=chosen[1],
                   summary=summary, content=content, date_note=None if date else "; ".join(notes) or None)
     candidate = Candidate(guid or None, link, title, (raws[0] or raws[1])[:DATE_MAX_CHARS], enclosures,
                           html_to_text(summary or content))
     return Draft(entry, candidate)
 
 
+def _with_media(draft: Draft, item: dict[str, Any], base: str) -> Draft:
+    """``draft`` with its item's ``attachments`` as enclosures and its image (:mod:`media`); relative
+    URLs resolve against the item's URL, else ``base`` (the feed's home page, else the fetch URL)."""
+    enclosures = media.json_enclosures(item.get("attachments"), draft.entry.link or base)
+    image = media.json_image(item, draft.entry.link or base)
+    return replace(draft, entry=replace(draft.entry, enclosures=enclosures, image=image))
+
+
 def _author(item: dict[str, Any]) -> str | None:
-    """The authors' names joined with ", ", e-mail addresses removed; None if no name is left."""
+    """The authors' names of an item or of the feed (``authors``, JSON Feed 1.0 ``author``)
+    joined with ", ", e-mail addresses removed; None if no name is left."""
     authors = item.get("authors")
     if not isinstance(authors, list):
         authors = [item.get("author")]  # JSON Feed 1.0
-    names = [author_name(_str(a.get("name"))) for a in authors if isinstance(a, dict)]
+    names = [author_name(decode_references(_str(a.get("name")))) for a in authors if isinstance(a, dict)]
     return ", ".join(name for name in names if name) or None
 
 

@@ -170,3 +170,15 @@ def tags_named(text: str, names: tuple[str, ...]) -> Iterator[str]:
         name = match.group(2)
         if name is not None and not match.group(1) and name.lower() in names:
             yield match.group(0)
+
+
+def html_tags(text: str) -> Iterator[tuple[int, int, bool, str, str]]:
+    """Every start and end tag of HTML ``text``, in order, as
+    (start index, end index, is an end tag, name in lower case, the text of its attributes).
+
+    Comments and script and style content are skipped, as by :func:`tags_named`.
+    """
+    for match in _HTML_TOKEN.finditer(text):
+        name = match.group(2)
+        if name is not None:
+            yield match.start(), match.end(), bool(match.group(1)), name.lower(), match.group(3)

@@ -181,6 +181,28 @@ FetchResult = Fetched | NotModified | Failed | NotRequested
 
 
 @dataclass(frozen=True)
+class Enclosure:
+    """A file published with an entry: a podcast's audio, a video, a document.
+
+    From RSS ``<enclosure>``, Atom ``link rel="enclosure"`` (RFC 4287
+    section 4.2.7.2), Media RSS ``media:content`` of an audio or video type,
+    and JSON Feed ``attachments`` (see media.py).
+
+    Attributes:
+        url: absolute http(s) URL.
+        mime_type: a media type such as "audio/mpeg", lower case, or "" when
+            neither the feed nor the file name tells.
+        length: size in bytes, or None when unknown (feeds often write 0).
+        duration: playing time in whole seconds, or None when unknown.
+    """
+
+    url: str
+    mime_type: str = ""
+    length: int | None = None
+    duration: int | None = None
+
+
+@dataclass(frozen=True)
 class Entry:
     """One item of a feed, normalized.
 
@@ -199,6 +221,11 @@ class Entry:
         aliases: other names of the same post (see identity.alias_keys),
             strongest first; the store uses them to keep one identity when
             the publisher changes identifier style.
+        enclosures: files published with the entry, each URL once, in
+            document order (see media.py).
+        image: absolute http(s) URL of an image given beside the text
+            (media:content or media:thumbnail, an image enclosure,
+            itunes:image, JSON Feed image or banner_image), or None.
     """
 
     id: str
@@ -211,6 +238,8 @@ class Entry:
     content: str = ""
     date_note: str | None = None
     aliases: tuple[str, ...] = ()
+    enclosures: tuple[Enclosure, ...] = ()
+    image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -296,6 +325,9 @@ class Observation:
         parse_seconds: CPU seconds spent parsing.
         snapshot_hash: hash of the parsed entries (document-level dedup), else None.
         started: seconds from the start of the build to the request's start.
+        followed: the feed URL followed because ``request.url`` answered
+            with an HTML page advertising it (feed discovery), else None;
+            ``result`` and ``parsed`` are then that feed's.
     """
 
     request: FetchRequest
@@ -306,6 +338,7 @@ class Observation:
     parse_seconds: float = 0.0
     snapshot_hash: str | None = None
     started: float = 0.0
+    followed: str | None = None
 
     @property
     def status(self) -> int | None:
@@ -376,13 +409,15 @@ class SourceState:
     Schedule fields: ``interval`` (seconds) and ``reason`` explain
     ``next_attempt``; ``history`` holds the most recent successful checks,
     oldest first; ``hints`` the last parsed document's hints. A source on
-    hold (410 Gone, 401/403) has ``hold`` set to the fingerprint of its
+    hold (410 Gone) has ``hold`` set to the fingerprint of its
     sites.yaml entry and is not attempted until that entry changes.
     ``snapshot_hash`` identifies the stored entries (document dedup);
     ``failed_body_hash`` the last body that failed to parse (not parsed
     again), with the kind and message of that failure in ``failed_body_kind``
     and ``failed_body_message`` (a later failure of another kind, a
-    timeout say, must not be reported for that body).
+    timeout say, must not be reported for that body). ``discovered`` is the
+    feed URL followed from the HTML page the configured URL answers with
+    (feed discovery; the validators then belong to that URL), or None.
     """
 
     url: str
@@ -411,6 +446,7 @@ class SourceState:
     failed_body_kind: str | None = None
     failed_body_message: str | None = None
     habits: Habits | None = None
+    discovered: str | None = None
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,23 @@ normalized here, once:
 * dates follow the seed 004 order (pubDate, published, issued, then
   updated, modified, dc:date; JSON Feed date_published, date_modified) and
   are read by :mod:`dates`; an untrusted date (unreadable, more than a day
-  ahead, before 1995) becomes None with a ``date_note``, and the store
-  supplies first-seen instead;
+  ahead, before 1995) becomes None with a ``date_note``; among dated items
+  such an item borrows a neighbour's date (:func:`borrow_dates`), else the
+  store supplies first-seen;
 * identity and alias keys per :mod:`identity`; an item with no title, link,
-  text or enclosure is dropped;
+  text, enclosure or image is dropped;
+* enclosures (RSS enclosure, Atom link rel="enclosure", audio and video
+  media:content, itunes:duration) and the image beside the text
+  (media:content, media:thumbnail, itunes:image) are read by :mod:`media`;
+  an item with nothing but an image is kept;
 * titles are plain text: a title marked as text is kept literally, one
-  marked or detected as HTML has its markup stripped; summaries and content
+  marked or detected as HTML has its markup stripped; the richest body is
+  kept (HTML content, then an HTML summary, then plain text, then
+  ``itunes:summary``: :func:`_bodies`); summaries and content
   are sanitized by :mod:`sanitize`; an author is a name only, its e-mail
-  address never published;
+  address never published; an entry without an author takes its
+  atom:source's, then the feed's (RFC 4287 section 4.2.1; RSS
+  ``managingEditor``, channel ``dc:creator`` and ``itunes:author``);
 * relative URLs are resolved against xml:base, then the entry link, then
   the feed's link, then the fetch URL; a relative xml:base is itself
   resolved against the feed's link, then the fetch URL;
@@ -34,6 +43,7 @@ normalized here, once:
 
 from __future__ import annotations
 
+import html
 import re
 import xml.sax
 from collections.abc import Mapping, Sequence
@@ -42,7 +52,7 @@ from datetime import datetime
 from typing import Any
 from xml.parsers.expat import ExpatError
 
-from . import dates, feedreader, hints, identity
+from . import dates, feedreader, hints, identity, media
 from .discover import find_alternates, looks_like_html
 from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
@@ -51,7 +61,7 @@ from .jsonfeed import read_json_feed
 from .limits import DATE_MAX_CHARS, PARSE_BUDGET, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget, check_structure
 from .markup import holds_element, prolog_end
 from .model import Entry, ParsedFeed
-from .sanitize import author_name, clean_html, html_to_text, one_line, text_to_html
+from .sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
 from .urls import absolute
 
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
@@ -118,8 +128,8 @@ def root_element(text: str) -> str:
 
 
 def _finish(drafts: Sequence[Draft]) -> tuple[Entry, ...]:
-    """Drop empty items, give identities and alias keys, drop repeats."""
-    drafts = [d for d in drafts if not _empty(d)]
+    """Drop empty items, date undated ones among dated ones, give identities and alias keys, drop repeats."""
+    drafts = borrow_dates([d for d in drafts if not _empty(d)])
     candidates = [d.candidate for d in drafts]
     ids = identity.assign(candidates)
     keys = identity.alias_keys(candidates)
@@ -127,10 +137,46 @@ def _finish(drafts: Sequence[Draft]) -> tuple[Entry, ...]:
                  for d, key, alias in zip(drafts, ids, keys, strict=True) if key is not None)
 
 
+def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
+    """Date the undated items of a document whose other items are dated.
+
+    An item without a usable date among dated ones is usually navigation
+    ("More news...") or an item the publisher forgot to date; dated by when
+    it was first seen it would top the planet. It takes the date of the
+    nearest dated item after it in document order, else (nothing dated
+    after it) the oldest date of the document, so it ranks below that
+    feed's dated items (ties keep document order). A document with no dated
+    item is left alone: its items are dated by first-seen.
+
+    Args:
+        drafts: the document's drafts in document order.
+    Returns:
+        the drafts, in the same order; each borrowed date is noted in
+        ``date_note``.
+    """
+    dated = [d.entry.date for d in drafts if d.entry.date is not None]
+    if not dated or len(dated) == len(drafts):
+        return list(drafts)
+    oldest = min(dated)
+    following: datetime | None = None
+    result: list[Draft] = []
+    for draft in reversed(drafts):
+        entry = draft.entry
+        if entry.date is not None:
+            following = entry.date
+            result.append(draft)
+            continue
+        why = "undated: dated as the next dated item" if following else "undated: dated as the oldest item"
+        note = "; ".join(filter(None, (entry.date_note, why)))
+        result.append(replace(draft, entry=replace(entry, date=following or oldest, date_note=note)))
+    return result[::-1]
+
+
 def _empty(draft: Draft) -> bool:
-    """True for an item with nothing to show (no title, link, text or enclosure)."""
+    """True for an item with nothing to show (no title, link, text, enclosure or image)."""
     entry = draft.entry
-    return not (entry.title or entry.link or entry.summary or entry.content or draft.candidate.enclosures)
+    return not (entry.title or entry.link or entry.summary or entry.content or draft.candidate.enclosures
+                or entry.image)
 
 
 # --- XML feeds (feedparser) ---------------------------------------------------
@@ -155,44 +201,107 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
     feed = document.feed
     version = document.get("version") or "unknown"
     feed_link = absolute(dict.get(feed, "link"), url)
+    feed_author = _xml_author(feed)
     drafts = []
     for item in document.entries:
         budget.check("reading entries")
-        drafts.append(_xml_entry(item, feed_link, url, now, version))
+        drafts.append(_xml_entry(item, feed_link, url, now, version, feed_author))
+    drafts = [_with_media(draft, item, feed_link or url) for draft, item in zip(drafts, document.entries, strict=True)]
     if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
         reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
         raise ParseError(url, f"not a readable feed: {reason}")
     return _text_field(feed, "title", version), feed_link, drafts, version
 
 
-def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str) -> Draft:
+def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str,
+               feed_author: str | None) -> Draft:
     link = absolute(dict.get(item, "link"), feed_link or url)
     bases = (link, feed_link, url)
-    content = ""
-    if "content" in item and item["content"]:
-        content = "".join(_html_value(part, bases, url) for part in item["content"])
-    summary = _html_value(item["summary_detail"], bases, url) if "summary_detail" in item else ""
+    summary, content = _bodies(item, bases, url)
     date, updated, note, raw_date = _xml_dates(item, now)
     enclosures = tuple(filter(None, (absolute(e.get("href"), link or feed_link or url)
                                      for e in item.get("enclosures") or [])))
     title = _text_field(item, "title", version)
     guid = one_line(dict.get(item, "id")) or None
-    entry = Entry(id="", title=title, link=link, author=_xml_author(item),
+    author = _xml_author(item) or _xml_author(dict.get(item, "source") or {}) or feed_author
+    entry = Entry(id="", title=title, link=link, author=author,
                   date=date, updated=updated, summary=summary, content=content, date_note=note)
     text = html_to_text(summary or content)
     return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, text))
 
 
-def _xml_author(item: Any) -> str | None:
-    """The entry's author as a name only, or None.
+def _with_media(draft: Draft, item: Any, base: str) -> Draft:
+    """``draft`` with the enclosures and image of its feedparser entry (:mod:`media`); relative
+    URLs resolve against the entry's link, else ``base`` (the feed's link, else the fetch URL).
 
-    feedparser splits RSS ``email (Name)``, ``Name <email>`` and Atom
-    name/email into ``author_detail``; its name is used when present, else
-    the ``author`` text, with e-mail addresses removed either way
-    (:func:`sanitize.author_name`): an address alone is no author.
+    An entry with nothing to show but its image is identified by it too
+    (``Candidate.enclosures``); every other entry keeps the identity it always had.
     """
-    detail = dict.get(item, "author_detail") or {}
-    return author_name(dict.get(detail, "name")) or author_name(dict.get(item, "author"))
+    base = draft.entry.link or base
+    image = media.xml_image(item, base)
+    candidate = replace(draft.candidate, enclosures=(image,)) if image and _empty(draft) else draft.candidate
+    return Draft(replace(draft.entry, enclosures=media.xml_enclosures(item, base), image=image), candidate)
+
+
+def _bodies(item: Any, bases: tuple[str | None, ...], url: str) -> tuple[str, str]:
+    """(summary, content) of an item as sanitized HTML, the richest body kept.
+
+    HTML comes first: content typed HTML or XHTML (RSS ``content:encoded``,
+    Atom ``content``), then an HTML summary (RSS ``description``, Atom
+    ``summary``). Plain text counts only when no HTML body exists, and
+    ``itunes:summary`` (plain text in practice, a copy of the description)
+    only when nothing else does. A plain-text summary beside HTML content is
+    kept as the summary: it is the publisher's abstract. HTML content with
+    less text than the HTML summary, and no more images, is a stub (an RSS
+    ``content:encoded`` holding only a "listen" link): the summary is the body.
+    """
+    parts = list(item["content"]) if "content" in item and item["content"] else []
+    summary_parts = [item["summary_detail"]] if "summary_detail" in item and item["summary_detail"] else []
+
+    def joined(details: list[Any], html: bool) -> str:
+        return "".join(_html_value(d, bases, url) for d in details if _is_html(d) == html)
+
+    content, summary = joined(parts, True), joined(summary_parts, True)
+    if content and summary and _richer(summary, content):
+        return summary, ""  # content that is a stub of the summary (a heading, a "listen" link)
+    if content:
+        return summary or joined(summary_parts, False), content
+    if summary:
+        return summary, ""
+    content, summary = joined(parts, False), joined(summary_parts, False)
+    if not (content or summary) and dict.get(item, "itunes_summary_detail"):
+        summary = _html_value(item["itunes_summary_detail"], bases, url)
+    return summary, content
+
+
+def _richer(first: str, second: str) -> bool:
+    """True when sanitized HTML ``first`` holds more text than ``second`` and no fewer images."""
+    return (len(html_to_text(first)) > len(html_to_text(second))
+            and first.count("<img") >= second.count("<img"))
+
+
+def _is_html(detail: Mapping[str, Any]) -> bool:
+    """True for a value typed HTML or XHTML (feedparser's ``type``; HTML when absent)."""
+    return "html" in str(detail.get("type", "text/html"))
+
+
+def _xml_author(container: Any) -> str | None:
+    """The author of an entry, its atom:source or a feed, as a name only, or None.
+
+    feedparser gathers RSS ``author`` and ``managingEditor``, ``dc:creator``,
+    ``itunes:author`` and Atom ``author`` into ``author`` (the last one
+    given; ``Name (email)`` for an Atom name and email) and its split of
+    the first one into ``author_detail``. The split's name comes first (the
+    first author element, usually the writer's own before ``itunes:author``
+    names the show), then the text; each has every e-mail address removed by
+    :func:`sanitize.author_name` (feedparser's split can leave ``Name
+    (mailto:``). An address alone is no author.
+    Character references feedparser leaves in the text (``Jos&eacute;``,
+    written ``Jos&amp;eacute;``) are decoded once.
+    """
+    detail = dict.get(container, "author_detail") or {}
+    return (author_name(decode_references(str(dict.get(detail, "name") or "")))
+            or author_name(decode_references(str(dict.get(container, "author") or ""))))
 
 
 def _xml_dates(item: Any, now: datetime) -> tuple[datetime | None, datetime | None, str | None, str]:
@@ -245,14 +354,19 @@ def _text_field(container: Any, key: str, version: str) -> str:
 def _html_value(detail: Mapping[str, Any], bases: tuple[str | None, ...], url: str) -> str:
     """A content or summary value as sanitized HTML.
 
+    A value typed HTML that holds no markup but has line breaks was written
+    as plain text (RSS descriptions typed HTML by the spec): its references
+    are decoded once, as HTML would, and its line breaks kept (:func:`text_to_html`).
+
     Relative URLs resolve against the element's xml:base when it has one
     (itself resolved against the feed link, else the fetch URL) and it gives
     an http(s) URL, else the first of ``bases`` (entry link, feed link,
     fetch URL): RFC 3986 section 5.1 takes the next base when one is unusable.
     """
     value = str(detail.get("value") or "")
-    if "html" not in str(detail.get("type", "text/html")):
-        return text_to_html(value)
+    if not _is_html(detail) or ("<" not in value and "\n" in value.strip()):
+        # Plain text, or "HTML" with no markup but line breaks: the publisher wrote text.
+        return text_to_html(value if not _is_html(detail) else html.unescape(value))
     xml_base = detail.get("base")
     base = (absolute(xml_base, bases[1] or url) if xml_base else None) or next(b for b in bases if b)
     return clean_html(value, base)

@@ -3,6 +3,7 @@
 One build, under the cache lock and the output lock from start to end::
 
     due sources | pool( observe = fetch | parse ) | decide | store    -> report.json
+                        (an HTML page advertising feeds: | follow one | parse)
     store.snapshots | select (5 per feed, merge, sort) | render       -> public/
 
 ``observe`` runs on the pool's threads and returns an
@@ -30,8 +31,9 @@ from datetime import datetime
 from pathlib import Path
 
 from . import __version__, habits, schedule
-from .buildlog import HostTrouble, log_failure, log_health
+from .buildlog import HostTrouble, log_failure, log_followed, log_health
 from .decide import decide, snapshot_hash
+from .discover import choose_feed
 from .errors import ConfigError, EmptyBuildError, FeedError, InternalError, NotAFeedError, ParseError, StoreError
 from .failures import kind_of
 from .fetch import Fetcher
@@ -43,6 +45,7 @@ from .model import (
     Fetched,
     FetchRequest,
     FetchResult,
+    NotModified,
     NotRequested,
     Observation,
     SourceState,
@@ -183,6 +186,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         hosts.add(host_key(observation.request.url))
         trouble.note(observation)
         log_failure(observation)
+        log_followed(observation, states.get(source), [site.name for site in config.sites if site.feed == source])
         if options.progress:
             options.progress(done, len(due))
     if _offline(report) and len(hosts) >= OFFLINE_HOSTS:
@@ -245,15 +249,52 @@ def _observe_all(pool: HostPool[_Job, Observation], fetcher: Fetcher, jobs: list
 
 
 def _observe(job: _Job, fetcher: Fetcher, now: datetime, build_started: float) -> Observation:
-    """fetch | parse, on a worker thread. Never raises for a feed's trouble, nor for a bug of ours."""
-    started = time.monotonic() - build_started
+    """fetch | parse (| follow the advertised feed | parse), on a worker thread.
+
+    Never raises for a feed's trouble, nor for a bug of ours.
+    """
+    clock = time.monotonic()
+    started = clock - build_started
     result: FetchResult | None = None
     try:
         result = fetcher.fetch(job.request)
-        return _parse(job, result, now, started)
+        observation = _parse(job, result, now, started)
+        feed = _advertised(observation)
+        if feed is None or not isinstance(result, Fetched):
+            return observation
+        return _follow(job, result, feed, fetcher, fetcher.deadline - (time.monotonic() - clock), now, started)
     except Exception as error:  # a bug of ours while handling this source: contained to it
         return _internal(Observation(job.request, result or Failed(FeedError(job.request.source, ""), requests=0),
                                      started=started), error)
+
+
+def _advertised(observation: Observation) -> str | None:
+    """The feed to follow when the source answered with an HTML page that advertises feeds, else None."""
+    error = observation.failure
+    return choose_feed(error.url, error.alternates) if isinstance(error, NotAFeedError) else None
+
+
+def _follow(job: _Job, page: Fetched, feed: str, fetcher: Fetcher, budget: float, now: datetime,
+            started: float) -> Observation:
+    """fetch | parse of the feed an HTML page advertises: one hop of discovery, never more.
+
+    The feed's request carries the stored validators (bound to the feed's
+    URL, so they go only there) and gets what is left of the page's
+    deadline; every rule of fetch applies to it (URL, redirects, size). The
+    observation is the feed's, under the source's request, with the page's
+    permanent redirect (the fetch URL stays the page's) and both requests counted.
+    """
+    state = job.state
+    request = FetchRequest(source=job.request.source, url=feed, etag=state.etag if state else None,
+                           last_modified=state.last_modified if state else None,
+                           validators_url=state.validators_url if state else None)
+    result = fetcher.fetch(request, budget)
+    if isinstance(result, Fetched | NotModified):
+        result = replace(result, permanent_url=page.permanent_url)
+    if not isinstance(result, NotRequested):
+        result = replace(result, requests=result.requests + page.requests, elapsed=result.elapsed + page.elapsed)
+    observation = _parse(_Job(request, state), result, now, started)
+    return replace(observation, request=job.request, followed=feed)
 
 
 def _parse(job: _Job, result: FetchResult, now: datetime, started: float) -> Observation:
@@ -264,7 +305,8 @@ def _parse(job: _Job, result: FetchResult, now: datetime, started: float) -> Obs
     body_hash = hashlib.sha256(result.body).hexdigest()
     if state is not None and state.body_hash == body_hash:
         return Observation(request, result, body_hash=body_hash, unchanged=True, started=started)
-    if state is not None and state.failed_body_hash == body_hash:  # the same invalid body: not parsed again
+    if state is not None and state.failed_body_hash == body_hash and state.failed_body_kind != "not_a_feed":
+        # the same invalid body: not parsed again (a page is: it is cheap, and may now be followed)
         error = ParseError(request.source, state.failed_body_message or "not a readable feed",
                            kind=state.failed_body_kind or "parse")
         return Observation(request, Failed(error, result.elapsed, result.requests), body_hash=body_hash,

@@ -32,6 +32,7 @@ from . import __version__
 from .dates import isoformat
 from .errors import RenderError
 from .failures import KINDS
+from .mediaview import PageEnclosure, page_enclosures, shown_image, with_image
 from .model import Config, SelectedEntry, SiteStatus
 from .publish import publish
 from .sanitize import author_name, html_to_text, strip_control, truncate_html
@@ -68,7 +69,8 @@ class PageEntry:
     atom_id: str
     title: str
     link: str | None
-    author: str
+    author: str  # the entry's author, else the site's name
+    author_known: bool  # False when ``author`` is the site's name: no author is claimed in feeds
     site_name: str
     site_link: str | None
     site_feed: str
@@ -78,6 +80,10 @@ class PageEntry:
     summary: Markup
     content: Markup
     more: bool  # the summary was cut, or the content holds more than it shows
+    enclosures: tuple[PageEnclosure, ...] = ()
+    image: str | None = None  # an image beside the text, shown because the summary shows none
+    image_alt: str = ""
+    image_url: str | None = None  # the entry's image (JSON Feed "image"), shown or not
 
 
 def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequence[SiteStatus],
@@ -198,12 +204,15 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     body = entry.content or entry.summary
     summary_source = entry.summary or entry.content
     summary = truncate_html(summary_source, summary_chars)
+    # author_name again: snapshots stored by earlier versions may hold an e-mail address.
+    author = shorten(author_name(entry.author) or "", AUTHOR_CHARS)
+    alt = shorten(entry.title, TITLE_CHARS) or f"Image from {site.name}"
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
         title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",
         link=entry.link,
-        # author_name again: snapshots stored by earlier versions may hold an e-mail address.
-        author=shorten(author_name(entry.author) or "", AUTHOR_CHARS) or site.name,
+        author=author or site.name,
+        author_known=bool(author),
         site_name=site.name,
         site_link=site.link,
         site_feed=site.feed,
@@ -211,8 +220,12 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
         updated=isoformat(updated),
         human_date=date.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         summary=Markup(summary),  # noqa: S704 - sanitized in parse
-        content=Markup(body),  # noqa: S704 - sanitized in parse
+        content=Markup(with_image(body, entry.image, alt)),  # noqa: S704 - sanitized in parse
         more=summary != summary_source or _holds_more(entry.content, summary_source),
+        enclosures=page_enclosures(entry.enclosures),
+        image=shown_image(summary, entry.image),
+        image_alt=alt,
+        image_url=shown_image("", entry.image),
     )
 
 
@@ -240,6 +253,19 @@ def shorten(text: str, limit: int) -> str:
     return cut.rstrip() + " …"
 
 
+def _attachments(e: PageEntry) -> dict[str, Any]:
+    """JSON Feed 1.1 ``attachments`` of an entry ({} when it has none); ``mime_type`` is required there."""
+    attachments = []
+    for m in e.enclosures:
+        attachment: dict[str, Any] = {"url": m.url, "mime_type": m.mime_type or "application/octet-stream"}
+        if m.length:
+            attachment["size_in_bytes"] = m.length
+        if m.duration:
+            attachment["duration_in_seconds"] = m.duration
+        attachments.append(attachment)
+    return {"attachments": attachments} if attachments else {}
+
+
 def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
     """The merged stream as JSON Feed 1.1 (https://www.jsonfeed.org/version/1.1/)."""
     items: list[dict[str, Any]] = []
@@ -251,7 +277,9 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
             "content_html": str(e.content),
             "date_published": e.published,
             "date_modified": e.updated,
-            "authors": [{"name": e.author}],
+            **({"authors": [{"name": e.author}]} if e.author_known else {}),
+            **_attachments(e),
+            **({"image": e.image_url} if e.image_url else {}),
             "_source": {"title": e.site_name, "feed_url": e.site_feed, "home_page_url": e.site_link},
         })
         items.append(item)

@@ -38,6 +38,8 @@ class BuildReport:
         statuses: {200 or 304: count} of answers.
         changed: parsed 200s whose entries differed from the snapshot.
         failed_by_kind: {failure class: count}.
+        followed: sources whose URL answered with an HTML page, whose
+            advertised feed was followed (feed discovery).
         skipped: {"throttled" or "breaker": count}.
         bytes_downloaded: body bytes received (after decompression).
         bytes_saved: body bytes 304s spared, estimated from stored sizes.
@@ -60,6 +62,7 @@ class BuildReport:
     statuses: Counter[int] = field(default_factory=Counter)
     changed: int = 0
     failed_by_kind: Counter[str] = field(default_factory=Counter)
+    followed: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     bytes_downloaded: int = 0
     bytes_saved: int = 0
@@ -89,6 +92,7 @@ class BuildReport:
         self.requests += result.requests
         self.outcomes[observation.outcome] += 1
         self.changed += int(decision.changed)
+        self.followed += observation.followed is not None
         self.parse_seconds += observation.parse_seconds
         self.bytes_saved += decision.bytes_saved
         if observation.status is not None:
@@ -146,6 +150,7 @@ class BuildReport:
             "unchanged_by_hash": self.outcomes["unchanged"],
             "failed": self.outcomes["failed"],
             "failed_by_class": dict(sorted(self.failed_by_kind.items())),
+            "followed_from_pages": self.followed,
             "skipped_by_breaker": self.skipped["breaker"],
             "skipped_throttled": self.skipped["throttled"],
             "bytes_downloaded": self.bytes_downloaded,

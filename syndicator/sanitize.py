@@ -12,6 +12,11 @@ against the base URL given, so the published page never points at our own
 host by accident. :func:`truncate_html` shortens sanitized HTML on a word
 boundary and closes the elements it leaves open.
 
+Before the sanitizer, :func:`images.reveal_images` unwraps ``<noscript>``
+(whose content the sanitizer's parser would turn into visible markup) and
+gives lazy-loaded images their real source; iframe, noembed and noframes
+are dropped with their content, which no browser shows.
+
 The sanitizer's HTML parser (html5ever, in nh3) does work that grows with
 the depth of the tree for every tag (its scope checks walk the stack of
 open elements) and with the length of a text for every character
@@ -29,6 +34,7 @@ from html.parser import HTMLParser
 
 import nh3
 
+from .images import reveal_images
 from .limits import AUTHOR_MAX_CHARS, HTML_MAX_DEPTH, HTML_MAX_REFERENCES, RAW_FIELD_FACTOR
 from .markup import html_deeper_than, strip_tags
 from .urls import join, scheme
@@ -56,6 +62,9 @@ ATTRIBUTES = {
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 _URL_ATTRIBUTES = {"href", "src", "cite"}
+#: Elements dropped with their content. The parser holds the content of iframe, noembed and noframes
+#: as raw text, which would come out as visible markup; a browser never shows it (noscript: see images.py).
+CLEAN_CONTENT_TAGS = {"script", "style", "iframe", "noembed", "noframes"}
 #: The one attribute a mailto: URL makes sense in: a link. An image or a citation is fetched or shown, not mailed.
 _LINK_ATTRIBUTES = {"href"}
 #: An SVG or MathML start tag; see :func:`html_to_text`.
@@ -65,14 +74,24 @@ _VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "so
 # XML 1.0 forbids C0 controls but tab, newline and carriage return; C1 controls
 # and non-characters are dropped too so every output stays well-formed.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
-_SPACE = re.compile(r"\s+")
-#: An e-mail address is the longest run of these characters before an ``@`` (RFC 5322
-#: addr-spec, dot-atom form) and a domain with a dot after it; see :func:`_remove_addresses`.
-_LOCAL = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]")
-_DOMAIN = re.compile(r"[\w-]++(?:\.[\w-]++)+")
-_MAILTO = re.compile(r"\bmailto:", re.I)
+#: Ordinary white space, the only characters collapsed in plain text: space, tab, the line
+#: breaks (NEL and the Unicode line and paragraph separators included) and form feeds. A
+#: no-break, thin or ideographic space, or a zero-width character, is kept as written.
+_SPACE = re.compile("[ \t\n\r\f\v\x85\u2028\u2029]+")
+_SPACE_CHARS = " \t\n\r\f\v\x85\u2028\u2029"
+#: A complete HTML character reference (named, decimal or hexadecimal, with its ";").
+_REFERENCE = re.compile(r"&(?:#[0-9]++|#[xX][0-9a-fA-F]++|[A-Za-z][A-Za-z0-9]*+);")
+#: What separates the words of an author string: white space, brackets, quotes and list
+#: punctuation. A word with an ``@`` after its first character is an address (see :func:`_remove_addresses`).
+_WORD_BREAKS = re.compile(r"""([\s()<>\[\]{},;"]+)""")
 #: Brackets an address was removed from: "()", "<>", "[]".
 _EMPTY_BRACKETS = re.compile(r"\(\s*\)|<\s*>|\[\s*\]")
+#: Signs of an address written to dodge harvesters (``jane AT example DOT org``,
+#: ``jane [at] example.org``): a spelled-out at or dot, and a word that is a domain name.
+_SPELLED = re.compile(r"(?<!\S)(?:(?i:[\[({]\s*(?:at|dot)\s*[\])}])|AT|DOT|D0T)(?!\S)")
+_DOMAIN = re.compile(r"\w\.[A-Za-z]{2,}(?![\w.])")
+#: A name in round brackets, as RSS writes ``email (Name)``.
+_BRACKETED = re.compile(r"\(([^()]*)\)")
 
 
 def strip_control(text: str) -> str:
@@ -104,8 +123,9 @@ def clean_html(fragment: str, base: str | None = None) -> str:
 
     # Controls go before (raw) and after (written as character references).
     return strip_control(nh3.clean(
-        strip_control(fragment),
+        reveal_images(strip_control(fragment)),
         tags=TAGS,
+        clean_content_tags=CLEAN_CONTENT_TAGS,
         attributes=ATTRIBUTES,
         url_schemes=URL_SCHEMES,
         link_rel="noopener noreferrer",
@@ -187,22 +207,25 @@ def html_to_text(fragment: str) -> str:
     """Turn an HTML fragment into one line of plain text.
 
     Tags are removed (script and style with their content), entities are
-    decoded exactly once and runs of white space become one space. Text
+    decoded exactly once and runs of ordinary white space become one space
+    (:func:`one_line`). Text
     inside SVG and MathML is kept, as a browser shows it.
     """
     if not fragment:
         return ""
     if _too_costly(fragment):
         return _flat_text(fragment)
-    fragment = strip_control(fragment)
+    fragment = reveal_images(strip_control(fragment))
     if _FOREIGN.search(fragment):
         # ammonia drops an SVG or MathML element with all its text when the <svg> or <math>
         # around it is unwrapped (its guard against namespace confusion), so a title such as
         # <svg><text>Hello</text></svg> would vanish. Keeping those two in a first pass
         # unwraps their descendants into plain text inside them; the pass below unwraps them.
-        fragment = nh3.clean(fragment, tags={"svg", "math"}, attributes={}, strip_comments=True)
-    text = html.unescape(nh3.clean(fragment, tags=set(), strip_comments=True))
-    return _SPACE.sub(" ", strip_control(text)).strip()
+        fragment = nh3.clean(fragment, tags={"svg", "math"}, clean_content_tags=CLEAN_CONTENT_TAGS, attributes={},
+                             strip_comments=True)
+    text = html.unescape(nh3.clean(fragment, tags=set(), clean_content_tags=CLEAN_CONTENT_TAGS,
+                                   strip_comments=True))
+    return _SPACE.sub(" ", strip_control(text)).strip(_SPACE_CHARS)
 
 
 def _too_costly(fragment: str) -> bool:
@@ -216,55 +239,99 @@ def _flat_text(fragment: str) -> str:
 
 
 def text_to_html(text: str) -> str:
-    """Escape plain text for use as HTML, keeping paragraph breaks (str -> str)."""
-    paragraphs = [p for p in re.split(r"\n\s*\n", strip_control(text).strip()) if p.strip()]
-    return "".join(f"<p>{html.escape(_SPACE.sub(' ', p).strip())}</p>" for p in paragraphs)
+    """Escape plain text for use as HTML, keeping its line breaks (str -> str).
+
+    A blank line separates paragraphs (``<p>``); a single line break inside
+    one becomes ``<br>`` (a track list stays a list); other runs of white
+    space become one space.
+    """
+    text = strip_control(text).replace("\r\n", "\n").replace("\r", "\n")
+    paragraphs = [p for p in re.split(r"\n[ \t]*+(?:\n[ \t]*+)++", text) if p.strip()]
+    return "".join("<p>" + "<br>\n".join(html.escape(one_line(line)) for line in p.split("\n") if line.strip())
+                   + "</p>" for p in paragraphs)
 
 
 def author_name(text: str | None) -> str | None:
     """An author as a name fit to publish: e-mail addresses removed (str or None).
 
     RSS 2.0 asks for ``email (Name)`` in ``<author>``; publishing that would
-    hand the address to spammers, so every address is removed with the
-    brackets it leaves empty: ``jane@example.org (Jane Doe)`` and ``Jane Doe
-    <jane@example.org>`` give ``Jane Doe``. None when nothing but addresses,
-    brackets and punctuation is left (the caller shows the site name instead).
+    hand the address to spammers, so every address (:func:`_remove_addresses`:
+    any word with an ``@`` after its first character, malformed ones
+    included, and any ``mailto:`` word) is removed with the brackets it
+    leaves empty or unclosed: ``jane@example.org (Jane Doe)``, ``Jane Doe
+    <jane@example.org>`` and ``Jane Doe (mailto:jane@example.org)`` give
+    ``Jane Doe``; a name in quotes or brackets loses them. An address
+    written to dodge harvesters (a spelled-out ``AT``, ``DOT``, ``[at]`` or
+    ``(dot)``, and a second such word or a domain name, as in ``jane D0T doe
+    AT@ example.com``) leaves only a name in round brackets.
+    None when nothing but addresses, brackets and punctuation is left (no
+    author is known).
+    Entities are not decoded here: render calls this again on stored names.
     """
     raw = (text or "")[:AUTHOR_MAX_CHARS * RAW_FIELD_FACTOR]
-    name = one_line(_EMPTY_BRACKETS.sub(" ", _MAILTO.sub(" ", _remove_addresses(raw))))
-    name = name.strip(" ,;:/|-")
-    if name.startswith("(") and name.endswith(")") and "(" not in name[1:-1]:
+    if _disguised(raw):  # an address in disguise: only a bracketed name is a name
+        raw = next((inner for inner in _BRACKETED.findall(raw) if not _disguised(inner)), "")
+    name = one_line(_EMPTY_BRACKETS.sub(" ", _remove_addresses(raw)))
+    name = name.strip(" ,;:/|-").rstrip("(<[{ ").lstrip(")>]} ")
+    while len(name) > 1 and _wraps(name):
         name = name[1:-1].strip()
     return name[:AUTHOR_MAX_CHARS].rstrip() or None
 
 
-def _remove_addresses(text: str) -> str:
-    """``text`` with every e-mail address replaced by a space, in one pass.
+def _disguised(text: str) -> bool:
+    """True when ``text`` holds an address written to dodge harvesters: a spelled-out
+    at or dot, and a second such sign or a domain name."""
+    spelled = len(_SPELLED.findall(text))
+    return spelled > 0 and spelled + len(_DOMAIN.findall(text)) >= 2
 
-    A regex searched from every start position would rescan a long run of
-    word characters from each of them (quadratic); here each ``@`` looks
-    back over its local part, never past the previous ``@`` or removed
-    address, and forward over its domain, so every character is read at
-    most twice.
+
+def _wraps(name: str) -> bool:
+    """True when ``name`` starts with a bracket or quote that its last character closes:
+    ``(Jane (@jane))`` and ``"Jane"``, not ``(a) and (b)``."""
+    last = {"(": ")", "<": ">", "[": "]", '"': '"'}.get(name[0])
+    if last is None or name[-1] != last:
+        return False
+    if last == '"':
+        return '"' not in name[1:-1]
+    depth = 0
+    for index, char in enumerate(name):
+        depth += (char == name[0]) - (char == last)
+        if depth == 0:
+            return index == len(name) - 1
+    return False
+
+
+def _remove_addresses(text: str) -> str:
+    """``text`` with every word that is an e-mail address, or a ``mailto:`` URL, replaced by a space.
+
+    Words are split at :data:`_WORD_BREAKS` in one linear pass; a word
+    holding an ``@`` after its first character counts as an address, valid
+    or not (``news@.example.org``), so a malformed address is never
+    published; a handle such as ``@jane`` is kept.
     """
-    pieces: list[str] = []
-    kept = floor = 0  # text[kept:] is not yet copied; no local part reaches before `floor`
-    at = text.find("@")
-    while at >= 0:
-        start = at
-        while start > floor and _LOCAL.match(text, start - 1):
-            start -= 1
-        domain = _DOMAIN.match(text, at + 1)
-        if domain and start < at:
-            pieces += [text[kept:start], " "]
-            kept = floor = domain.end()
-        else:
-            floor = at + 1
-        at = text.find("@", max(floor, at + 1))
-    pieces.append(text[kept:])
+    pieces = _WORD_BREAKS.split(text)
+    for index in range(0, len(pieces), 2):  # words at even indexes, breaks between them
+        word = pieces[index]
+        if "@" in word[1:] or "mailto:" in word.lower():
+            pieces[index] = " "
     return "".join(pieces)
 
 
 def one_line(text: str | None) -> str:
-    """Plain text squeezed to one line, control characters removed (str -> str)."""
-    return _SPACE.sub(" ", strip_control(text or "")).strip()
+    """Plain text squeezed to one line, control characters removed (str -> str).
+
+    Only runs of ordinary white space (:data:`_SPACE`) become one space;
+    every other character is kept.
+    """
+    return _SPACE.sub(" ", strip_control(text or "")).strip(_SPACE_CHARS)
+
+
+def decode_references(text: str) -> str:
+    """Plain text that carries HTML character references, each decoded once (str -> str).
+
+    Many feeds write their text fields as HTML (``It was a long
+    day&hellip;``). Only complete references, ending in ``;``, are decoded
+    (``AT&T`` and ``&copy`` are left alone), in one pass: ``&amp;lt;``
+    gives ``&lt;``, never ``<``.
+    """
+    return _REFERENCE.sub(lambda match: html.unescape(match.group()), text) if "&" in text else text

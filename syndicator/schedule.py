@@ -32,8 +32,9 @@ seed 001, with their constants (README.md, "Polite polling", explains them):
   other fetch failures) doubles from ``min_interval`` up to ``max_interval``;
   ``Retry-After`` is honoured in full up to :data:`RETRY_AFTER_CEILING`; 404
   and unexpected statuses climb a slower ladder (``default_interval`` times 4
-  per failure, up to :data:`SLOW_CEILING`); 410 and 401/403 hold the source
-  until its sites.yaml entry changes; a parse failure keeps the normal cadence.
+  per failure, up to :data:`SLOW_CEILING`), and so do 401/403 (bot
+  challenges and rate walls lift on their own); 410 holds the source until
+  its sites.yaml entry changes; a parse failure keeps the normal cadence.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class Plan:
 def site_fingerprints(sites: Iterable[Site]) -> dict[str, str]:
     """{feed URL: fingerprint of every sites.yaml entry naming that feed} (hex str).
 
-    A held source (410, 401/403) is retried when its fingerprint changes.
+    A held source (410) is retried when its fingerprint changes.
     """
     entries: dict[str, list[str]] = {}
     for site in sites:
@@ -157,9 +158,19 @@ def is_due(state: SourceState | None, now: datetime, fingerprint: str | None = N
     """
     if state is None:
         return True
-    if state.hold is not None:
+    if on_hold(state):
         return fingerprint is not None and fingerprint != state.hold
     return state.next_attempt is None or state.next_attempt <= now
+
+
+def on_hold(state: SourceState) -> bool:
+    """True if the source waits for its sites.yaml entry to change.
+
+    A hold stored by an older version for a kind that no longer holds
+    (401/403 before they took the slow ladder) is not honoured: such a
+    source has no next attempt, so it is due at once.
+    """
+    return state.hold is not None and kind_of(state.error_kind).hold
 
 
 def plan(state: SourceState, now: datetime, policy: Policy, retry_after: float | None = None,
@@ -187,7 +198,8 @@ def plan(state: SourceState, now: datetime, policy: Policy, retry_after: float |
         reason = f"parse failure x{count}: normal cadence"
     elif kind.ladder == "slow":
         interval = ceiling = _ladder(policy.default_interval, SLOW_FACTOR, count, SLOW_CEILING)
-        reason = f"backoff: {kind.name.replace('http_', 'HTTP ')} x{count} (slow ladder)"
+        label = "access denied (401/403)" if kind.name == "http_401" else kind.name.replace("http_", "HTTP ")
+        reason = f"backoff: {label} x{count} (slow ladder)"
     else:
         interval = _ladder(policy.min_interval, 2.0, count, policy.max_interval)
         reason = f"backoff: {kind.name} x{count}"

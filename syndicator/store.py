@@ -13,14 +13,17 @@ Tables (schema version in ``meta``):
   success and change, consecutive failures, last error (kind and message),
   next attempt; since schema 2 also the schedule (interval, reason, change
   history as JSON), the last document's hints (JSON), the hold fingerprint
-  of a 410/401/403 source, the snapshot hash and the last invalid body's
-  hash; since schema 4 the kind and message of that body's failure.
+  of a 410 source, the snapshot hash and the last invalid body's
+  hash; since schema 4 the kind and message of that body's failure; since
+  schema 5 the feed URL discovered on the page the configured URL serves.
 * ``entries``: the snapshot, i.e. the entries of the last good document of
   each source, as JSON, in document order.
 * ``seen``: every entry id ever seen per source with its first-seen time,
   so an undated entry keeps its date across builds and documents, the hash
   of its visible content and when that content last changed (an edit
-  updates the entry in place; it never comes back as new).
+  updates the entry in place; it never comes back as new); since schema 6
+  also the entry's first date (the earliest date stored for it), see
+  :meth:`Store._keep_first_date`.
 * ``aliases``: other names of seen entries (identity.alias_keys, and ids a
   publisher switched to), per source. An entry whose id is new but one of
   whose alias keys names a seen entry is stored under that entry's id, so
@@ -45,9 +48,9 @@ from filelock import FileLock, Timeout
 from .errors import CacheLockedError, StoreError
 from .habits import Habits
 from .identity import content_hash
-from .model import Check, Entry, FeedHints, SourceState, StoredEntry
+from .model import Check, Enclosure, Entry, FeedHints, SourceState, StoredEntry
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 7
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
 
@@ -109,6 +112,14 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE sources ADD COLUMN failed_body_message TEXT
     """,
     5: """
+    ALTER TABLE sources ADD COLUMN discovered TEXT
+    """,
+    6: """
+    ALTER TABLE seen ADD COLUMN first_date TEXT;
+    UPDATE seen SET first_date = (SELECT json_extract(e.data, '$.date') FROM entries e
+                                  WHERE e.source = seen.source AND e.id = seen.id)
+    """,
+    7: """
     ALTER TABLE sources ADD COLUMN habits TEXT
     """,
 }
@@ -258,6 +269,7 @@ class Store:
             entries = list(entries)
             for position, (entry, resolved) in enumerate(zip(entries, self._resolve(state.url, entries),
                                                              strict=True)):
+                resolved = self._keep_first_date(state.url, resolved)
                 self._db.execute("INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)",
                                  (state.url, resolved.id, position, _entry_to_json(resolved)))
                 self._remember(state.url, resolved, now)
@@ -301,15 +313,42 @@ class Store:
         row = self._db.execute("SELECT 1 FROM seen WHERE source = ? AND id = ?", (source, entry_id)).fetchone()
         return row is not None
 
-    def _remember(self, source: str, entry: Entry, now: datetime) -> None:
-        """Record first-seen for a new id; mark an edit when the content hash changes."""
-        digest = content_hash(entry.title, entry.link, entry.summary, entry.content)
-        row = self._db.execute("SELECT content_hash FROM seen WHERE source = ? AND id = ?",
+    def _keep_first_date(self, source: str, entry: Entry) -> Entry:
+        """A seen entry whose only date moved forward, with its first date back (README, "Edits").
+
+        Sites that regenerate their feed rewrite the one date of every entry
+        (an Atom ``updated``, a JSON Feed ``date_modified``, a pubDate) to
+        the time of the rewrite; taken at its word, every old post would
+        float to the top. An entry already seen keeps its first date and the
+        new one becomes its ``updated`` time, as an edit's does. An entry
+        with a publication date apart from its updated date, or whose date
+        moved back (a correction), is stored as the feed gives it; a new
+        entry is dated by its own date. The first date is the earliest date
+        stored for the entry (``seen.first_date``).
+        """
+        if entry.date is None or (entry.updated is not None and entry.updated != entry.date):
+            return entry
+        row = self._db.execute("SELECT first_date FROM seen WHERE source = ? AND id = ?",
                                (source, entry.id)).fetchone()
+        if row is None or row[0] is None:
+            return entry
+        first = datetime.fromisoformat(row[0])
+        return replace(entry, date=first, updated=entry.date) if entry.date > first else entry
+
+    def _remember(self, source: str, entry: Entry, now: datetime) -> None:
+        """Record first-seen and first date for a new id; mark an edit when the content hash
+        changes; keep the earliest date as the first date."""
+        digest = content_hash(entry.title, entry.link, entry.summary, entry.content)
+        row = self._db.execute("SELECT content_hash, first_date FROM seen WHERE source = ? AND id = ?",
+                               (source, entry.id)).fetchone()
+        date = entry.date.isoformat() if entry.date else None
         if row is None:
-            self._db.execute("INSERT INTO seen (source, id, first_seen, content_hash) VALUES (?, ?, ?, ?)",
-                             (source, entry.id, now.isoformat(), digest))
-        elif row[0] != digest:
+            self._db.execute("INSERT INTO seen (source, id, first_seen, content_hash, first_date) "
+                             "VALUES (?, ?, ?, ?, ?)", (source, entry.id, now.isoformat(), digest, date))
+            return
+        if entry.date is not None and (row[1] is None or entry.date < datetime.fromisoformat(row[1])):
+            self._db.execute("UPDATE seen SET first_date = ? WHERE source = ? AND id = ?", (date, source, entry.id))
+        if row[0] != digest:
             changed = now.isoformat() if row[0] is not None else None
             self._db.execute("UPDATE seen SET content_hash = ?, changed = COALESCE(?, changed) "
                              "WHERE source = ? AND id = ?", (digest, changed, source, entry.id))
@@ -406,5 +445,14 @@ def _entry_from_json(text: str) -> Entry:
     for key in ("date", "updated"):
         if data.get(key):
             data[key] = datetime.fromisoformat(data[key])
+    data["enclosures"] = _enclosures_from_json(data.get("enclosures"))
     known = {f.name for f in fields(Entry)}
     return Entry(**{k: v for k, v in data.items() if k in known})
+
+
+def _enclosures_from_json(value: object) -> tuple[Enclosure, ...]:
+    """Stored enclosures (a list of objects) as Enclosures; () for rows stored before enclosures were kept."""
+    known = {f.name for f in fields(Enclosure)}
+    items = value if isinstance(value, list) else []
+    return tuple(Enclosure(**{k: v for k, v in item.items() if k in known}) for item in items
+                 if isinstance(item, dict) and isinstance(item.get("url"), str))

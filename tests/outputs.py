@@ -67,6 +67,7 @@ class _Requests(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.problems: list[str] = []
         self.loads: list[tuple[str, str]] = []
+        self.clicked: list[tuple[str, str]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "iframe", "object", "embed", "form", "base", "frame"):
@@ -83,18 +84,26 @@ class _Requests(HTMLParser):
                 self.problems.append(f"{value.split(':')[0]}: URL in {name} of <{tag}>")
             if (tag, name) in self._LOADS or name == "srcset":
                 self.loads.append((tag, value))
+        named = dict(attrs)
+        if tag in ("audio", "video") and named.get("preload") == "none" and "autoplay" not in named and "src" in named:
+            src = (named["src"] or "").strip().lower()
+            self.loads.remove((tag, src))
+            self.clicked.append((tag, src))  # fetched only when the reader presses play
 
 
 def html_problems(page: str) -> list[str]:
     """Unsafe markup in a published HTML page (str); [] when there is none.
 
     A page may load its own files (relative URLs) and images from any
-    http(s) host, and nothing else.
+    http(s) host, and nothing else; an audio or video element with
+    ``preload="none"`` and no autoplay loads nothing until the reader
+    presses play, and then only from an http(s) URL.
     """
     parser = _Requests()
     parser.feed(page)
     parser.close()
     problems = list(parser.problems)
+    problems += [f"<{tag}> plays {url}" for tag, url in parser.clicked if not url.startswith(("http:", "https:"))]
     for tag, url in parser.loads:
         third_party = url.startswith(("http:", "https:", "//"))
         if third_party and tag != "img":

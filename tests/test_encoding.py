@@ -78,7 +78,7 @@ def test_forbidden_control_characters_never_survive() -> None:
 
 def test_html_entities_undefined_in_xml_do_not_fail_the_feed() -> None:
     body = rss_bytes("utf-8", "utf-8", ["a&nbsp;b", "&ldquo;quoted&rdquo; &hellip;", "AT&T and &unknown; &#8217;"])
-    assert titles(body) == ["a b", "“quoted” …", "AT&T and &unknown; ’"]
+    assert titles(body) == ["a\u00a0b", "“quoted” …", "AT&T and &unknown; ’"]  # a no-break space is kept
 
 
 def test_prepare_xml_leaves_cdata_and_comments_alone() -> None:

@@ -57,7 +57,7 @@ def test_hostile_entry_is_rendered_harmless(server: HTTPServer, tmp_path: Path) 
     output = publish(server, tmp_path, HOSTILE_ITEM)
     index = (output / "index.html").read_text(encoding="utf-8")
     assert "&lt;script" not in index  # markup in an RSS title is stripped, never shown or run
-    assert ">Escape AT&amp;T &amp; x<" in index
+    assert ">Escape AT&amp;T &amp; \u00a0x<" in index  # the no-break space is kept
     assert 'src="https://blog.example.org/rel.png"' in index
     assert "javascript:" not in index and "\x1b" not in index
     atom = (output / "feed.xml").read_text(encoding="utf-8")
@@ -131,13 +131,16 @@ def test_discover_refuses_a_url_that_is_not_http_as_a_usage_error(server: HTTPSe
     assert server.log == []
 
 
-def test_build_names_the_advertised_feeds_of_a_page(server: HTTPServer, tmp_path: Path) -> None:
+def test_build_names_the_feed_it_followed_from_a_page(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/").respond_with_data(PAGE.format(feed="/rss.xml"), content_type="text/html")
+    server.expect_request("/atom.xml").respond_with_data(rss(post(2)), content_type="application/rss+xml")
     server.expect_request("/rss.xml").respond_with_data(rss(post(1)), content_type="application/rss+xml")
     sites = [{"name": "Page", "feed": server.url_for("/")}, {"name": "Feed", "feed": server.url_for("/rss.xml")}]
     output = run_build(tmp_path, sites, NOW_ISO)
     sites_page = (output / "sites.html").read_text(encoding="utf-8")
-    assert f"an HTML page, not a feed; it advertises {server.url_for('/atom.xml')}, " in sites_page
+    atom = server.url_for("/atom.xml")  # a page at the site's root has no feed of its own: the first advertised
+    link = f'<a href="{atom}" rel="noopener noreferrer nofollow">{atom}</a>'
+    assert f"followed the feed it advertises, {link}: put that URL in sites.yaml" in sites_page
 
 
 @pytest.mark.parametrize(("title", "shown"), [

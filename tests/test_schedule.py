@@ -298,11 +298,10 @@ def test_parse_failure_keeps_the_normal_cadence() -> None:
     assert plan.reason == "parse failure x3: normal cadence"
 
 
-@pytest.mark.parametrize("status", [410, 401, 403])
-def test_gone_and_denied_hold_until_the_site_entry_changes(status: int) -> None:
+def test_gone_holds_until_the_site_entry_changes() -> None:
     site = Site("Blog", URL, "https://blog.example.org/")
     fingerprint = schedule.site_fingerprints([site])[URL]
-    observation = Observation(FetchRequest(URL, URL), Failed(HTTPStatusError(URL, status)))
+    observation = Observation(FetchRequest(URL, URL), Failed(HTTPStatusError(URL, 410)))
     state = new_state(SourceState(URL, URL), observation, NOW, fingerprint)
     plan = schedule.plan(state, NOW, POLICY)
     assert plan.next_attempt is None and "until its sites.yaml entry changes" in plan.reason

@@ -55,7 +55,7 @@ def test_status_shows_times_in_whole_seconds(server: HTTPServer, tmp_path: Path)
 def test_a_feed_on_hold_has_no_interval(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/ok.xml").respond_with_data(rss(post(1)))
     server.expect_request("/gone.xml").respond_with_data("gone", status=410)
-    server.expect_request("/denied.xml").respond_with_data("no", status=403)
+    server.expect_request("/denied.xml").respond_with_data("no", status=403)  # slow ladder, not held
     config = write_config(tmp_path, [{"name": "Fine", "feed": server.url_for("/ok.xml")},
                                      {"name": "Gone", "feed": server.url_for("/gone.xml")},
                                      {"name": "Denied", "feed": server.url_for("/denied.xml")}],
@@ -63,8 +63,9 @@ def test_a_feed_on_hold_has_no_interval(server: HTTPServer, tmp_path: Path) -> N
     assert build(config).exit_code == 0
     found = blocks(status(config))
     assert re.search(r"   interval: [\d.]+ (min|h)   reason: habits: ", found["Fine"])
-    for name in ("Gone", "Denied"):
-        assert "  next due: on hold   interval: on hold   reason: " in found[name], found[name]
+    assert "  next due: on hold   interval: on hold   reason: " in found["Gone"], found["Gone"]
+    assert "Denied  [denied, stale]" in found["Denied"] and "on hold" not in found["Denied"], found["Denied"]
+    assert "   interval: 60 min   reason: backoff: access denied (401/403) x1 (slow ladder)" in found["Denied"]
 
 
 def test_status_shows_a_daily_interval_in_hours_not_minutes() -> None:

@@ -88,13 +88,16 @@ def test_discover_skips_an_unusable_base_and_alternate(server: HTTPServer) -> No
     assert result.stdout.splitlines() == [server.url_for("/atom.xml")]  # resolved against the page's own URL
 
 
-def test_a_page_with_unusable_urls_served_as_a_feed_fails_cleanly(server: HTTPServer, tmp_path: Path) -> None:
+def test_a_page_with_unusable_urls_served_as_a_feed_follows_the_usable_one(server: HTTPServer,
+                                                                            tmp_path: Path) -> None:
     server.expect_request("/page").respond_with_data(PAGE, content_type="text/html")
+    server.expect_request("/atom.xml").respond_with_data(rss(post(8, host="atom.example")))
     server.expect_request("/good.xml").respond_with_data(rss(post(7, host="good.example")))
     config = write_config(tmp_path, [{"name": "Page", "feed": server.url_for("/page")},
                                      {"name": "Good", "feed": server.url_for("/good.xml")}])
     result = build(config)
     assert result.exit_code == 0, result.output
-    assert f"it advertises {server.url_for('/atom.xml')}:" in result.stderr
+    assert f"followed the feed it advertises, {server.url_for('/atom.xml')}:" in result.stderr
     assert "[oops" not in result.stderr
-    assert "Post 7" in (tmp_path / "public" / "index.html").read_text()
+    index = (tmp_path / "public" / "index.html").read_text()
+    assert "good.example/posts/7" in index and "atom.example/posts/8" in index

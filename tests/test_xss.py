@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import html5lib
 import pytest
 from pytest_httpserver import HTTPServer
 
@@ -246,3 +247,61 @@ def test_planet_title_is_escaped_text(published: Callable[[str], Outputs]) -> No
     assert out.atom.findtext(f"{ATOM}title") == title
     assert out.json_feed["title"] == title
     assert out.opml.findtext("head/title") == title
+
+
+# --- Enclosures and images beside the text ------------------------------------------
+
+
+def _media_urls(out: Outputs, index: int) -> tuple[list[str], list[str], list[str]]:
+    """The enclosure URLs of entry ``index`` in index.html (links and players), feed.xml and feed.json."""
+    date = when(index)
+    page = [e.get("href") or e.get("src") or "" for p in out.articles[date].iter("p") if p.get("class") == "enclosure"
+            for e in p.iter() if e.tag in ("a", "audio", "video")]
+    atom = [link.get("href", "") for link in out.atom_entries[date].findall(f"{ATOM}link")
+            if link.get("rel") == "enclosure"]
+    json_feed = [a["url"] for a in out.json_items[date].get("attachments", [])]
+    return page, atom, json_feed
+
+
+#: URL payloads that resolve to a usable http(s) URL, and some that never may.
+RESOLVE_TO_WEB = {"relative-path", "quote-break-double", "javascript-in-query"}
+NEVER_WEB = {"javascript", "javascript-upper", "vbscript", "data-html", "data-upper", "file", "mailto"}
+
+
+@pytest.mark.parametrize("name", ["rss-urls", "rss-guid", "media-urls", "atom-urls", "json-urls"])
+def test_enclosure_urls_reach_every_output_as_web_urls_only(name: str, published: Callable[[str], Outputs]) -> None:
+    out = published(name)
+    for index, payload in enumerate(BUILDS[name].payloads):
+        page, atom, json_feed = _media_urls(out, index)
+        assert sorted(set(page)) == sorted(atom) == sorted(json_feed), payload.id
+        assert all(url_scheme(url) in ("http", "https") for url in page), payload.id
+        if payload.id in RESOLVE_TO_WEB:
+            assert len(atom) == 1, payload.id
+        if payload.id in NEVER_WEB:
+            assert atom == [], payload.id
+
+
+def _image_urls(out: Outputs, index: int) -> tuple[list[str], list[str], list[str]]:
+    """The image beside the text of entry ``index``: on index.html, leading feed.xml's content, in feed.json."""
+    date = when(index)
+    page = [img.get("src", "") for p in out.articles[date].iter("p") if p.get("class") == "image"
+            for img in p.iter("img")]
+    content = html5lib.parseFragment(out.atom_entries[date].findtext(f"{ATOM}content") or "",
+                                     namespaceHTMLElements=False)
+    atom = [img.get("src", "") for img in content.iter("img") if "src" in img.attrib][:1]
+    item = out.json_items[date]
+    return page, atom, [item["image"]] if "image" in item else []
+
+
+@pytest.mark.parametrize("name", ["media-urls", "json-urls"])
+def test_image_urls_reach_every_output_as_web_urls_only(name: str, published: Callable[[str], Outputs]) -> None:
+    out = published(name)
+    for index, payload in enumerate(BUILDS[name].payloads):
+        page, atom, json_feed = _image_urls(out, index)
+        assert all(url_scheme(url) in ("http", "https") for url in page + atom + json_feed), payload.id
+        if payload.id in RESOLVE_TO_WEB:
+            assert len(json_feed) == 1, payload.id
+            # Shown and put in the content only where the text shows no image of its own.
+            assert page == atom == json_feed if name == "media-urls" else page == [], payload.id
+        if payload.id in NEVER_WEB:
+            assert page == json_feed == [], payload.id

@@ -134,6 +134,25 @@ def rss_urls(permalink: bool) -> Build:
     return Build(name, (Feed(f"/{name}.xml", rss(*items), RSS_TYPE),), tuple(URLS))
 
 
+def media_urls() -> Build:
+    """URL payloads as Media RSS content (an image and an audio file), thumbnails and itunes:image.
+
+    Each item has a title and no text, so the image it gives is shown and
+    carried in every output (in the content too).
+    """
+    items = []
+    for i, u in enumerate(URLS):
+        url = _raw_attr(u)
+        items.append({"title": f"Media {i}", "pubDate": _rfc822(i), "guid isPermaLink='false'": f"urn:xss:m:{i}",
+                      "link": f"{HOME}media/{i}", "description": "",
+                      f'media:content url="{url}" medium="image"': "",
+                      f'media:content url="{url}" type="audio/mpeg"': "",
+                      f'media:thumbnail url="{url}"': "", f'itunes:image href="{url}"': ""})
+    body = rss(*items).replace('<rss version="2.0"', '<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" '
+                               'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"', 1)
+    return Build("media-urls", (Feed("/media-urls.xml", body, RSS_TYPE),), tuple(URLS))
+
+
 # --- Atom -----------------------------------------------------------------------
 
 
@@ -224,7 +243,7 @@ def json_markup(text: bool) -> Build:
 
 
 def json_urls() -> Build:
-    """URL payloads as JSON Feed url, external_url, attachment URLs and inside content_html.
+    """URL payloads as JSON Feed url, external_url, attachment, image and banner_image URLs and inside content_html.
 
     JSON has no character references, so each value is given decoded, as the
     XML parser hands it over in the RSS and Atom builds.
@@ -234,7 +253,7 @@ def json_urls() -> Build:
         url = html.unescape(u.text)
         items.append({"id": f"urn:xss:json-urls:{i}", "title": f"Link {i}", "url": url, "external_url": url,
                       "date_published": _iso(i), "content_html": urls_html(url),
-                      "attachments": [{"url": url, "mime_type": "audio/mpeg"}]})
+                      "attachments": [{"url": url, "mime_type": "audio/mpeg"}], "image": url, "banner_image": url})
     return Build("json-urls", (Feed("/json-urls.json", _json(items), JSON_TYPE),), tuple(URLS))
 
 
@@ -302,6 +321,7 @@ def site_names() -> Build:
 def all_builds() -> dict[str, Build]:
     """Every build of the battery by name."""
     builds = [rss_markup(cdata=False), rss_markup(cdata=True), rss_urls(permalink=False), rss_urls(permalink=True),
+              media_urls(),
               atom_markup("html"), atom_markup("xhtml"), atom_urls(), json_markup(text=False),
               json_markup(text=True), json_urls(), feed_fields(), site_names()]
     return {b.name: b for b in builds}
