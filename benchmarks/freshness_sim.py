@@ -72,7 +72,11 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=14, help="simulated days (default 14)")
     parser.add_argument("--warmup", type=float, default=3, help="days left out of the figures (default 3)")
     parser.add_argument("--seed", type=int, default=1, help="population draw (default 1)")
-    parser.add_argument("--budget", type=float, default=15.0, help="requests_per_feed_per_day (default 15)")
+    parser.add_argument("--budget", type=float, default=14.5, help="requests_per_feed_per_day (default 14.5)")
+    parser.add_argument("--power", type=float, default=habits.POWER,
+                        help=f"try another habits.POWER (default {habits.POWER})")
+    parser.add_argument("--at-one-per-day", type=float, default=habits.AT_ONE_PER_DAY / 60,
+                        help=f"try another default at_one_per_day, minutes (default {habits.AT_ONE_PER_DAY / 60:g})")
     args = parser.parse_args()
     if not (TOOL / "politesim.py").exists():
         sys.exit(f"freshness_sim: needs the freshness tool's politesim.py in {TOOL} (or SYNDICATOR_FRESHNESS)")
@@ -89,7 +93,8 @@ def main() -> None:
     def summary(accs: dict) -> dict:
         return {t: ps.summarize(accs[t], counts[t], days) for t in accs}
 
-    first = RealSchedule(schedule.Policy())
+    habits.POWER = args.power  # a tuning aid: the module reads it at every call
+    first = RealSchedule(schedule.Policy(at_one_per_day=args.at_one_per_day * 60))
     accs = ps.simulate(feeds, first, warm, horizon)
     spent = schedule.spend(first.states.values(), EPOCH + timedelta(seconds=horizon), first.policy, args.budget)
     if spent != first.policy:
@@ -98,7 +103,8 @@ def main() -> None:
             ("fixed 60 min", summary(ps.simulate(feeds, ps.fixed(ps.HOUR), warm, horizon))),
             ("seed tiers 15m/1h/6h", summary(ps.simulate(feeds, ps.seed_tiers, warm, horizon))),
             ("oracle", summary(ps.oracle(feeds, warm, horizon)))]
-    print(f"seed {args.seed}, {args.n} feeds, {args.days} days ({args.warmup:g} warm-up), budget {args.budget:g}")
+    print(f"seed {args.seed}, {args.n} feeds, {args.days} days ({args.warmup:g} warm-up), budget {args.budget:g}, "
+          f"power {args.power:g}")
     print("| | req/feed/day | delay median | p90 | p99 | median over feeds |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, summ in rows:

@@ -55,7 +55,7 @@ _SETTINGS: dict[str, _Setting] = {
     "min_interval": _Setting("duration", 900.0, 60, 7 * _DAY),
     "max_interval": _Setting("duration", _DAY, 60, 7 * _DAY),
     # The request budget the schedule spends where posts are likely (README.md, "How often a feed is checked").
-    "requests_per_feed_per_day": _Setting("number", 15.0, 0.1, 1440),
+    "requests_per_feed_per_day": _Setting("number", 14.5, 0.1, 1440),
     # Host fairness: requests at once, seconds between starts, failures that skip a host.
     "per_host_concurrency": _Setting("int", 2, 1, 16),
     "host_gap": _Setting("duration", 0.5, 0, 60),

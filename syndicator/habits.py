@@ -40,9 +40,9 @@ from datetime import UTC, datetime, timedelta
 #: Decay time constant of the posting rate and habits, seconds (7 days).
 TAU = 7 * 86400.0
 #: Exponent of the interval in the time between posts (1/2: the square-root rule).
-POWER = 0.45
+POWER = 0.42
 #: The interval of a feed that posts once a day, at an average hour, seconds.
-AT_ONE_PER_DAY = 105 * 60.0
+AT_ONE_PER_DAY = 100 * 60.0
 #: The prior (pooled or uniform habits) counts as this many entries.
 PRIOR_WEIGHT = 2.0
 #: Activity (posting rate relative to the feed's mean) is taken within these bounds:

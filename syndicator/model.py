@@ -80,7 +80,7 @@ class Config:
     default_interval: float = 3600.0
     min_interval: float = 900.0
     max_interval: float = 86400.0
-    requests_per_feed_per_day: float = 15.0
+    requests_per_feed_per_day: float = 14.5
     per_host_concurrency: int = 2
     host_gap: float = 0.5
     host_breaker: int = 5

@@ -380,8 +380,10 @@ def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: 
         every ``interval / pace`` (:func:`habits.pace`), kept between
         min_interval and max_interval, plus half the time between builds
         (a due source waits for the next build; that time is the shortest
-        gap between two checks in the histories, at most min_interval); one
-        with no dated entries yet every ``default_interval``. Sources on hold
+        gap between two checks in the histories, at most min_interval)
+        unless it is at min_interval (jitter never goes below it, so such a
+        source is due exactly when a build comes); one with no dated entries
+        yet every ``default_interval``. Sources on hold
         cost nothing; no source is expected below one request per max_interval.
     """
     states = [state for state in states if state.hold is None]
@@ -394,10 +396,12 @@ def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: 
     gaps = [check.elapsed for state in states for check in state.history if check.elapsed > 0]
     wait = min(min(gaps, default=policy.min_interval), policy.min_interval) / 2
 
+    def every(interval: float) -> float:  # seconds between checks: a source at the floor waits for no build
+        return policy.min_interval if interval <= policy.min_interval else min(interval, policy.max_interval) + wait
+
     def expected(at_one_per_day: float) -> float:
-        spent = sum(86400 / (min(max(at_one_per_day * (1 / per_day) ** habits.POWER / pace, policy.min_interval),
-                                 policy.max_interval) + wait) for per_day, pace in feeds)
-        return (spent + others * 86400 / (policy.default_interval + wait)) / len(states)
+        spent = sum(86400 / every(at_one_per_day * (1 / per_day) ** habits.POWER / pace) for per_day, pace in feeds)
+        return (spent + others * 86400 / every(policy.default_interval)) / len(states)
 
     if expected(policy.at_one_per_day) <= budget:
         return policy
