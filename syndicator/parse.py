@@ -48,7 +48,7 @@ import re
 import xml.sax
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from xml.parsers.expat import ExpatError
 
@@ -137,6 +137,10 @@ def _finish(drafts: Sequence[Draft]) -> tuple[Entry, ...]:
                  for d, key, alias in zip(drafts, ids, keys, strict=True) if key is not None)
 
 
+#: An undated item among dated ones is dated this much before the item it borrows from.
+BORROWED_OFFSET = timedelta(seconds=1)
+
+
 def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
     """Date the undated items of a document whose other items are dated.
 
@@ -144,8 +148,9 @@ def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
     ("More news...") or an item the publisher forgot to date; dated by when
     it was first seen it would top the planet. It takes the date of the
     nearest dated item after it in document order, else (nothing dated
-    after it) the oldest date of the document, so it ranks below that
-    feed's dated items (ties keep document order). A document with no dated
+    after it) the oldest date of the document, less one second
+    (:data:`BORROWED_OFFSET`), so it ranks just below the item it borrows
+    from and never above a dated item of its feed. A document with no dated
     item is left alone: its items are dated by first-seen.
 
     Args:
@@ -166,9 +171,10 @@ def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
             following = entry.date
             result.append(draft)
             continue
-        why = "undated: dated as the next dated item" if following else "undated: dated as the oldest item"
+        why = f"undated: dated just before the {'next dated' if following else 'oldest'} item"
         note = "; ".join(filter(None, (entry.date_note, why)))
-        result.append(replace(draft, entry=replace(entry, date=following or oldest, date_note=note)))
+        borrowed = (following or oldest) - BORROWED_OFFSET
+        result.append(replace(draft, entry=replace(entry, date=borrowed, date_note=note)))
     return result[::-1]
 
 
