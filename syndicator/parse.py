@@ -62,7 +62,7 @@ from .limits import DATE_MAX_CHARS, PARSE_BUDGET, RAW_FIELD_FACTOR, TITLE_MAX_CH
 from .markup import holds_element, prolog_end
 from .model import Entry, ParsedFeed
 from .sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
-from .urls import absolute
+from .urls import absolute, is_web
 
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 #: What hostile input can make the parsing steps raise (UnicodeError and
@@ -221,7 +221,7 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
 
 def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str,
                feed_author: str | None) -> Draft:
-    link = absolute(dict.get(item, "link"), feed_link or url)
+    link = _entry_link(item, feed_link or url)
     bases = (link, feed_link, url)
     summary, content = _bodies(item, bases, url)
     date, updated, note, raw_date = _xml_dates(item, now)
@@ -289,6 +289,22 @@ def _richer(first: str, second: str) -> bool:
 def _is_html(detail: Mapping[str, Any]) -> bool:
     """True for a value typed HTML or XHTML (feedparser's ``type``; HTML when absent)."""
     return "html" in str(detail.get("type", "text/html"))
+
+
+def _entry_link(item: Any, base: str) -> str | None:
+    """The entry's link (absolute http(s)) or None.
+
+    feedparser gives an RSS ``<guid>`` as the link when the item has no
+    ``<link>`` and the guid is not marked ``isPermaLink="false"`` (RSS 2.0
+    says a guid is a permalink by default). Publishers leave that default
+    on guids such as ``12345`` or ``post-17``; resolved against the feed's
+    link they would make up a URL that does not exist. A guid taken as the
+    link is used only when it is already an absolute http(s) URL.
+    """
+    link = dict.get(item, "link")
+    if item.get("guidislink") and link == dict.get(item, "id") and not is_web(one_line(str(link or ""))):
+        return None
+    return absolute(link, base)
 
 
 def _xml_author(container: Any) -> str | None:

@@ -263,3 +263,18 @@ def test_a_truncated_download_keeps_the_last_good_copy(server: HTTPServer, tmp_p
     assert result.exit_code == 0, result.output
     assert "1 failed), 0 skipped, 1 stale copy used, 1 entry written" in result.stdout
     assert "RDF item" in (tmp_path / "public" / "index.html").read_text()
+
+
+def test_a_guid_is_a_link_only_when_it_is_an_absolute_web_url() -> None:
+    """RSS 2.0 makes a guid a permalink by default; ``12345`` must not become a made-up URL."""
+    document = b"""<rss version="2.0"><channel><title>t</title><link>https://news.example.org/blog/</link>
+    <item><title>numeric</title><guid>12345</guid></item>
+    <item><title>web</title><guid>https://news.example.org/p/1</guid></item>
+    <item><title>relative</title><guid>/p/2</guid></item>
+    <item><title>linked</title><link>/p/3</link><guid>abc</guid></item>
+    </channel></rss>"""
+    entries = {e.title: e for e in parse_feed(document, "https://news.example.org/feed", {}, NOW).entries}
+    assert entries["numeric"].link is None and entries["numeric"].id == "12345"
+    assert entries["web"].link == "https://news.example.org/p/1"
+    assert entries["relative"].link is None
+    assert entries["linked"].link == "https://news.example.org/p/3"
