@@ -34,7 +34,8 @@ def log_followed(observation: Observation, before: SourceState | None, names: li
     """Say that a site's feed URL answered with an HTML page and the feed it advertises was followed.
 
     A warning when this build found that feed (the user should put its URL
-    in sites.yaml), info (``-v``) when an earlier build already said so.
+    in sites.yaml, unless it failed too), info (``-v``) when an earlier
+    build already said so.
 
     Args:
         before: the source's state before this build, or None.
@@ -44,8 +45,9 @@ def log_followed(observation: Observation, before: SourceState | None, names: li
     if feed is None:
         return
     level = logging.INFO if before is not None and before.discovered == feed else logging.WARNING
-    log.log(level, "site %s: its feed URL %s is an HTML page; followed the feed it advertises, %s: put that "
-            "URL in sites.yaml", ", ".join(repr(name) for name in names), observation.request.source, feed)
+    advice = "it failed too (below)" if observation.failure is not None else "put that URL in sites.yaml"
+    log.log(level, "site %s: its feed URL %s is an HTML page; followed the feed it advertises, %s: %s",
+            ", ".join(repr(name) for name in names), observation.request.source, feed, advice)
 
 
 class HostTrouble:

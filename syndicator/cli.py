@@ -215,7 +215,8 @@ def _status_text(row: dict[str, Any]) -> str:
     if row["fetch_url"]:
         lines.append(f"  fetched from: {row['fetch_url']} (permanent redirect)")
     if row.get("discovered"):
-        lines.append(f"  an HTML page; followed the feed it advertises: {row['discovered']} (put it in sites.yaml)")
+        advice = " (it failed too)" if row.get("failure_class") else " (put it in sites.yaml)"
+        lines.append(f"  an HTML page; followed the feed it advertises: {row['discovered']}{advice}")
     lines.append(f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
                  f"   last change: {_when(row['last_change'])}")
     interval = duration_text(row["interval_seconds"]) if row["interval_seconds"] else "-"

@@ -7,6 +7,7 @@ field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -19,6 +20,9 @@ from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, 
 from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
 _SITE_KEYS = {"name", "feed", "link"}
+#: A site's name is shown in every output: at most this many characters, none of them control characters.
+NAME_MAX_CHARS = 200
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _REQUIRED = ("title", "link", "sites")
 #: Most fetch threads (the --workers option has the same bound).
 WORKERS_MAX = 64
@@ -221,6 +225,9 @@ def _sites(data: _LineDict) -> tuple[Site, ...]:
             if key not in item:
                 raise _FieldError(item.line, f"{where}.{key}", "is required")
         name = _text(item, "name", item["name"], where)
+        if _CONTROL.search(name) or len(name) > NAME_MAX_CHARS:
+            problem = f"must be at most {NAME_MAX_CHARS} characters, without control characters"
+            raise _FieldError(item.lines["name"], f"{where}.name", problem)
         if name in seen:
             problem = f"duplicate site name {name!r} (first at sites[{seen[name]}])"
             raise _FieldError(item.lines["name"], f"{where}.name", problem)

@@ -65,8 +65,8 @@ _TABLE = (
     FailureKind("too_large", "response too large", "transient",
                 advice="raise max_bytes in sites.yaml if the feed really is this large"),
     FailureKind("corrupt_encoding", "compressed body that does not decompress", "transient",
-                advice="the server labels the body compressed (Content-Encoding) but it does not decompress: "
-                       "tell the publisher; the last good copy stays in use"),
+                advice="tell the publisher: the server labels the body compressed (Content-Encoding) "
+                       "but sends something else"),
     FailureKind("protocol", "an answer HTTP does not allow (a 304 to a request without validators)", "transient",
                 advice="the server broke the HTTP protocol (a 304 Not Modified to an unconditional request is "
                        "often a cache or CDN in front of the feed): tell the publisher"),

@@ -62,12 +62,14 @@ class PageEnclosure:
 
 def page_enclosures(enclosures: Sequence[Enclosure]) -> tuple[PageEnclosure, ...]:
     """Enclosures for the templates; any URL that is not http(s) is left out again
-    (snapshots stored by other versions are read back as they were written)."""
-    shown = []
+    (snapshots stored by other versions are read back as they were written).
+    Only the first audio or video file gets a player; the others are links, so
+    an episode published in several formats shows one player, not a row of them."""
+    shown: list[PageEnclosure] = []
     for m in enclosures:
         if not is_web(m.url):
             continue
-        player = playable(m)
+        player = playable(m) if not any(e.player for e in shown) else None  # one player per entry
         facts = [m.mime_type, human_size(m.length) if m.length else "", clock(m.duration) if m.duration else ""]
         kind = player.capitalize() if player else "Download"
         label = f"{kind} ({', '.join(f for f in facts if f)})" if any(facts) else kind

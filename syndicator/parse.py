@@ -48,7 +48,7 @@ import re
 import xml.sax
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from xml.parsers.expat import ExpatError
 
@@ -62,7 +62,7 @@ from .limits import DATE_MAX_CHARS, PARSE_BUDGET, RAW_FIELD_FACTOR, TITLE_MAX_CH
 from .markup import holds_element, prolog_end
 from .model import Entry, ParsedFeed
 from .sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
-from .urls import absolute
+from .urls import absolute, is_web
 
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 #: What hostile input can make the parsing steps raise (UnicodeError and
@@ -137,6 +137,10 @@ def _finish(drafts: Sequence[Draft]) -> tuple[Entry, ...]:
                  for d, key, alias in zip(drafts, ids, keys, strict=True) if key is not None)
 
 
+#: An undated item among dated ones is dated this much before the item it borrows from.
+BORROWED_OFFSET = timedelta(seconds=1)
+
+
 def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
     """Date the undated items of a document whose other items are dated.
 
@@ -144,8 +148,9 @@ def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
     ("More news...") or an item the publisher forgot to date; dated by when
     it was first seen it would top the planet. It takes the date of the
     nearest dated item after it in document order, else (nothing dated
-    after it) the oldest date of the document, so it ranks below that
-    feed's dated items (ties keep document order). A document with no dated
+    after it) the oldest date of the document, less one second
+    (:data:`BORROWED_OFFSET`), so it ranks just below the item it borrows
+    from and never above a dated item of its feed. A document with no dated
     item is left alone: its items are dated by first-seen.
 
     Args:
@@ -166,9 +171,10 @@ def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
             following = entry.date
             result.append(draft)
             continue
-        why = "undated: dated as the next dated item" if following else "undated: dated as the oldest item"
+        why = f"undated: dated just before the {'next dated' if following else 'oldest'} item"
         note = "; ".join(filter(None, (entry.date_note, why)))
-        result.append(replace(draft, entry=replace(entry, date=following or oldest, date_note=note)))
+        borrowed = (following or oldest) - BORROWED_OFFSET
+        result.append(replace(draft, entry=replace(entry, date=borrowed, date_note=note)))
     return result[::-1]
 
 
@@ -215,7 +221,7 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
 
 def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str,
                feed_author: str | None) -> Draft:
-    link = absolute(dict.get(item, "link"), feed_link or url)
+    link = _entry_link(item, feed_link or url)
     bases = (link, feed_link, url)
     summary, content = _bodies(item, bases, url)
     date, updated, note, raw_date = _xml_dates(item, now)
@@ -283,6 +289,22 @@ def _richer(first: str, second: str) -> bool:
 def _is_html(detail: Mapping[str, Any]) -> bool:
     """True for a value typed HTML or XHTML (feedparser's ``type``; HTML when absent)."""
     return "html" in str(detail.get("type", "text/html"))
+
+
+def _entry_link(item: Any, base: str) -> str | None:
+    """The entry's link (absolute http(s)) or None.
+
+    feedparser gives an RSS ``<guid>`` as the link when the item has no
+    ``<link>`` and the guid is not marked ``isPermaLink="false"`` (RSS 2.0
+    says a guid is a permalink by default). Publishers leave that default
+    on guids such as ``12345`` or ``post-17``; resolved against the feed's
+    link they would make up a URL that does not exist. A guid taken as the
+    link is used only when it is already an absolute http(s) URL.
+    """
+    link = dict.get(item, "link")
+    if item.get("guidislink") and link == dict.get(item, "id") and not is_web(one_line(str(link or ""))):
+        return None
+    return absolute(link, base)
 
 
 def _xml_author(container: Any) -> str | None:

@@ -102,6 +102,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         RenderError: the site could not be written; the output is left as it was.
     """
     started = time.monotonic()
+    _check_folders(config)
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
     with Store.open(config.cache) as store, output_lock(config.output):
@@ -128,6 +129,18 @@ def _offline(report: BuildReport) -> bool:
     """True when every request of the build failed the way a machine without network fails."""
     failed = report.failed_by_kind
     return report.fetched > 0 and failed.total() == report.fetched and all(kind_of(k).offline for k in failed)
+
+
+def _check_folders(config: Config) -> None:
+    """Refuse a cache folder that is the output folder or inside it: publishing replaces the output whole.
+
+    Raises:
+        ConfigError: naming both folders, before anything is fetched.
+    """
+    output, cache = Path(config.output).resolve(), Path(config.cache).resolve()
+    if cache == output or output in cache.parents:
+        raise ConfigError(f"the cache folder {config.cache} must not be the output folder {config.output} or inside "
+                          "it: every build replaces the output folder whole")
 
 
 def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:

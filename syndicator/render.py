@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import jinja2
 from markupsafe import Markup
@@ -33,9 +34,9 @@ from .dates import isoformat
 from .errors import RenderError
 from .failures import KINDS
 from .mediaview import PageEnclosure, page_enclosures, shown_image, with_image
-from .model import Config, SelectedEntry, SiteStatus
+from .model import Config, Entry, SelectedEntry, SiteStatus
 from .publish import publish
-from .sanitize import author_name, html_to_text, strip_control, truncate_html
+from .sanitize import author_name, html_to_text, one_line, strip_control, truncate_html
 from .urls import scheme, split
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
@@ -209,7 +210,8 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
     alt = shorten(entry.title, TITLE_CHARS) or f"Image from {site.name}"
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
-        title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80) or "(untitled)",
+        title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80)
+        or _file_name(entry) or "(untitled)",
         link=entry.link,
         author=author or site.name,
         author_known=bool(author),
@@ -291,3 +293,14 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
         "items": items,
     }
     return json.dumps(document, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+
+
+def _file_name(entry: Entry) -> str:
+    """The file name of an entry's first enclosure (``episode-12.mp3``), a title for an entry that has
+    nothing else to show, or ""."""
+    for enclosure in entry.enclosures:
+        parts = split(enclosure.url)
+        name = unquote(parts.path.rstrip("/").rsplit("/", 1)[-1]) if parts is not None else ""
+        if name.strip():
+            return shorten(one_line(name), 80)
+    return ""

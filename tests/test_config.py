@@ -339,3 +339,23 @@ def test_own_keys_override_yaml_merge_keys(tmp_path: Path) -> None:
         ("A", "https://a.example.org/feed", "https://a.example.org/"),
         ("B", "https://a.example.org/feed", "https://a.example.org/"),
         ("C", "https://c.example.org/feed", "https://a.example.org/")]
+
+
+@pytest.mark.parametrize("name", ['"bell\\u0007ring"', '"tab\\there"', "x" * 201])
+def test_a_site_name_has_no_control_characters_and_a_length_cap(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "sites.yaml"
+    path.write_text(f"title: T\nlink: https://planet.example.org/\nsites:\n  - name: {name}\n"
+                    "    feed: https://a.example/feed\n")
+    with pytest.raises(ConfigError, match=r"sites.yaml:4: sites\[0\]\.name: must be at most 200 characters"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(("output", "cache"), [("same", "same"), ("out", "out/cache"), (".", "cache")])
+def test_the_cache_may_not_live_in_the_output_folder(tmp_path: Path, output: str, cache: str) -> None:
+    path = tmp_path / "sites.yaml"
+    path.write_text("title: T\nlink: https://planet.example.org/\nsites:\n  - name: A\n    feed: http://127.0.0.1:9/\n")
+    result = CliRunner().invoke(main, ["build", "--config", str(path), "--output", str(tmp_path / output),
+                                       "--cache", str(tmp_path / cache)])
+    assert result.exit_code == 2
+    assert "must not be the output folder" in result.stderr
+    assert not (tmp_path / cache / "state.sqlite").exists()  # refused before anything was fetched or stored

@@ -8,7 +8,7 @@ time; a feed with no dated item keeps first-seen dates.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pytest_httpserver import HTTPServer
@@ -35,9 +35,10 @@ def test_an_undated_item_takes_the_next_dated_items_date_or_the_oldest() -> None
     document = rss(item("A", day(5)), item("more"), item("B", day(3)), item("C", day(1)), item("D", day(4)),
                    item("archive"), item("E", day(2)) | {"pubDate": "sometime"})
     entries = parse_feed(document.encode(), URL, {}, NOW).entries
+    second = timedelta(seconds=1)
     assert [(e.title, e.date) for e in entries] == [
-        ("A", day(5)), ("more", day(3)), ("B", day(3)), ("C", day(1)), ("D", day(4)),
-        ("archive", day(1)), ("E", day(1))]
+        ("A", day(5)), ("more", day(3) - second), ("B", day(3)), ("C", day(1)), ("D", day(4)),
+        ("archive", day(1) - second), ("E", day(1) - second)]
     assert entries[-1].date_note is not None and "sometime" in entries[-1].date_note
 
 
@@ -55,8 +56,8 @@ def test_a_navigation_item_never_tops_the_planet(server: HTTPServer, tmp_path: P
     assert build(config).exit_code == 0
     entries = ET.parse(tmp_path / "public" / "feed.xml").getroot().findall(f"{ATOM}entry")
     assert [(e.findtext(f"{ATOM}title"), e.findtext(f"{ATOM}published")) for e in entries] == [
-        ("Post 7", "2026-11-20T10:07:00Z"), ("More news", "2026-11-02T10:00:00Z"),
-        ("Old story", "2026-11-02T10:00:00Z"), ("Older story", "2026-11-01T10:00:00Z")]
+        ("Post 7", "2026-11-20T10:07:00Z"), ("Old story", "2026-11-02T10:00:00Z"),
+        ("More news", "2026-11-02T09:59:59Z"), ("Older story", "2026-11-01T10:00:00Z")]
 
 
 # --- entries already seen keep their first date when their only date moves forward -------------

@@ -402,6 +402,10 @@ def test_discovery_follows_one_hop_only(server: HTTPServer, tmp_path: Path) -> N
     assert (hits(server, "/a"), hits(server, "/b"), hits(server, "/c")) == (1, 1, 0)
     row = status(config)["Pages"]
     assert (row["discovered"], row["failure_class"]) == (server.url_for("/b"), "not_a_feed")
+    text = run("status", "--config", str(config), "--now", iso(later())).stdout
+    assert f"followed the feed it advertises: {server.url_for('/b')} (it failed too)" in text
+    sites = (tmp_path / "public" / "sites.html").read_text()
+    assert "which failed too" in sites and "put that URL in sites.yaml" not in sites  # no advice to use a non-feed
 
 
 @pytest.mark.parametrize(("setup", "kind"), [

@@ -235,6 +235,19 @@ def test_an_episode_without_a_link_can_still_be_reached(server: HTTPServer, tmp_
     assert [link.get("rel") for link in entry.findall(f"{ATOM}link")] == ["enclosure"]
 
 
+def test_one_player_per_entry_and_a_file_name_for_a_title(server: HTTPServer, tmp_path: Path) -> None:
+    item = {"guid isPermaLink='false'": "urn:ep:y", "pubDate": "Mon, 02 Nov 2026 10:00:00 GMT",
+            'enclosure url="https://cdn.example.org/show/episode-12.mp3" type="audio/mpeg"': "",
+            'media:content url="https://cdn.example.org/show/episode-12.ogg" type="audio/ogg"': "",
+            'media:content url="https://cdn.example.org/show/episode-12.webm" type="video/webm"': ""}
+    public = publish(server, tmp_path, podcast(item))
+    (article,) = parse_page((public / "index.html").read_text()).iter("article")
+    assert [m.get("src") for m in article.iter() if m.tag in ("audio", "video")] == [
+        "https://cdn.example.org/show/episode-12.mp3"]  # the other formats are links, not a row of players
+    assert len([a for a in article.iter("a") if a.get("href", "").startswith("https://cdn.")]) == 3
+    assert visible_text(next(article.iter("h2"))) == "episode-12.mp3"
+
+
 # --- images beside the text --------------------------------------------------------
 
 

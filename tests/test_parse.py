@@ -153,15 +153,16 @@ def test_repeated_guids_are_not_trusted() -> None:
 ])
 def test_date_fallbacks(guid: str, date: datetime | None) -> None:
     entries = {e.id: e for e in parse("rss_dates.xml").entries}
-    assert entries[guid].date == (date or utc(2026, 11, 2, 10))
+    assert entries[guid].date == (date or utc(2026, 11, 2, 10) - timedelta(seconds=1))  # just before the oldest
     assert (entries[guid].date_note is None) == (date is not None)
 
 
 def test_untrusted_dates_say_why() -> None:
     entries = {e.title: e for e in parse("rss20.xml").entries}
-    assert entries["Far in the future"].date == entries["Guid & pubDate"].date  # the oldest: none dated after it
+    oldest = entries["Guid & pubDate"].date
+    assert oldest is not None and entries["Far in the future"].date == oldest - timedelta(seconds=1)  # none after it
     assert "future" in (entries["Far in the future"].date_note or "")
-    assert entries["Unreadable date"].date == entries["Guid & pubDate"].date
+    assert entries["Unreadable date"].date == oldest - timedelta(seconds=1)
     assert "unreadable" in (entries["Unreadable date"].date_note or "")
 
 
@@ -262,3 +263,18 @@ def test_a_truncated_download_keeps_the_last_good_copy(server: HTTPServer, tmp_p
     assert result.exit_code == 0, result.output
     assert "1 failed), 0 skipped, 1 stale copy used, 1 entry written" in result.stdout
     assert "RDF item" in (tmp_path / "public" / "index.html").read_text()
+
+
+def test_a_guid_is_a_link_only_when_it_is_an_absolute_web_url() -> None:
+    """RSS 2.0 makes a guid a permalink by default; ``12345`` must not become a made-up URL."""
+    document = b"""<rss version="2.0"><channel><title>t</title><link>https://news.example.org/blog/</link>
+    <item><title>numeric</title><guid>12345</guid></item>
+    <item><title>web</title><guid>https://news.example.org/p/1</guid></item>
+    <item><title>relative</title><guid>/p/2</guid></item>
+    <item><title>linked</title><link>/p/3</link><guid>abc</guid></item>
+    </channel></rss>"""
+    entries = {e.title: e for e in parse_feed(document, "https://news.example.org/feed", {}, NOW).entries}
+    assert entries["numeric"].link is None and entries["numeric"].id == "12345"
+    assert entries["web"].link == "https://news.example.org/p/1"
+    assert entries["relative"].link is None
+    assert entries["linked"].link == "https://news.example.org/p/3"

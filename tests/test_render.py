@@ -253,9 +253,13 @@ def test_output_given_as_the_current_folder(server: HTTPServer, tmp_path: Path, 
     config = write_config(folder, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
     monkeypatch.chdir(folder)
     result = build(config, "--output", published)
+    assert result.exit_code == 2  # the cache would be inside it: refused before anything is fetched
+    assert "must not be the output folder" in result.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["sites.yaml"]
+    result = build(config, "--output", published, "--cache", str(tmp_path / "cache"))
     assert result.exit_code == 6  # the folder holds sites.yaml: refused with a message, not a traceback
     assert "refusing to replace a folder syndicator did not write" in result.stderr
-    assert sorted(p.name for p in folder.iterdir()) == ["cache", "sites.yaml"]
+    assert sorted(p.name for p in folder.iterdir()) == ["sites.yaml"]
 
 
 def test_each_build_replaces_the_whole_output(server: HTTPServer, tmp_path: Path) -> None:
