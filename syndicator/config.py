@@ -20,7 +20,8 @@ from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, 
 from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
 _SITE_KEYS = {"name", "feed", "link"}
-#: A site's name is shown in every output: at most this many characters, none of them control characters.
+#: A site's name is shown in every output: at most this many characters, none of them control
+#: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _REQUIRED = ("title", "link", "sites")
@@ -224,7 +225,7 @@ def _sites(data: _LineDict) -> tuple[Site, ...]:
         for key in ("name", "feed"):
             if key not in item:
                 raise _FieldError(item.line, f"{where}.{key}", "is required")
-        name = _text(item, "name", item["name"], where)
+        name = " ".join(_text(item, "name", item["name"], where).split())  # a line break or tab is a space
         if _CONTROL.search(name) or len(name) > NAME_MAX_CHARS:
             problem = f"must be at most {NAME_MAX_CHARS} characters, without control characters"
             raise _FieldError(item.lines["name"], f"{where}.name", problem)

@@ -341,7 +341,7 @@ def test_own_keys_override_yaml_merge_keys(tmp_path: Path) -> None:
         ("C", "https://c.example.org/feed", "https://a.example.org/")]
 
 
-@pytest.mark.parametrize("name", ['"bell\\u0007ring"', '"tab\\there"', "x" * 201])
+@pytest.mark.parametrize("name", ['"bell\\u0007ring"', '"nul\\u0000"', "x" * 201])
 def test_a_site_name_has_no_control_characters_and_a_length_cap(tmp_path: Path, name: str) -> None:
     path = tmp_path / "sites.yaml"
     path.write_text(f"title: T\nlink: https://planet.example.org/\nsites:\n  - name: {name}\n"
@@ -359,3 +359,10 @@ def test_the_cache_may_not_live_in_the_output_folder(tmp_path: Path, output: str
     assert result.exit_code == 2
     assert "must not be the output folder" in result.stderr
     assert not (tmp_path / cache / "state.sqlite").exists()  # refused before anything was fetched or stored
+
+
+def test_white_space_in_a_site_name_is_one_space(tmp_path: Path) -> None:
+    path = tmp_path / "sites.yaml"
+    path.write_text('title: T\nlink: https://planet.example.org/\nsites:\n  - name: "Tab\\there\\n  and  there"\n'
+                    "    feed: https://a.example/feed\n")
+    assert load_config(path).sites[0].name == "Tab here and there"
