@@ -171,13 +171,13 @@ def test_a_failure_is_reported_once_not_on_every_later_build(server: HTTPServer,
     server.expect_request("/feed.xml").respond_with_data("down", status=503)
     config = write_config(tmp_path, [{"name": "Flaky Blog", "feed": server.url_for("/feed.xml")}], retries=0)
     assert build(config, now="2026-11-30T10:00:00Z").exit_code == 0
-    failing = build(config, now="2026-11-30T12:00:00Z")  # due again after the 1 h default interval
+    failing = build(config, now="2026-12-01T12:00:00Z")  # due again within max_interval
     assert "warning: site 'Flaky Blog' failed (HTTP 503)" in failing.stderr
-    later = build(config, now="2026-11-30T12:01:00Z")  # backing off: not requested
+    later = build(config, now="2026-12-01T12:01:00Z")  # backing off: not requested
     assert later.exit_code == 0, later.output
     assert "0 requested" in later.stdout and "1 stale copy used" in later.stdout
     assert later.stderr == ""
-    verbose = build(config, "-v", now="2026-11-30T12:01:00Z")
+    verbose = build(config, "-v", now="2026-12-01T12:01:00Z")
     assert "info: site 'Flaky Blog' failed (HTTP 503)" in verbose.stderr
 
 
