@@ -63,6 +63,8 @@ __all__ = ["BuildOptions", "BuildReport", "build", "discover"]
 #: A build whose every request failed to connect, to at least this many
 #: hosts, saw this machine offline, not the hosts (one host down looks alike).
 OFFLINE_HOSTS = 2
+#: Where the store keeps the at_one_per_day the last build planned with (schedule.steer).
+PACE_KEY = "schedule.at_one_per_day"
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,10 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
     ``states`` (as they were before the build) is only read.
     """
     now, policy = options.now, policy_of(config, states, options.now)
+    configured = [states[url] for url in config.sources if url in states]
+    policy = schedule.steer(policy, schedule.Policy().at_one_per_day, _number(store.value(PACE_KEY)),
+                            schedule.measured_requests(configured, policy), config.requests_per_feed_per_day)
+    store.keep(PACE_KEY, repr(policy.at_one_per_day))
     fingerprints = schedule.site_fingerprints(config.sites)
     due = schedule.due_sources(config.sources, states, now, fingerprints, options.force, only)
     report.due = len(due)
@@ -209,6 +215,15 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         trouble.warn(config)
     report.record_peaks({host: stats.peak for host, stats in pool.stats.items()})
     return stored
+
+
+def _number(text: str | None) -> float | None:
+    """A positive finite number kept as text, else None."""
+    try:
+        value = float(text or "")
+    except ValueError:
+        return None
+    return value if 0 < value < float("inf") else None
 
 
 def _forgive(store: Store, before: Mapping[str, SourceState], after: Mapping[str, SourceState],

@@ -364,6 +364,57 @@ def rate_text(rate: float) -> str:
     return f"~1 change every {duration_text(1 / rate)}"
 
 
+#: The budget's feedback: per build, at_one_per_day moves by (measured / budget) ** FEEDBACK_GAIN,
+#: within [1 / FEEDBACK_STEP, FEEDBACK_STEP].
+FEEDBACK_GAIN = 0.5
+FEEDBACK_STEP = 1.1
+
+
+def measured_requests(states: Iterable[SourceState], policy: Policy) -> float | None:
+    """Requests per source per day the schedule has been making, from the change histories.
+
+    A source with two checks or more counts its checks over the span they
+    cover; one with fewer counts its planned interval; sources on hold
+    count nothing. None when no source has a history yet.
+    """
+    states = [state for state in states if state.hold is None]
+    rates, measured = [], False
+    for state in states:
+        history = state.history
+        span = (history[-1].at - history[0].at).total_seconds() if len(history) > 1 else 0.0
+        if span > 0:
+            rates.append(86400 * (len(history) - 1) / span)
+            measured = True
+        else:
+            rates.append(86400 / max(state.interval or policy.default_interval, policy.min_interval))
+    return sum(rates) / len(rates) if measured and rates else None
+
+
+def steer(policy: Policy, default: float, previous: float | None, measured: float | None,
+          budget: float) -> Policy:
+    """``policy`` corrected by what the requests really were (a feedback on the budget).
+
+    The expected cost (:func:`spend`) misses what happens between builds:
+    bursts that raise a feed's rate at once, checks bunched in a feed's busy
+    hours. So the ``at_one_per_day`` of the last build (``previous``) is
+    moved by ``(measured / budget) ** FEEDBACK_GAIN``, at most
+    :data:`FEEDBACK_STEP` either way per build, never below ``default`` (the
+    configured value) nor below what :func:`spend` found.
+
+    Args:
+        policy: the policy from :func:`spend`.
+        default: the configured at_one_per_day, seconds.
+        previous: the at_one_per_day the last build used (None: first build).
+        measured: :func:`measured_requests` (None: nothing measured yet).
+        budget: requests_per_feed_per_day.
+    """
+    if previous is None or measured is None or budget <= 0:
+        return policy
+    factor = min(max((measured / budget) ** FEEDBACK_GAIN, 1 / FEEDBACK_STEP), FEEDBACK_STEP)
+    steered = max(previous * factor, default)
+    return replace(policy, at_one_per_day=max(steered, policy.at_one_per_day))
+
+
 def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: float) -> Policy:
     """``policy`` with ``at_one_per_day`` raised until the expected requests fit ``budget``.
 

@@ -210,6 +210,23 @@ class Store:
         rows = self._db.execute(f"SELECT {', '.join(_STATE_FIELDS)} FROM sources")
         return {row[0]: _state_from_row(row) for row in rows}
 
+    def value(self, key: str) -> str | None:
+        """A value kept for the whole cache (the ``meta`` table), or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def keep(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key`` for the whole cache, in its own transaction.
+
+        Raises:
+            StoreError: the database cannot be written.
+        """
+        try:
+            with _transaction(self._db):
+                self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        except sqlite3.OperationalError as error:
+            raise StoreError(f"cannot write the state database: {error}") from error
+
     def snapshots(self, sources: Iterable[str]) -> dict[str, list[StoredEntry]]:
         """The stored snapshot of each source, entries in document order.
 
