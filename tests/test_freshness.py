@@ -131,3 +131,37 @@ def test_a_date_seen_before_is_not_counted_twice() -> None:
     newer = habits.learn(once, [*dates, NOW + timedelta(minutes=5)], NOW + timedelta(minutes=5))
     assert newer.count == 11 and newer.newest == NOW + timedelta(minutes=5)
     assert habits.learn(None, [NOW + timedelta(days=1)], NOW) == Habits(at=NOW)  # the future is no post
+
+
+def checked_every(n: int, seconds: float, checks: int = 8) -> SourceState:
+    """A source whose history holds ``checks`` checks ``seconds`` apart, up to NOW."""
+    history = tuple(schedule.Check(NOW - timedelta(seconds=seconds * k), seconds, False, 0)
+                    for k in range(checks - 1, -1, -1))
+    return SourceState(f"https://h{n}.example/feed", f"https://h{n}.example/feed", history=history)
+
+
+def test_the_requests_made_are_measured_from_the_histories() -> None:
+    policy = schedule.Policy()
+    states = [checked_every(1, 900), checked_every(2, 3 * 3600), SourceState("https://new.example/", "https://new.example/")]
+    measured = schedule.measured_requests(states, policy)
+    assert measured == pytest.approx((96 + 8 + 24) / 3)  # the new source counts its default interval
+    assert schedule.measured_requests([SourceState("https://new.example/", "https://new.example/")], policy) is None
+
+
+def test_the_budget_is_steered_by_what_was_measured() -> None:
+    policy, default = schedule.Policy(), schedule.Policy().at_one_per_day
+    over = schedule.steer(policy, default, previous=2 * default, measured=30, budget=15)
+    assert over.at_one_per_day == pytest.approx(2 * default * schedule.FEEDBACK_STEP)  # at most one step a build
+    under = schedule.steer(policy, default, previous=2 * default, measured=14, budget=15)
+    assert default < under.at_one_per_day < 2 * default  # under budget: back toward the configured pace
+    floor = schedule.steer(policy, default, previous=default, measured=1, budget=15)
+    assert floor.at_one_per_day == default  # never more eager than configured
+    assert schedule.steer(policy, default, None, 30, 15) == policy  # the first build has nothing to steer by
+
+
+def test_the_pace_of_the_last_build_is_kept_in_the_store(tmp_path: Path) -> None:
+    with Store.open(tmp_path) as store:
+        assert store.value("schedule.at_one_per_day") is None
+        store.keep("schedule.at_one_per_day", "6600.0")
+    with Store.open(tmp_path) as store:
+        assert store.value("schedule.at_one_per_day") == "6600.0"
