@@ -183,7 +183,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
     now, policy = options.now, policy_of(config, states, options.now)
     configured = [states[url] for url in config.sources if url in states]
     policy = schedule.steer(policy, schedule.Policy().at_one_per_day, _number(store.value(PACE_KEY)),
-                            schedule.measured_requests(configured, policy), config.requests_per_feed_per_day)
+                            schedule.measured_requests(configured, policy, now), config.requests_per_feed_per_day)
     store.keep(PACE_KEY, repr(policy.at_one_per_day))
     fingerprints = schedule.site_fingerprints(config.sites)
     due = schedule.due_sources(config.sources, states, now, fingerprints, options.force, only)

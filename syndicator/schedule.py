@@ -368,25 +368,33 @@ def rate_text(rate: float) -> str:
 #: within [1 / FEEDBACK_STEP, FEEDBACK_STEP].
 FEEDBACK_GAIN = 0.5
 FEEDBACK_STEP = 1.1
+#: Requests are measured over the last day (seconds).
+MEASURED_SPAN = 86400.0
+#: Checks a change history holds (decide.WINDOW; repeated here: decide imports schedule).
+WINDOW_CHECKS = 8
 
 
-def measured_requests(states: Iterable[SourceState], policy: Policy) -> float | None:
-    """Requests per source per day the schedule has been making, from the change histories.
+def measured_requests(states: Iterable[SourceState], policy: Policy, now: datetime) -> float | None:
+    """Requests per source per day the schedule has been making lately, from the change histories.
 
-    A source with two checks or more counts its checks over the span they
-    cover; one with fewer counts its planned interval; sources on hold
-    count nothing. None when no source has a history yet.
+    A source counts its checks of the last day (:data:`MEASURED_SPAN`);
+    when its history holds only checks of that day (a busy source whose
+    short history covers less), their rate over the span they cover. A
+    source with no check in that day counts its planned interval; sources
+    on hold count nothing. None when no source was checked in that day.
     """
     states = [state for state in states if state.hold is None]
+    since = now - timedelta(seconds=MEASURED_SPAN)
     rates, measured = [], False
     for state in states:
-        history = state.history
-        span = (history[-1].at - history[0].at).total_seconds() if len(history) > 1 else 0.0
-        if span > 0:
-            rates.append(86400 * (len(history) - 1) / span)
-            measured = True
+        recent = [check.at for check in state.history if check.at > since]
+        if len(recent) > 1 and len(recent) == len(state.history) == WINDOW_CHECKS:
+            rates.append(86400 * (len(recent) - 1) / max((recent[-1] - recent[0]).total_seconds(), 1.0))
+        elif recent:
+            rates.append(86400 * len(recent) / MEASURED_SPAN)
         else:
             rates.append(86400 / max(state.interval or policy.default_interval, policy.min_interval))
+        measured = measured or bool(recent)
     return sum(rates) / len(rates) if measured and rates else None
 
 

@@ -143,9 +143,12 @@ def checked_every(n: int, seconds: float, checks: int = 8) -> SourceState:
 def test_the_requests_made_are_measured_from_the_histories() -> None:
     policy = schedule.Policy()
     states = [checked_every(1, 900), checked_every(2, 3 * 3600), SourceState("https://new.example/", "https://new.example/")]
-    measured = schedule.measured_requests(states, policy)
+    measured = schedule.measured_requests(states, policy, NOW)
     assert measured == pytest.approx((96 + 8 + 24) / 3)  # the new source counts its default interval
-    assert schedule.measured_requests([SourceState("https://new.example/", "https://new.example/")], policy) is None
+    old = checked_every(3, 3 * 3600)
+    assert schedule.measured_requests([old], policy, NOW + timedelta(days=2)) is None  # nothing in the last day
+    new = SourceState("https://new.example/", "https://new.example/")
+    assert schedule.measured_requests([new], policy, NOW) is None
 
 
 def test_the_budget_is_steered_by_what_was_measured() -> None:
