@@ -7,7 +7,6 @@ field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -16,6 +15,7 @@ import yaml
 from . import __version__
 from .errors import ConfigError
 from .model import Config, Site
+from .sanitize import strip_control
 from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, url_problem
 from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
@@ -23,7 +23,6 @@ _SITE_KEYS = {"name", "feed", "link"}
 #: A site's name is shown in every output: at most this many characters, none of them control
 #: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _REQUIRED = ("title", "link", "sites")
 #: Most fetch threads (the --workers option has the same bound).
 WORKERS_MAX = 64
@@ -226,7 +225,7 @@ def _sites(data: _LineDict) -> tuple[Site, ...]:
             if key not in item:
                 raise _FieldError(item.line, f"{where}.{key}", "is required")
         name = " ".join(_text(item, "name", item["name"], where).split())  # a line break or tab is a space
-        if _CONTROL.search(name) or len(name) > NAME_MAX_CHARS:
+        if strip_control(name) != name or len(name) > NAME_MAX_CHARS:
             problem = f"must be at most {NAME_MAX_CHARS} characters, without control characters"
             raise _FieldError(item.lines["name"], f"{where}.name", problem)
         if name in seen:

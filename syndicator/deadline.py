@@ -230,6 +230,8 @@ def _new_conn(conn: HTTPConnection) -> socket.socket:
 
 
 class _HTTPConnection(HTTPConnection):
+    """A connection whose connect and response are both under the fetch's deadline."""
+
     def _new_conn(self) -> socket.socket:
         return _new_conn(self)
 
@@ -238,13 +240,8 @@ class _HTTPConnection(HTTPConnection):
         return super().getresponse()
 
 
-class _HTTPSConnection(HTTPSConnection):
-    def _new_conn(self) -> socket.socket:
-        return _new_conn(self)
-
-    def getresponse(self) -> urllib3.response.HTTPResponse:  # type: ignore[override]
-        DEADLINES.register(self.sock)
-        return super().getresponse()
+class _HTTPSConnection(_HTTPConnection, HTTPSConnection):
+    """The same for https: HTTPSConnection is an HTTPConnection, so the overrides above come first."""
 
 
 class _HTTPPool(HTTPConnectionPool):

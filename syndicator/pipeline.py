@@ -158,20 +158,24 @@ def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
 
 
 def policy_of(config: Config, states: Mapping[str, SourceState] | None = None,
-              now: datetime | None = None) -> schedule.Policy:
+              now: datetime | None = None, previous: float | None = None) -> schedule.Policy:
     """The schedule policy of a config (schedule.Policy).
 
     With the stored ``states`` and the build's ``now``, the planet's pooled
     posting habits are the prior, and the request budget
     (``requests_per_feed_per_day``) is spent over the configured sources
-    (:func:`schedule.spend`).
+    (:func:`schedule.spend`), then steered by the requests measured since
+    (:func:`schedule.steer`) from ``previous``, the at_one_per_day (seconds)
+    the last build planned with, or None.
     """
     policy = schedule.Policy(config.default_interval, config.min_interval, config.max_interval)
     if states is None or now is None:
         return policy
     configured = [states[url] for url in config.sources if url in states]
     prior = habits.pooled(state.habits for state in configured if state.habits is not None)
-    return schedule.spend(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day)
+    spent = schedule.spend(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day)
+    return schedule.steer(spent, policy.at_one_per_day, previous, schedule.measured_requests(configured, spent, now),
+                          config.requests_per_feed_per_day)
 
 
 def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str, SourceState],
@@ -180,10 +184,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
 
     ``states`` (as they were before the build) is only read.
     """
-    now, policy = options.now, policy_of(config, states, options.now)
-    configured = [states[url] for url in config.sources if url in states]
-    policy = schedule.steer(policy, schedule.Policy().at_one_per_day, _number(store.value(PACE_KEY)),
-                            schedule.measured_requests(configured, policy, now), config.requests_per_feed_per_day)
+    now, policy = options.now, policy_of(config, states, options.now, _number(store.value(PACE_KEY)))
     store.keep(PACE_KEY, repr(policy.at_one_per_day))
     fingerprints = schedule.site_fingerprints(config.sites)
     due = schedule.due_sources(config.sources, states, now, fingerprints, options.force, only)

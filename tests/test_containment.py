@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,17 +32,22 @@ def two_sites(server: HTTPServer, tmp_path: Path) -> Path:
                                    {"name": "Bad", "feed": server.url_for("/bad.xml")}], retries=0)
 
 
+def parse_bad_raises(monkeypatch: pytest.MonkeyPatch, error: Callable[[str], Exception]) -> None:
+    """Make the pipeline's parse step raise ``error(url)`` for /bad.xml, and parse every other feed."""
+    real = pipeline.parse_feed
+
+    def parse(body: bytes, url: str, *args: object, **kwargs: object) -> object:
+        if url.endswith("/bad.xml"):
+            raise error(url)
+        return real(body, url, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "parse_feed", parse)
+
+
 def test_a_bug_while_parsing_one_feed_is_contained(server: HTTPServer, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     config = two_sites(server, tmp_path)
-    real = pipeline.parse_feed
-
-    def buggy(body: bytes, url: str, *args: object, **kwargs: object) -> object:
-        if url.endswith("/bad.xml"):
-            raise KeyError("a bug of ours")
-        return real(body, url, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pipeline, "parse_feed", buggy)
+    parse_bad_raises(monkeypatch, lambda url: KeyError("a bug of ours"))
     result = build(config)
     assert result.exit_code == InternalErrorsExit.exit_code == 7
     assert "1 requested" not in result.stdout and "2 requested (1 changed, 0 unchanged, 1 failed)" in result.stdout
@@ -81,14 +87,7 @@ def test_a_feed_failure_is_not_an_internal_error(server: HTTPServer, tmp_path: P
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The control: an expected failure (a ParseError) is a value; the build exits 0."""
     config = two_sites(server, tmp_path)
-    real = pipeline.parse_feed
-
-    def failing(body: bytes, url: str, *args: object, **kwargs: object) -> object:
-        if url.endswith("/bad.xml"):
-            raise ParseError(url, "not a readable feed: broken")
-        return real(body, url, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pipeline, "parse_feed", failing)
+    parse_bad_raises(monkeypatch, lambda url: ParseError(url, "not a readable feed: broken"))
     result = build(config)
     assert result.exit_code == 0 and "Traceback" not in result.stderr
 
