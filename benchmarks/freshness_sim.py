@@ -18,7 +18,9 @@ The budget (``requests_per_feed_per_day``) is applied as a build applies
 it, with :func:`syndicator.schedule.spend`, over the states every feed
 reached at the end of a first run (politesim simulates feed after feed, not
 build after build); when that raises ``at_one_per_day``, the run is made
-again with it.
+again with it. Then, as a build's correction does at its steady state
+(:func:`syndicator.schedule.correction`), the budget is divided by the
+requests measured over those expected, and the run made once more.
 """
 
 from __future__ import annotations
@@ -94,11 +96,24 @@ def main() -> None:
         return {t: ps.summarize(accs[t], counts[t], days) for t in accs}
 
     habits.POWER = args.power  # a tuning aid: the module reads it at every call
-    first = RealSchedule(schedule.Policy(at_one_per_day=args.at_one_per_day * 60))
-    accs = ps.simulate(feeds, first, warm, horizon)
-    spent = schedule.spend(first.states.values(), EPOCH + timedelta(seconds=horizon), first.policy, args.budget)
-    if spent != first.policy:
-        accs = ps.simulate(feeds, RealSchedule(spent), warm, horizon)
+    end = EPOCH + timedelta(seconds=horizon)
+    configured = schedule.Policy(at_one_per_day=args.at_one_per_day * 60)
+    run = RealSchedule(configured)
+    accs = ps.simulate(feeds, run, warm, horizon)
+    spent = schedule.spend(run.states.values(), end, configured, args.budget)
+    if spent != run.policy:
+        run = RealSchedule(spent)
+        accs = ps.simulate(feeds, run, warm, horizon)
+    # The build's correction at its steady state: the budget over what was measured against what was expected.
+    expected = schedule.expected_requests(run.states.values(), end, spent)
+    measured = summary(accs)["all"]["req_fd"]
+    if expected and abs(measured / expected - 1) > 0.01:
+        low, high = schedule.CORRECTION_BOUNDS
+        corrected = schedule.spend(run.states.values(), end, configured,
+                                   args.budget / min(max(measured / expected, low), high))
+        if corrected != spent:
+            spent = corrected
+            accs = ps.simulate(feeds, RealSchedule(spent), warm, horizon)
     rows = [(f"syndicator schedule (at_one_per_day {spent.at_one_per_day / 60:.0f} min)", summary(accs)),
             ("fixed 60 min", summary(ps.simulate(feeds, ps.fixed(ps.HOUR), warm, horizon))),
             ("seed tiers 15m/1h/6h", summary(ps.simulate(feeds, ps.seed_tiers, warm, horizon))),

@@ -44,7 +44,7 @@ POWER = 0.42
 #: The interval of a feed that posts once a day, at an average hour, seconds.
 AT_ONE_PER_DAY = 100 * 60.0
 #: The prior (pooled or uniform habits) counts as this many entries.
-PRIOR_WEIGHT = 2.0
+PRIOR_WEIGHT = 8.0
 #: Activity (posting rate relative to the feed's mean) is taken within these bounds:
 #: a few posts in one hour of one weekday must not make that hour look 168 times busier.
 ACTIVITY_FLOOR = 0.05
@@ -56,6 +56,8 @@ TIMELESS_SHARE = 0.8
 #: The slowest posting rate assumed, posts per second (one in ten years).
 RATE_FLOOR = 1 / (3650 * 86400.0)
 _DAY = 86400.0
+#: 1970-01-05, the first Monday of the epoch (seconds): weeks begin there.
+_MONDAY = 4 * _DAY
 
 
 @dataclass(frozen=True)
@@ -133,58 +135,89 @@ def decay(habits: Habits, now: datetime) -> Habits:
 def rate(habits: Habits, now: datetime) -> float:
     """Posts per second: the decayed rate, at least the long-run rate and :data:`RATE_FLOOR`.
 
-    The decayed count is spread over the span it covers (since the oldest
-    entry, between one hour and :data:`TAU`); the long-run rate spreads
-    every entry counted over the time since the oldest (at least TAU).
+    The decayed count is divided by the decayed time it covers, since the
+    oldest entry counted (at least one hour): ``TAU * (1 - exp(-span / TAU))``,
+    the expected weight of a steady one post per second over that span, so
+    the rate is unbiased whether the span is an hour or years. The
+    long-run rate spreads every entry counted over the time since the
+    oldest (at least TAU).
     """
     if habits.oldest is None:
         return RATE_FLOOR
     since = max((now - habits.oldest).total_seconds(), 0.0)
-    recent = decay(habits, now).weight / min(max(since, 3600.0), TAU)
+    recent = decay(habits, now).weight / _covered(max(since, 3600.0))
     long_run = habits.count / max(since, TAU)
     return max(recent, long_run, RATE_FLOOR)
 
 
-def pooled(all_habits: Iterable[Habits]) -> Prior:
-    """The prior of a planet: each feed's hour and weekday shares averaged, each feed weighing one.
+def exposure(habits: Habits, now: datetime) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(per hour of day (24), per weekday (7)): decayed seconds of each slot since the oldest entry counted (UTC).
+
+    A slot's entry count means something only against the time it was
+    watched: a feed first read on a Tuesday, whose 20 entries span six
+    hours, says nothing yet of Fridays or of the night. Each second weighs
+    ``exp(-age / TAU)``, as the entries do; each tuple sums to
+    ``TAU * (1 - exp(-span / TAU))``.
+    """
+    if habits.oldest is None or now <= habits.oldest:
+        return (0.0,) * 24, (0.0,) * 7
+    start, end = habits.oldest.timestamp(), now.timestamp()
+    return _cycle(start, end, _DAY, 24, 0.0), _cycle(start, end, 7 * _DAY, 7, _MONDAY)
+
+
+def pooled(all_habits: Iterable[Habits], now: datetime) -> Prior:
+    """The prior of a planet: each feed's hour and weekday activity (:func:`activity`, shrunk
+    toward uniform) averaged, each feed weighing one, as shares.
 
     Feeds without a time of day count for the weekdays only; with no feed
     to learn from, the prior is uniform.
     """
+    uniform = Prior()
     hours, days = [0.0] * 24, [0.0] * 7
     for habits in all_habits:
-        total = sum(habits.days)
-        if total <= 0:
+        if not habits.count:
             continue
-        for index, value in enumerate(habits.days):
-            days[index] += value / total
+        own_hours, own_days = activity(habits, uniform, now)
+        for index, value in enumerate(own_days):
+            days[index] += value
         if not _timeless(habits):
-            for index, value in enumerate(habits.hours):
-                hours[index] += value / total
+            for index, value in enumerate(own_hours):
+                hours[index] += value
     return Prior(_normal(hours, 24), _normal(days, 7))
 
 
-def activity(habits: Habits, prior: Prior) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """(per hour of day, per weekday) posting rate relative to the feed's mean (each averages 1).
+def activity(habits: Habits, prior: Prior, now: datetime | None = None) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(per hour of day, per weekday) posting rate relative to the feed's mean rate.
 
-    Each is the feed's smoothed share mixed with the prior's share,
-    :data:`PRIOR_WEIGHT` entries strong, times the number of slots.
+    For each slot, the decayed entries counted in it against the decayed
+    time it was watched (:func:`exposure`, as of ``now``, default
+    ``habits.at``), shrunk toward the prior by :data:`PRIOR_WEIGHT`
+    pseudo-entries per slot (a gamma-Poisson estimate): ``(count + k *
+    prior) / (mean_rate * watched + k)``. A slot never watched takes the
+    prior's value; hours are smoothed over their neighbours first. A feed
+    whose dates carry no time of day takes the prior's hours.
     """
-    weight = sum(habits.days)
-    hours = prior.hours if _timeless(habits) else _mixed(_smoothed(habits.hours), weight, prior.hours)
-    days = _mixed(habits.days, weight, prior.days)
-    return tuple(24 * h for h in hours), tuple(7 * d for d in days)
+    if now is not None:
+        habits = decay(habits, now)
+    watched = exposure(habits, habits.at) if habits.at is not None else ((0.0,) * 24, (0.0,) * 7)
+    hour_prior = tuple(24 * p for p in prior.hours)
+    day_prior = tuple(7 * p for p in prior.days)
+    timed = not _timeless(habits)
+    hours = _shrunk(_smoothed(habits.hours), _smoothed(watched[0]), hour_prior) if timed else hour_prior
+    return hours, _shrunk(habits.days, watched[1], day_prior)
 
 
-def pace(habits: Habits, prior: Prior) -> float:
-    """Checks per day of ``habits`` relative to a feed with no habits, at the same rate (at most 1).
+def pace(habits: Habits, prior: Prior, now: datetime) -> float:
+    """Checks per day of ``habits`` relative to a feed with no habits, at the same rate (at most about 1).
 
-    The mean over the week of ``activity ** POWER``, taken as the product of
-    the hour and the weekday means: concentrated habits need fewer checks
-    for the same delay (Jensen's inequality). Used to project a budget.
+    The mean over the 168 hours of the week of ``activity ** POWER``, the
+    activity bounded as :func:`next_check` bounds it: concentrated habits
+    need fewer checks for the same delay (Jensen's inequality). Used to
+    project a budget.
     """
-    hours, days = activity(habits, prior)
-    return (sum(h**POWER for h in hours) / 24) * (sum(d**POWER for d in days) / 7)
+    hours, days = activity(habits, prior, now)
+    total = sum(_local(hour * day) ** POWER for day in days for hour in hours)
+    return total / 168
 
 
 def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: float,
@@ -197,11 +230,11 @@ def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: floa
     """
     per_day = rate(habits, now) * _DAY
     base = at_one_per_day * (1 / per_day) ** POWER
-    hours, days = activity(habits, prior)
+    hours, days = activity(habits, prior, now)
     progress, elapsed = 0.0, 0.0
     while elapsed < ceiling:
         moment = now + timedelta(seconds=elapsed)
-        local = min(max(hours[moment.hour] * days[moment.weekday()], ACTIVITY_FLOOR), ACTIVITY_CEILING)
+        local = _local(hours[moment.hour] * days[moment.weekday()])
         step = min(STEP, ceiling - elapsed)
         gain = step * local**POWER / base
         if progress + gain >= 1:
@@ -210,6 +243,11 @@ def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: floa
         progress += gain
         elapsed += step
     return min(elapsed, ceiling), per_day
+
+
+def _local(activity: float) -> float:
+    """An hour's activity within [ACTIVITY_FLOOR, ACTIVITY_CEILING]."""
+    return min(max(activity, ACTIVITY_FLOOR), ACTIVITY_CEILING)
 
 
 def _timeless(habits: Habits) -> bool:
@@ -222,12 +260,55 @@ def _smoothed(counts: Sequence[float]) -> list[float]:
     return [0.25 * counts[i - 1] + 0.5 * counts[i] + 0.25 * counts[(i + 1) % size] for i in range(size)]
 
 
-def _mixed(counts: Sequence[float], weight: float, prior: Sequence[float]) -> tuple[float, ...]:
-    total = sum(counts)
-    if total <= 0:
-        return tuple(prior)
-    return tuple((c / total * weight + PRIOR_WEIGHT * p) / (weight + PRIOR_WEIGHT)
-                 for c, p in zip(counts, prior, strict=True))
+def _shrunk(counts: Sequence[float], watched: Sequence[float], prior: Sequence[float]) -> tuple[float, ...]:
+    """Per slot, ``(count + K * share) / (mean_rate * watched + K / slots)``, K = :data:`PRIOR_WEIGHT`.
+
+    ``prior`` holds each slot's prior activity (averaging 1), ``share`` is
+    that over the number of slots: with nothing watched a slot takes the
+    prior's activity, with much watched its own.
+    """
+    slots = len(counts)
+    total, seen = sum(counts), sum(watched)
+    mean = total / seen if seen > 0 else 0.0
+    return tuple((count + PRIOR_WEIGHT * activity / slots) / (mean * seconds + PRIOR_WEIGHT / slots)
+                 for count, seconds, activity in zip(counts, watched, prior, strict=True))
+
+
+def _covered(span: float) -> float:
+    """Decayed seconds in the last ``span`` seconds: ``TAU * (1 - exp(-span / TAU))``."""
+    return TAU * -math.expm1(-span / TAU)
+
+
+def _cycle(start: float, end: float, period: float, slots: int, origin: float) -> tuple[float, ...]:
+    """Decayed seconds of ``[start, end]`` (epoch seconds) in each of ``slots`` equal parts of a cycle.
+
+    The cycle of ``period`` seconds begins at ``origin`` (epoch seconds)
+    and repeats; each second weighs ``exp(-(end - t) / TAU)``. Whole cycles
+    before the current one add up as a geometric series, so the work does
+    not grow with the span.
+    """
+    width = period / slots
+    out = [0.0] * slots
+
+    def add(a: float, b: float) -> None:  # b - a <= period
+        while a < b:
+            slot = int(((a - origin) % period) // width)
+            stop = min(b, a - (a - origin) % width + width)
+            out[slot] += TAU * (math.exp(-(end - stop) / TAU) - math.exp(-(end - a) / TAU))
+            a = stop if stop > a else a + width  # never stuck on a rounding error
+
+    current = origin + math.floor((end - origin) / period) * period
+    add(max(start, current), end)
+    if start < current:
+        whole = math.floor((current - start) / period)
+        if whole:
+            ratio = math.exp(-period / TAU)
+            series = (1 - ratio**whole) / (1 - ratio)
+            for slot in range(slots):  # the cycle just before the current one, then older ones
+                last = current - period + (slot + 1) * width
+                out[slot] += TAU * math.exp(-(end - last) / TAU) * -math.expm1(-width / TAU) * series
+        add(start, current - whole * period)
+    return tuple(out)
 
 
 def _normal(values: Sequence[float], size: int) -> tuple[float, ...]:

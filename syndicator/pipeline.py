@@ -63,8 +63,8 @@ __all__ = ["BuildOptions", "BuildReport", "build", "discover"]
 #: A build whose every request failed to connect, to at least this many
 #: hosts, saw this machine offline, not the hosts (one host down looks alike).
 OFFLINE_HOSTS = 2
-#: Where the store keeps the at_one_per_day the last build planned with (schedule.steer).
-PACE_KEY = "schedule.at_one_per_day"
+#: Where the store keeps the schedule's ledger of expected requests (schedule.budgeted).
+LEDGER_KEY = "schedule.ledger"
 
 
 @dataclass(frozen=True)
@@ -157,25 +157,22 @@ def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
     return [by_name[name] for name in names]
 
 
-def policy_of(config: Config, states: Mapping[str, SourceState] | None = None,
-              now: datetime | None = None, previous: float | None = None) -> schedule.Policy:
-    """The schedule policy of a config (schedule.Policy).
+def policy_of(config: Config, states: Mapping[str, SourceState] | None = None, now: datetime | None = None,
+              ledger: schedule.Ledger | None = None) -> tuple[schedule.Policy, schedule.Ledger]:
+    """The schedule policy of a config, and the ledger to keep (schedule.Policy, schedule.Ledger).
 
     With the stored ``states`` and the build's ``now``, the planet's pooled
     posting habits are the prior, and the request budget
-    (``requests_per_feed_per_day``) is spent over the configured sources
-    (:func:`schedule.spend`), then steered by the requests measured since
-    (:func:`schedule.steer`) from ``previous``, the at_one_per_day (seconds)
-    the last build planned with, or None.
+    (``requests_per_feed_per_day``) is spent over the configured sources,
+    corrected by the ``ledger`` the last build kept (:func:`schedule.budgeted`).
     """
     policy = schedule.Policy(config.default_interval, config.min_interval, config.max_interval)
+    ledger = ledger or schedule.Ledger()
     if states is None or now is None:
-        return policy
+        return policy, ledger
     configured = [states[url] for url in config.sources if url in states]
-    prior = habits.pooled(state.habits for state in configured if state.habits is not None)
-    spent = schedule.spend(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day)
-    return schedule.steer(spent, policy.at_one_per_day, previous, schedule.measured_requests(configured, spent, now),
-                          config.requests_per_feed_per_day)
+    prior = habits.pooled((state.habits for state in configured if state.habits is not None), now)
+    return schedule.budgeted(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day, ledger)
 
 
 def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str, SourceState],
@@ -184,8 +181,9 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
 
     ``states`` (as they were before the build) is only read.
     """
-    now, policy = options.now, policy_of(config, states, options.now, _number(store.value(PACE_KEY)))
-    store.keep(PACE_KEY, repr(policy.at_one_per_day))
+    now = options.now
+    policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
+    store.keep(LEDGER_KEY, ledger.text())
     fingerprints = schedule.site_fingerprints(config.sites)
     due = schedule.due_sources(config.sources, states, now, fingerprints, options.force, only)
     report.due = len(due)
@@ -216,15 +214,6 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         trouble.warn(config)
     report.record_peaks({host: stats.peak for host, stats in pool.stats.items()})
     return stored
-
-
-def _number(text: str | None) -> float | None:
-    """A positive finite number kept as text, else None."""
-    try:
-        value = float(text or "")
-    except ValueError:
-        return None
-    return value if 0 < value < float("inf") else None
 
 
 def _forgive(store: Store, before: Mapping[str, SourceState], after: Mapping[str, SourceState],

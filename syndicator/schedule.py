@@ -40,9 +40,10 @@ seed 001, with their constants (README.md, "Polite polling", explains them):
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -318,6 +319,10 @@ def jitter(url: str, now: datetime, interval: float, floor: float, ceiling: floa
     return max(floor, min(interval, ceiling) - offset)
 
 
+#: The mean share of an interval :func:`jitter` takes off (its stable and random parts average one half).
+_MEAN_JITTER = JITTER_FRACTION / 2
+
+
 def _unit(text: str) -> float:
     """A stable number in [0, 1) from ``text``."""
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2.0**64
@@ -364,63 +369,116 @@ def rate_text(rate: float) -> str:
     return f"~1 change every {duration_text(1 / rate)}"
 
 
-#: The budget's feedback: per build, at_one_per_day moves by (measured / budget) ** FEEDBACK_GAIN,
-#: within [1 / FEEDBACK_STEP, FEEDBACK_STEP].
-FEEDBACK_GAIN = 0.5
-FEEDBACK_STEP = 1.1
 #: Requests are measured over the last day (seconds).
 MEASURED_SPAN = 86400.0
+#: The budget's correction (measured / expected requests) needs this much measured time (seconds),
+#: and stays within CORRECTION_BOUNDS.
+CORRECTION_SPAN = 6 * 3600.0
+CORRECTION_BOUNDS = (2 / 3, 1.5)
 #: Checks a change history holds (decide.WINDOW; repeated here: decide imports schedule).
 WINDOW_CHECKS = 8
 
 
-def measured_requests(states: Iterable[SourceState], policy: Policy, now: datetime) -> float | None:
-    """Requests per source per day the schedule has been making lately, from the change histories.
+@dataclass(frozen=True)
+class Ledger:
+    """What the schedule expected over its last day of builds (:data:`MEASURED_SPAN`).
 
-    A source counts its checks of the last day (:data:`MEASURED_SPAN`);
-    when its history holds only checks of that day (a busy source whose
-    short history covers less), their rate over the span they cover. A
-    source with no check in that day counts its planned interval; sources
-    on hold count nothing. None when no source was checked in that day.
+    Attributes:
+        expected: ((UTC time of a build, requests per source per day that
+            build's plan was expected to make), ...), oldest first.
+    """
+
+    expected: tuple[tuple[datetime, float], ...] = ()
+
+    def text(self) -> str:
+        """The ledger as JSON text, for the store."""
+        return json.dumps([[at.isoformat(), round(value, 4)] for at, value in self.expected], separators=(",", ":"))
+
+    @classmethod
+    def read(cls, text: str | None) -> Ledger:
+        """A ledger from :meth:`text`; an empty one for None or text that is not one (an older cache)."""
+        try:
+            return cls(tuple((datetime.fromisoformat(at), float(value)) for at, value in json.loads(text or "[]")))
+        except (ValueError, TypeError):
+            return cls()
+
+
+def budgeted(states: Iterable[SourceState], now: datetime, policy: Policy, budget: float,
+             ledger: Ledger) -> tuple[Policy, Ledger]:
+    """The policy that spends ``budget`` (:func:`spend`), corrected by what was measured, and the new ledger.
+
+    The expectation of :func:`spend` is a model; what happens between
+    builds (bursts that raise a rate at once, failures that back off,
+    hints) moves the real count off it. So the budget is divided by
+    :func:`correction`: the requests measured in the change histories over
+    the ledger's span, against what the builds of that span expected. Both
+    are averages over the same time, so the correction estimates the
+    model's error, not the schedule's own lag, and does not feed on itself.
+
+    Args:
+        states: the stored state of every configured source.
+        now: the build's clock (UTC).
+        policy: the configured policy, with the planet's prior.
+        budget: requests_per_feed_per_day.
+        ledger: the ledger kept by the previous build.
+    Returns:
+        (the policy to plan with, the ledger to keep: this build's
+        expectation added, entries older than :data:`MEASURED_SPAN` dropped).
+    """
+    states = list(states)
+    spent = spend(states, now, policy, budget / correction(ledger, states, policy, now))
+    since = now - timedelta(seconds=MEASURED_SPAN)
+    kept = tuple(item for item in ledger.expected if since < item[0] < now)
+    expected = expected_requests(states, now, spent)
+    return spent, Ledger((*kept, (now, expected)) if expected is not None else kept)
+
+
+def correction(ledger: Ledger, states: Iterable[SourceState], policy: Policy, now: datetime) -> float:
+    """Requests measured per source per day over the ledger's span, over those expected (a factor).
+
+    The span runs from the ledger's oldest build (at most a day ago) to
+    ``now``; each build's expectation counts for the time until the next.
+    1 when the span is shorter than :data:`CORRECTION_SPAN` or nothing was
+    measured; otherwise within :data:`CORRECTION_BOUNDS`.
+    """
+    since = now - timedelta(seconds=MEASURED_SPAN)
+    kept = [item for item in ledger.expected if since < item[0] < now]
+    if not kept or (now - kept[0][0]).total_seconds() < CORRECTION_SPAN:
+        return 1.0
+    ends = [at for at, _ in kept[1:]] + [now]
+    weights = [(end - at).total_seconds() for (at, _), end in zip(kept, ends, strict=True)]
+    expected = sum(w * value for w, (_, value) in zip(weights, kept, strict=True)) / sum(weights)
+    measured = measured_requests(states, policy, now, kept[0][0])
+    if measured is None or expected <= 0:
+        return 1.0
+    low, high = CORRECTION_BOUNDS
+    return min(max(measured / expected, low), high)
+
+
+def measured_requests(states: Iterable[SourceState], policy: Policy, now: datetime,
+                      since: datetime) -> float | None:
+    """Requests per source per day the schedule made since ``since``, from the change histories.
+
+    A source counts its checks after ``since`` (at most :data:`MEASURED_SPAN`
+    ago) over that span; when its history holds only such checks (a busy
+    source whose short history covers less), their rate over the span they
+    cover. A source with no check in the span counts its planned interval;
+    sources on hold count nothing. None when no source was checked in it.
     """
     states = [state for state in states if state.hold is None]
-    since = now - timedelta(seconds=MEASURED_SPAN)
+    since = max(since, now - timedelta(seconds=MEASURED_SPAN))
+    span = max((now - since).total_seconds(), 1.0)
     rates, measured = [], False
     for state in states:
         recent = [check.at for check in state.history if check.at > since]
         if len(recent) > 1 and len(recent) == len(state.history) == WINDOW_CHECKS:
             rates.append(86400 * (len(recent) - 1) / max((recent[-1] - recent[0]).total_seconds(), 1.0))
         elif recent:
-            rates.append(86400 * len(recent) / MEASURED_SPAN)
+            rates.append(86400 * len(recent) / span)
         else:
             rates.append(86400 / max(state.interval or policy.default_interval, policy.min_interval))
         measured = measured or bool(recent)
     return sum(rates) / len(rates) if measured and rates else None
-
-
-def steer(policy: Policy, default: float, previous: float | None, measured: float | None,
-          budget: float) -> Policy:
-    """``policy`` corrected by what the requests really were (a feedback on the budget).
-
-    The expected cost (:func:`spend`) misses what happens between builds:
-    bursts that raise a feed's rate at once, checks bunched in a feed's busy
-    hours. So the ``at_one_per_day`` of the last build (``previous``) is
-    moved by ``(measured / budget) ** FEEDBACK_GAIN``, at most
-    :data:`FEEDBACK_STEP` either way per build, never below ``default`` (the
-    configured value) nor below what :func:`spend` found.
-
-    Args:
-        policy: the policy from :func:`spend`.
-        default: the configured at_one_per_day, seconds.
-        previous: the at_one_per_day the last build used (None: first build).
-        measured: :func:`measured_requests` (None: nothing measured yet).
-        budget: requests_per_feed_per_day.
-    """
-    if previous is None or measured is None or budget <= 0:
-        return policy
-    factor = min(max((measured / budget) ** FEEDBACK_GAIN, 1 / FEEDBACK_STEP), FEEDBACK_STEP)
-    steered = max(previous * factor, default)
-    return replace(policy, at_one_per_day=max(steered, policy.at_one_per_day))
 
 
 def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: float) -> Policy:
@@ -431,38 +489,15 @@ def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: 
         now: the build's clock (UTC).
         policy: the configured policy, its ``at_one_per_day`` the default.
         budget: requests per feed per day, on average over the sources
-            (``requests_per_feed_per_day`` in sites.yaml).
+            (``requests_per_feed_per_day`` in sites.yaml, corrected by
+            :func:`budgeted`).
     Returns:
-        the policy to plan with: unchanged when the expected requests fit
-        the budget; else with the smallest ``at_one_per_day`` that fits it,
-        found by bisection. A source with habits is expected to be checked
-        every ``interval / pace`` (:func:`habits.pace`), kept between
-        min_interval and max_interval, plus half the time between builds
-        (a due source waits for the next build; that time is the shortest
-        gap between two checks in the histories, at most min_interval)
-        unless it is at min_interval (jitter never goes below it, so such a
-        source is due exactly when a build comes); one with no dated entries
-        yet every ``default_interval``. Sources on hold
-        cost nothing; no source is expected below one request per max_interval.
+        the policy to plan with: unchanged when the expected requests
+        (:func:`expected_requests`) fit the budget; else with the smallest
+        ``at_one_per_day`` that fits it, found by bisection.
     """
-    states = [state for state in states if state.hold is None]
-    learnt = [state.habits for state in states if state.habits and state.habits.count]
-    others = len(states) - len(learnt)
-    if not states:
-        return policy
-    # (posts per day, pace) of each source with habits.
-    feeds = [(habits.rate(learned, now) * 86400, habits.pace(learned, policy.prior)) for learned in learnt]
-    gaps = [check.elapsed for state in states for check in state.history if check.elapsed > 0]
-    wait = min(min(gaps, default=policy.min_interval), policy.min_interval) / 2
-
-    def every(interval: float) -> float:  # seconds between checks: a source at the floor waits for no build
-        return policy.min_interval if interval <= policy.min_interval else min(interval, policy.max_interval) + wait
-
-    def expected(at_one_per_day: float) -> float:
-        spent = sum(86400 / every(at_one_per_day * (1 / per_day) ** habits.POWER / pace) for per_day, pace in feeds)
-        return (spent + others * 86400 / every(policy.default_interval)) / len(states)
-
-    if expected(policy.at_one_per_day) <= budget:
+    expected = _expectation(list(states), now, policy)
+    if expected is None or expected(policy.at_one_per_day) <= budget:
         return policy
     low, high = policy.at_one_per_day, policy.at_one_per_day
     for _ in range(64):  # requests fall as at_one_per_day grows, down to one per max_interval
@@ -473,6 +508,46 @@ def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: 
         middle = (low + high) / 2
         low, high = (low, middle) if expected(middle) <= budget else (middle, high)
     return replace(policy, at_one_per_day=high)
+
+
+def expected_requests(states: Iterable[SourceState], now: datetime, policy: Policy) -> float | None:
+    """Requests per source per day that planning with ``policy`` is expected to make (None: no source).
+
+    A source with habits is expected to be checked every ``interval /
+    pace`` (:func:`habits.pace`), kept between min_interval and
+    max_interval, less the mean jitter (:func:`jitter`), plus half the time
+    between builds (a due source waits for the next build; that time is the
+    shortest gap between two checks in the histories, at most min_interval)
+    unless it is at min_interval (jitter never goes below it, so such a
+    source is due exactly when a build comes); one with no dated entries
+    yet every ``default_interval``. Sources on hold cost nothing.
+    """
+    expected = _expectation(list(states), now, policy)
+    return expected(policy.at_one_per_day) if expected is not None else None
+
+
+def _expectation(states: list[SourceState], now: datetime, policy: Policy) -> Callable[[float], float] | None:
+    """at_one_per_day (seconds) -> expected requests per source per day (:func:`expected_requests`)."""
+    states = [state for state in states if state.hold is None]
+    if not states:
+        return None
+    learnt = [state.habits for state in states if state.habits and state.habits.count]
+    others = len(states) - len(learnt)
+    # (posts per day, pace) of each source with habits.
+    feeds = [(habits.rate(learned, now) * 86400, habits.pace(learned, policy.prior, now)) for learned in learnt]
+    gaps = [check.elapsed for state in states for check in state.history if check.elapsed > 0]
+    wait = min(min(gaps, default=policy.min_interval), policy.min_interval) / 2
+
+    def every(interval: float) -> float:  # seconds between checks: a source at the floor waits for no build
+        if interval <= policy.min_interval:
+            return policy.min_interval
+        return max(min(interval, policy.max_interval) * (1 - _MEAN_JITTER) - 30, policy.min_interval) + wait
+
+    def expected(at_one_per_day: float) -> float:
+        spent = sum(86400 / every(at_one_per_day * (1 / per_day) ** habits.POWER / pace) for per_day, pace in feeds)
+        return (spent + others * 86400 / every(policy.default_interval)) / len(states)
+
+    return expected
 
 
 def post_rate_text(per_day: float) -> str:

@@ -141,30 +141,60 @@ def checked_every(n: int, seconds: float, checks: int = 8) -> SourceState:
 
 
 def test_the_requests_made_are_measured_from_the_histories() -> None:
-    policy = schedule.Policy()
+    policy, day = schedule.Policy(), NOW - timedelta(days=1)
     states = [checked_every(1, 900), checked_every(2, 3 * 3600), SourceState("https://new.example/", "https://new.example/")]
-    measured = schedule.measured_requests(states, policy, NOW)
+    measured = schedule.measured_requests(states, policy, NOW, day)
     assert measured == pytest.approx((96 + 8 + 24) / 3)  # the new source counts its default interval
+    # Over the last six hours only, the 3-hourly source made two requests: eight a day.
+    assert schedule.measured_requests(states, policy, NOW, NOW - timedelta(hours=6)) == pytest.approx((96 + 8 + 24) / 3)
+    assert schedule.measured_requests(states[1:2], policy, NOW, NOW - timedelta(hours=6)) == pytest.approx(8)
     old = checked_every(3, 3 * 3600)
-    assert schedule.measured_requests([old], policy, NOW + timedelta(days=2)) is None  # nothing in the last day
+    assert schedule.measured_requests([old], policy, NOW + timedelta(days=2), day) is None  # nothing in the span
     new = SourceState("https://new.example/", "https://new.example/")
-    assert schedule.measured_requests([new], policy, NOW) is None
+    assert schedule.measured_requests([new], policy, NOW, day) is None
 
 
-def test_the_budget_is_steered_by_what_was_measured() -> None:
-    policy, default = schedule.Policy(), schedule.Policy().at_one_per_day
-    over = schedule.steer(policy, default, previous=2 * default, measured=30, budget=15)
-    assert over.at_one_per_day == pytest.approx(2 * default * schedule.FEEDBACK_STEP)  # at most one step a build
-    under = schedule.steer(policy, default, previous=2 * default, measured=14, budget=15)
-    assert default < under.at_one_per_day < 2 * default  # under budget: back toward the configured pace
-    floor = schedule.steer(policy, default, previous=default, measured=1, budget=15)
-    assert floor.at_one_per_day == default  # never more eager than configured
-    assert schedule.steer(policy, default, None, 30, 15) == policy  # the first build has nothing to steer by
+def ledger(expected: float, hours: float, builds: int = 8) -> schedule.Ledger:
+    """A ledger of ``builds`` builds over the last ``hours``, each expecting ``expected`` requests per source per day."""
+    step = hours / builds
+    return schedule.Ledger(tuple((NOW - timedelta(hours=hours - step * k), expected) for k in range(builds)))
 
 
-def test_the_pace_of_the_last_build_is_kept_in_the_store(tmp_path: Path) -> None:
-    with Store.open(tmp_path) as store:
-        assert store.value("schedule.at_one_per_day") is None
-        store.keep("schedule.at_one_per_day", "6600.0")
-    with Store.open(tmp_path) as store:
-        assert store.value("schedule.at_one_per_day") == "6600.0"
+def test_the_budget_is_corrected_by_what_was_measured_against_what_was_expected() -> None:
+    policy = schedule.Policy()
+    states = [checked_every(n, 1800, checks=8) for n in range(4)]  # 48 requests a day each
+    assert schedule.correction(ledger(40, 12), states, policy, NOW) == pytest.approx(48 / 40)
+    assert schedule.correction(ledger(10, 12), states, policy, NOW) == schedule.CORRECTION_BOUNDS[1]
+    assert schedule.correction(ledger(480, 12), states, policy, NOW) == schedule.CORRECTION_BOUNDS[0]
+    assert schedule.correction(ledger(40, 2), states, policy, NOW) == 1  # two hours measure too little
+    assert schedule.correction(schedule.Ledger(), states, policy, NOW) == 1  # the first build has no ledger
+    # A build far from the others counts for the time until the next one: 11 h at 40, 1 h at 80.
+    mixed = schedule.Ledger(((NOW - timedelta(hours=12), 40.0), (NOW - timedelta(hours=1), 80.0)))
+    assert schedule.correction(mixed, states, policy, NOW) == pytest.approx(48 / ((11 * 40 + 80) / 12))
+
+
+def test_the_ledger_keeps_one_day_and_the_policy_spends_the_corrected_budget() -> None:
+    states = [busy(n, per_day) for n, per_day in enumerate([0.2, 1, 3, 10, 40] * 4)]
+    states = [replace(state, history=checked_every(n, 1800).history) for n, state in enumerate(states)]
+    policy = schedule.Policy()
+    old = schedule.Ledger(((NOW - timedelta(days=2), 5.0), *ledger(40, 12).expected))
+    planned, kept = schedule.budgeted(states, NOW, policy, 6, old)
+    assert planned == schedule.spend(states, NOW, policy, 6 / (48 / 40))
+    assert [at for at, _ in kept.expected] == [at for at, _ in ledger(40, 12).expected] + [NOW]  # two days ago: gone
+    assert kept.expected[-1][1] == pytest.approx(schedule.expected_requests(states, NOW, planned))
+    assert schedule.Ledger.read(kept.text()) == replace(kept, expected=tuple(
+        (at, round(value, 4)) for at, value in kept.expected))
+    assert schedule.Ledger.read("not json") == schedule.Ledger.read("6600.0") == schedule.Ledger()
+
+
+def test_the_ledger_is_kept_in_the_store_from_build_to_build(tmp_path: Path) -> None:
+    port = free_port("127.0.0.1")
+    config = write_config(tmp_path, [{"name": "Only", "feed": f"http://127.0.0.1:{port}/feed.xml"}], host_gap=0)
+    with serving("127.0.0.1", port, rss(post(1)).encode()):
+        for hours in range(3):
+            build(config, NOW + timedelta(hours=hours))
+    with Store.open(tmp_path / "cache") as store:
+        kept = schedule.Ledger.read(store.value("schedule.ledger"))
+    # The first build had no state to expect anything of; the next two did.
+    assert [at for at, _ in kept.expected] == [NOW + timedelta(hours=1), NOW + timedelta(hours=2)]
+    assert all(value > 0 for _, value in kept.expected)

@@ -166,7 +166,9 @@ def weekday_mornings(now: datetime) -> list[datetime]:
 def test_a_feed_is_checked_sooner_in_its_posting_hours() -> None:
     feed = SimFeed(weekday_mornings)
     monday_night = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)  # a Monday
-    feed.check(monday_night - timedelta(days=1))
+    now = monday_night - timedelta(days=14)
+    while now < monday_night - timedelta(hours=1):  # two weeks of checks: about 60 posts seen
+        now = feed.check(now).next_attempt or monday_night
     night = schedule.plan(feed.state, monday_night, POLICY)
     morning = schedule.plan(feed.state, monday_night.replace(hour=8, minute=45), POLICY)
     assert morning.interval < night.interval / 2  # its hours come: check soon
