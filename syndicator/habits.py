@@ -1,20 +1,22 @@
 """When a feed posts: a decayed posting rate and its hours and weekdays. Pure: no I/O, no clock.
 
-The schedule spends requests where posts are likely (README, "How often a
-feed is checked"). This module learns, from the dates of the entries a
+The schedule spends requests where posts are likely (README, "The
+schedule"). This module learns, from the dates of the entries a
 feed publishes, two things about it:
 
 * **how often** it posts: a count of its entries, each weighing
-  ``exp(-age / TAU)``, over the span it covers, so a burst raises the rate
-  at once and quiet lets it decay (time constant :data:`TAU`). A long-run
-  rate (every entry seen over the whole span since the oldest) is a floor,
-  so a feed silent for a month is not treated as dead when it posts every
-  few months;
+  ``exp(-age / TAU)``, over the time it covers weighed alike, so a burst
+  raises the rate at once and quiet lets it decay (time constant
+  :data:`TAU`). A long-run rate (every entry seen over the whole span since
+  the oldest) is a floor, so a feed silent for a month is not treated as
+  dead when it posts every few months;
 * **when** it posts: decayed counts of its entries' hours of the day and
-  days of the week (UTC), smoothed over neighbouring hours and mixed with a
-  prior (the pooled habits of all feeds of the planet, else uniform) worth
-  :data:`PRIOR_WEIGHT` entries. A feed whose dates carry no time of day
-  (every one at 00:00:00) has no hour habit.
+  days of the week (UTC), each against the decayed time that hour or day
+  was watched (:func:`exposure`), shrunk toward a prior (the pooled habits
+  of all feeds of the planet, else uniform) by :data:`PRIOR_WEIGHT`
+  pseudo-entries: a gamma-Poisson estimate, so an hour never watched is
+  not taken for an hour without posts. A feed whose dates carry no time of
+  day (every one at 00:00:00) has no hour habit.
 
 :func:`next_check` turns both into the time of the next request, by the
 square-root rule: for a fixed number of requests, the expected delay of
@@ -42,8 +44,8 @@ TAU = 7 * 86400.0
 #: Exponent of the interval in the time between posts (1/2: the square-root rule).
 POWER = 0.42
 #: The interval of a feed that posts once a day, at an average hour, seconds.
-AT_ONE_PER_DAY = 100 * 60.0
-#: The prior (pooled or uniform habits) counts as this many entries.
+AT_ONE_PER_DAY = 90 * 60.0
+#: The prior (pooled or uniform habits) counts as this many entries, spread over the slots.
 PRIOR_WEIGHT = 8.0
 #: Activity (posting rate relative to the feed's mean) is taken within these bounds:
 #: a few posts in one hour of one weekday must not make that hour look 168 times busier.

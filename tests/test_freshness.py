@@ -133,6 +133,22 @@ def test_a_date_seen_before_is_not_counted_twice() -> None:
     assert habits.learn(None, [NOW + timedelta(days=1)], NOW) == Habits(at=NOW)  # the future is no post
 
 
+def test_the_rate_is_right_whatever_the_time_watched() -> None:
+    for days in (3, 7, 60):  # one post an hour: the decayed count over the decayed time watched
+        dates = [NOW - timedelta(hours=k) for k in range(int(24 * days))]
+        assert habits.rate(habits.learn(None, dates, NOW), NOW) * DAY == pytest.approx(24, rel=0.05), days
+
+
+def test_hours_and_weekdays_never_watched_are_not_taken_for_silence() -> None:
+    dates = [NOW - timedelta(minutes=20 * k) for k in range(18)]  # one document: six busy hours
+    hours, days = habits.activity(habits.learn(None, dates, NOW), habits.Prior(), NOW)
+    assert all(0.8 < value < 2 for value in hours + days), (hours, days)  # no habit shown yet (it would be 4 and 0.1)
+    weeks = [NOW - timedelta(days=7 * w + d, hours=h) for w in range(6) for d in (0, 1) for h in range(3)]
+    hours, days = habits.activity(habits.learn(None, weeks, NOW), habits.Prior(), NOW)
+    busiest = max(range(7), key=lambda day: days[day])
+    assert days[busiest] > 2 and min(days) < 0.6 and hours.index(max(hours)) in {(NOW.hour - 1) % 24, NOW.hour}
+
+
 def checked_every(n: int, seconds: float, checks: int = 8) -> SourceState:
     """A source whose history holds ``checks`` checks ``seconds`` apart, up to NOW."""
     history = tuple(schedule.Check(NOW - timedelta(seconds=seconds * k), seconds, False, 0)
@@ -155,7 +171,7 @@ def test_the_requests_made_are_measured_from_the_histories() -> None:
 
 
 def ledger(expected: float, hours: float, builds: int = 8) -> schedule.Ledger:
-    """A ledger of ``builds`` builds over the last ``hours``, each expecting ``expected`` requests per source per day."""
+    """``builds`` builds over the last ``hours``, each expecting ``expected`` requests per source per day."""
     step = hours / builds
     return schedule.Ledger(tuple((NOW - timedelta(hours=hours - step * k), expected) for k in range(builds)))
 
