@@ -42,9 +42,14 @@ from datetime import UTC, datetime, timedelta
 #: Decay time constant of the posting rate and habits, seconds (7 days).
 TAU = 7 * 86400.0
 #: Exponent of the interval in the time between posts (1/2: the square-root rule).
-POWER = 0.42
+POWER = 0.38
+#: Feeds posting less than once in SLOW_GAP days (the gap between posts, days) see their interval grow
+#: with SLOW_POWER beyond it: their few posts weigh little in the planet's delays, and a check every few
+#: hours finds them on the day they come, so they give up some of their share to busier feeds.
+SLOW_GAP = 3.0
+SLOW_POWER = 0.7
 #: The interval of a feed that posts once a day, at an average hour, seconds.
-AT_ONE_PER_DAY = 90 * 60.0
+AT_ONE_PER_DAY = 80 * 60.0
 #: The prior (pooled or uniform habits) counts as this many entries, spread over the slots.
 PRIOR_WEIGHT = 8.0
 #: Activity (posting rate relative to the feed's mean) is taken within these bounds:
@@ -222,6 +227,20 @@ def pace(habits: Habits, prior: Prior, now: datetime) -> float:
     return total / 168
 
 
+def spacing(per_day: float, at_one_per_day: float) -> float:
+    """Seconds between checks of a feed posting ``per_day`` times a day, at its average activity.
+
+    ``at_one_per_day * (1 / per_day) ** POWER`` (the square-root rule,
+    module docstring); for feeds posting less than once in
+    :data:`SLOW_GAP` days the interval grows on from there with the
+    exponent :data:`SLOW_POWER`.
+    """
+    gap = 1 / per_day
+    if gap <= SLOW_GAP:
+        return at_one_per_day * gap**POWER
+    return at_one_per_day * SLOW_GAP**POWER * (gap / SLOW_GAP) ** SLOW_POWER
+
+
 def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: float,
                ceiling: float) -> tuple[float, float]:
     """Seconds until the next request, and the feed's posting rate (posts per day).
@@ -231,7 +250,7 @@ def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: floa
     ``ceiling`` seconds (max_interval); the caller applies min_interval.
     """
     per_day = rate(habits, now) * _DAY
-    base = at_one_per_day * (1 / per_day) ** POWER
+    base = spacing(per_day, at_one_per_day)
     hours, days = activity(habits, prior, now)
     progress, elapsed = 0.0, 0.0
     while elapsed < ceiling:

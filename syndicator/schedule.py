@@ -544,7 +544,7 @@ def _expectation(states: list[SourceState], now: datetime, policy: Policy) -> Ca
         return max(min(interval, policy.max_interval) * (1 - _MEAN_JITTER) - 30, policy.min_interval) + wait
 
     def expected(at_one_per_day: float) -> float:
-        spent = sum(86400 / every(at_one_per_day * (1 / per_day) ** habits.POWER / pace) for per_day, pace in feeds)
+        spent = sum(86400 / every(habits.spacing(per_day, at_one_per_day) / pace) for per_day, pace in feeds)
         return (spent + others * 86400 / every(policy.default_interval)) / len(states)
 
     return expected

@@ -97,7 +97,7 @@ def test_intervals_follow_the_square_root_rule_not_the_gap() -> None:
     hourly, six_hourly, daily = median_interval(HOUR), median_interval(6 * HOUR), median_interval(DAY)
     assert hourly < HOUR and six_hourly < 6 * HOUR and daily < DAY / 4  # slower feeds: checked more than they post
     ratio = six_hourly / hourly
-    assert 1.6 < ratio < 3.6  # 6 ** 0.42 = 2.1 (and its hours); a linear rule would give 6
+    assert 1.6 < ratio < 3.6  # 6 ** 0.38 = 2.0 (and its hours); a linear rule would give 6
     assert daily > six_hourly > hourly
 
 
