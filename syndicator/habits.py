@@ -27,9 +27,10 @@ policies for Web crawlers", ACM TODS 2003). Locally the posting rate is
 ``at_one_per_day * (1 day / (rate * activity(t) * 1 day)) ** POWER`` and
 the next check falls where the integral of ``1 / interval(t)`` from now
 reaches one: sooner in the hours a feed usually posts, later in those it
-never does. :data:`POWER` is a little under one half: the planet's own
-goal weighs every feed alike (a feed's median delay), not only every post,
-so quieter feeds get a little more than the pure square-root share.
+never does. :data:`POWER` is under one half: the planet's own goal weighs
+every feed alike (a feed's median delay), not only every post, so quieter
+feeds get a little more than the pure square-root share; the quietest
+(beyond :data:`SLOW_GAP` days between posts) get less (:func:`spacing`).
 """
 
 from __future__ import annotations
