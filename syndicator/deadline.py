@@ -109,6 +109,19 @@ class Deadlines:
             budget.done = True
             return not budget.expired
 
+    def detach(self) -> bool:
+        """The calling thread no longer waits on its socket (it goes back to a pool): the timer will not cut it.
+
+        Returns:
+            True if the deadline had not passed, so the socket was not cut.
+        """
+        with self._lock:
+            budget = self._budgets.get(threading.get_ident())
+            if budget is None:
+                return True
+            budget.sock = None
+            return not (budget.expired or budget.deadline <= time.monotonic())
+
     def register(self, sock: socket.socket | None) -> None:
         """Note the socket the calling thread now waits on; cut it at once if the deadline passed."""
         with self._lock:

@@ -45,6 +45,7 @@ Policy, all from seed 000 and RFC 9110:
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
 import socket
 import threading
@@ -71,6 +72,12 @@ ACCEPT = (
     "application/rdf+xml;q=0.9, application/xml;q=0.9, text/xml;q=0.9, "
     "application/json;q=0.8, */*;q=0.5"
 )
+#: Hosts whose idle connections are kept (the least recently used beyond are closed).
+HOST_POOLS = 256
+#: An unread body of at most this many bytes, arriving within DRAIN_SECONDS, is read and dropped
+#: so that its connection can be reused.
+DRAIN_BYTES = 65536
+DRAIN_SECONDS = 0.25
 _PERMANENT = {301, 308}
 _REDIRECT = {301, 302, 303, 307, 308}
 _KEEP_HEADERS = ("content-type", "etag", "last-modified", "cache-control", "expires",
@@ -110,11 +117,20 @@ class Fetcher:
         retry_delay: seconds to wait before a retry.
         resolver: turns a host name into addresses, with the signature of
             ``socket.getaddrinfo`` (the default); tests pass a slow one.
+        per_host: connections kept open per host between fetches (the
+            pool's per-host concurrency; int >= 1).
+
+    Connections are kept alive and reused across fetches and threads
+    (RFC 9112 section 9.3, persistence): one pool of at most ``per_host``
+    idle connections for each of the :data:`HOST_POOLS` hosts used last. A
+    connection goes back to its pool only when its answer was read to the
+    end within the deadline; anything else closes it. Cookies never outlive
+    one fetch's redirect chain. Call :meth:`close` when done.
     """
 
     def __init__(self, user_agent: str, timeout: float = 15.0, retries: int = 1,
                  max_bytes: int = 10 * 1024 * 1024, retry_delay: float = 1.0,
-                 resolver: Resolver = socket.getaddrinfo) -> None:
+                 resolver: Resolver = socket.getaddrinfo, per_host: int = 2) -> None:
         self.user_agent = user_agent
         self.timeout = timeout
         self.retries = retries
@@ -122,6 +138,21 @@ class Fetcher:
         self.retry_delay = retry_delay
         self.resolver = resolver
         self._local = threading.local()
+        self._adapter = _DeadlineAdapter(pool_connections=HOST_POOLS, pool_maxsize=max(1, per_host))
+
+    def close(self) -> None:
+        """Close every kept connection (the fetcher still works after: it opens new ones)."""
+        self._adapter.close()
+
+    def __enter__(self) -> Fetcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a fetcher dropped without close() leaves no socket open
+        with contextlib.suppress(Exception):
+            self.close()
 
     @property
     def deadline(self) -> float:
@@ -173,9 +204,8 @@ class Fetcher:
             session.trust_env = False  # no proxies or .netrc credentials from the environment
             session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
             session.headers.clear()
-            adapter = _DeadlineAdapter()
-            session.mount("http://", adapter)
-            session.mount("https://", adapter)
+            session.mount("http://", self._adapter)  # one adapter, so one pool per host, for every thread
+            session.mount("https://", self._adapter)
             self._local.session = session
         return session
 
@@ -195,16 +225,25 @@ class Fetcher:
         seen = {(url, _cookies(jar))}
         for hop in range(MAX_REDIRECTS + 1):
             response = self._get(request, url, jar, redirected=hop > 0)
-            with response:
+            intact = False  # the answer was read as HTTP frames it: the connection may serve another request
+            try:
                 if response.status_code in _REDIRECT:
                     requests.cookies.extract_cookies_to_jar(jar, response.request, response.raw)
+                    intact = True
                     url = _redirect_target(request.source, url, response)
                     permanent = permanent and response.status_code in _PERMANENT
                     if (url, _cookies(jar)) in seen:  # the same URL again with a new cookie is no loop
                         raise FetchError(request.source, f"redirect loop at {url}", kind="redirect")
                     seen.add((url, _cookies(jar)))
                     continue
-                return self._finish(request, url, response, permanent, started)
+                result = self._finish(request, url, response, permanent, started)
+                intact = True
+                return result
+            except HTTPStatusError:
+                intact = True
+                raise
+            finally:
+                _recycle(response, intact)
         raise FetchError(request.source, f"more than {MAX_REDIRECTS} redirects", kind="redirect")
 
     def _get(self, request: FetchRequest, url: str, jar: requests.cookies.RequestsCookieJar,
@@ -282,6 +321,52 @@ def _conditional(response: requests.Response) -> bool:
     """True if the request that got ``response`` carried a validator (RFC 9110 section 13.1)."""
     sent = response.request.headers
     return "If-None-Match" in sent or "If-Modified-Since" in sent
+
+
+def _recycle(response: requests.Response, intact: bool) -> None:
+    """Give the connection back to its pool if its answer ended cleanly, else close it.
+
+    An intact answer's unread body (a redirect's, an error page's) is read
+    and dropped if it is at most :data:`DRAIN_BYTES` long and arrives within
+    :data:`DRAIN_SECONDS`; a body with no framing (its end is the
+    connection's close), one cut by the deadline, a longer or a slower one
+    closes the connection instead, so nothing left of it can be taken for
+    the next answer and no worker waits on it.
+    """
+    raw = response.raw
+    reusable = intact and (_framed(raw) or response.status_code in (204, 304)) and _drained(raw)
+    if reusable and DEADLINES.detach():
+        answer = getattr(raw, "_fp", None)  # http.client's reader of this answer; the socket stays open
+        if answer is not None:
+            answer.close()
+        raw.release_conn()
+    else:
+        response.close()
+
+
+def _drained(raw: urllib3.response.BaseHTTPResponse) -> bool:
+    """True once the rest of the body was read and dropped within DRAIN_BYTES and DRAIN_SECONDS."""
+    if (raw.length_remaining or 0) > DRAIN_BYTES:
+        return False
+    sock = getattr(getattr(raw, "connection", None), "sock", None)
+    if sock is None:
+        return True  # nothing left to read: the connection is already done with
+    kept, stop, drained = sock.gettimeout(), time.monotonic() + DRAIN_SECONDS, 0
+    try:
+        while (left := stop - time.monotonic()) > 0:
+            sock.settimeout(left)
+            chunk = raw.read1(65536, decode_content=False)
+            if not chunk:
+                return True
+            drained += len(chunk)
+            if drained > DRAIN_BYTES:
+                return False
+        return False
+    except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError):
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            sock.settimeout(kept)
 
 
 def _framed(raw: urllib3.response.BaseHTTPResponse) -> bool:

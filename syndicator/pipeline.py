@@ -190,23 +190,25 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
     pool: HostPool[_Job, Observation] = HostPool(
         workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
         breaker=config.host_breaker)
-    fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes)
+    fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
+                      per_host=config.per_host_concurrency)
     stored: dict[str, SourceState] = {}
     hosts: set[str] = set()
     trouble = HostTrouble()
     observations = _observe_all(pool, fetcher, [_job(url, states.get(url)) for url in due], now, started)
-    for done, observation in enumerate(observations, start=1):
-        source = observation.request.source
-        state = states.get(source) or SourceState(source, source)
-        observation, decision = _decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
-        stored[source] = decision.state
-        report.add(observation, decision, host_key(observation.request.url))
-        hosts.add(host_key(observation.request.url))
-        trouble.note(observation)
-        log_failure(observation)
-        log_followed(observation, states.get(source), [site.name for site in config.sites if site.feed == source])
-        if options.progress:
-            options.progress(done, len(due))
+    with fetcher:  # keep-alive connections live for the build
+        for done, observation in enumerate(observations, start=1):
+            source = observation.request.source
+            state = states.get(source) or SourceState(source, source)
+            observation, decision = _decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
+            stored[source] = decision.state
+            report.add(observation, decision, host_key(observation.request.url))
+            hosts.add(host_key(observation.request.url))
+            trouble.note(observation)
+            log_failure(observation)
+            log_followed(observation, states.get(source), [site.name for site in config.sites if site.feed == source])
+            if options.progress:
+                options.progress(done, len(due))
     if _offline(report) and len(hosts) >= OFFLINE_HOSTS:
         stored.update(_forgive(store, states, stored, now))
         report.offline = True
@@ -379,8 +381,8 @@ def discover(url: str, now: datetime, timeout: float = 15.0) -> list[str]:
         FeedError: the URL cannot be fetched, or answers with something
             that is neither a feed nor an HTML page.
     """
-    fetcher = Fetcher(f"syndicator/{__version__}", timeout=timeout, retries=0)  # no sites.yaml: no contact URL
-    result = fetcher.fetch(FetchRequest(source=url, url=url))
+    with Fetcher(f"syndicator/{__version__}", timeout=timeout, retries=0) as fetcher:  # no sites.yaml: no contact URL
+        result = fetcher.fetch(FetchRequest(source=url, url=url))
     if isinstance(result, Failed):
         raise result.error
     assert isinstance(result, Fetched)  # no validators were sent, and the pool was not used
