@@ -79,8 +79,8 @@ class _LineDict(dict[str, Any]):
     duplicate: tuple[str, int, int] | None = None
 
 
-class _Loader(yaml.SafeLoader):
-    """A safe loader whose mappings record line numbers and duplicate keys."""
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """A safe loader whose mappings record line numbers and duplicate keys (libyaml's, when PyYAML has it)."""
 
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"

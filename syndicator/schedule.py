@@ -426,11 +426,13 @@ def budgeted(states: Iterable[SourceState], now: datetime, policy: Policy, budge
         expectation added, entries older than :data:`MEASURED_SPAN` dropped).
     """
     states = list(states)
-    spent = spend(states, now, policy, budget / correction(ledger, states, policy, now))
+    expectation = _expectation(states, now, policy)
+    spent = _spent(expectation, policy, budget / correction(ledger, states, policy, now))
     since = now - timedelta(seconds=MEASURED_SPAN)
     kept = tuple(item for item in ledger.expected if since < item[0] < now)
-    expected = expected_requests(states, now, spent)
-    return spent, Ledger((*kept, (now, expected)) if expected is not None else kept)
+    if expectation is None:
+        return spent, Ledger(kept)
+    return spent, Ledger((*kept, (now, expectation(spent.at_one_per_day))))
 
 
 def correction(ledger: Ledger, states: Iterable[SourceState], policy: Policy, now: datetime) -> float:
@@ -496,7 +498,11 @@ def spend(states: Iterable[SourceState], now: datetime, policy: Policy, budget: 
         (:func:`expected_requests`) fit the budget; else with the smallest
         ``at_one_per_day`` that fits it, found by bisection.
     """
-    expected = _expectation(list(states), now, policy)
+    return _spent(_expectation(list(states), now, policy), policy, budget)
+
+
+def _spent(expected: Callable[[float], float] | None, policy: Policy, budget: float) -> Policy:
+    """:func:`spend` with the expectation already worked out."""
     if expected is None or expected(policy.at_one_per_day) <= budget:
         return policy
     low, high = policy.at_one_per_day, policy.at_one_per_day
