@@ -396,11 +396,18 @@ class Ledger:
 
     @classmethod
     def read(cls, text: str | None) -> Ledger:
-        """A ledger from :meth:`text`; an empty one for None or text that is not one (an older cache)."""
+        """A ledger from :meth:`text`; an empty one for None or text that is not one (an older cache).
+
+        Only entries with a UTC offset and a finite, non-negative
+        expectation are kept, oldest first.
+        """
         try:
-            return cls(tuple((datetime.fromisoformat(at), float(value)) for at, value in json.loads(text or "[]")))
-        except (ValueError, TypeError):
+            items = [(datetime.fromisoformat(at), float(value)) for at, value in json.loads(text or "[]")]
+        except (ValueError, TypeError, RecursionError):
             return cls()
+        kept = [(at, value) for at, value in items
+                if at.utcoffset() is not None and math.isfinite(value) and value >= 0]
+        return cls(tuple(sorted(kept, key=lambda item: item[0])))
 
 
 def budgeted(states: Iterable[SourceState], now: datetime, policy: Policy, budget: float,
