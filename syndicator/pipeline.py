@@ -196,6 +196,9 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
     hosts: set[str] = set()
     trouble = HostTrouble()
     observations = _observe_all(pool, fetcher, [_job(url, states.get(url)) for url in due], now, started)
+    names: dict[str, list[str]] = {}
+    for site in config.sites:
+        names.setdefault(site.feed, []).append(site.name)
     with fetcher:  # keep-alive connections live for the build
         for done, observation in enumerate(observations, start=1):
             source = observation.request.source
@@ -206,7 +209,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
             hosts.add(host_key(observation.request.url))
             trouble.note(observation)
             log_failure(observation)
-            log_followed(observation, states.get(source), [site.name for site in config.sites if site.feed == source])
+            log_followed(observation, states.get(source), names.get(source, []))
             if options.progress:
                 options.progress(done, len(due))
     if _offline(report) and len(hosts) >= OFFLINE_HOSTS:
