@@ -72,7 +72,8 @@ ACCEPT = (
     "application/rdf+xml;q=0.9, application/xml;q=0.9, text/xml;q=0.9, "
     "application/json;q=0.8, */*;q=0.5"
 )
-#: Hosts whose idle connections are kept (the least recently used beyond are closed).
+#: Hosts whose idle connections are kept at most (the least recently used beyond are closed); fewer when
+#: the process may open few files (:func:`_host_pools`).
 HOST_POOLS = 256
 #: An unread body of at most this many bytes, arriving within DRAIN_SECONDS, is read and dropped
 #: so that its connection can be reused.
@@ -138,7 +139,7 @@ class Fetcher:
         self.retry_delay = retry_delay
         self.resolver = resolver
         self._local = threading.local()
-        self._adapter = _DeadlineAdapter(pool_connections=HOST_POOLS, pool_maxsize=max(1, per_host))
+        self._adapter = _DeadlineAdapter(pool_connections=_host_pools(per_host), pool_maxsize=max(1, per_host))
 
     def close(self) -> None:
         """Close every kept connection (the fetcher still works after: it opens new ones)."""
@@ -323,6 +324,20 @@ def _conditional(response: requests.Response) -> bool:
     return "If-None-Match" in sent or "If-Modified-Since" in sent
 
 
+def _host_pools(per_host: int) -> int:
+    """How many hosts' idle connections to keep: HOST_POOLS, or fewer so that they hold at most
+    a quarter of the files this process may open (a soft limit of 256 is common), at least 4."""
+    try:
+        import resource  # noqa: PLC0415 - Unix only
+
+        limit, infinite = resource.getrlimit(resource.RLIMIT_NOFILE)[0], resource.RLIM_INFINITY
+    except (ImportError, OSError, ValueError):
+        limit, infinite = 256, -1
+    if limit == infinite or limit <= 0:
+        return HOST_POOLS
+    return max(4, min(HOST_POOLS, limit // 4 // max(1, per_host)))
+
+
 def _recycle(response: requests.Response, intact: bool) -> None:
     """Give the connection back to its pool if its answer ended cleanly, else close it.
 
@@ -334,7 +349,10 @@ def _recycle(response: requests.Response, intact: bool) -> None:
     the next answer and no worker waits on it.
     """
     raw = response.raw
-    reusable = intact and (_framed(raw) or response.status_code in (204, 304)) and _drained(raw)
+    # A 204 or 304 has no body, whatever its headers say (RFC 9112 section 6.3); after an interim
+    # 1xx answer the real one is still to come, so its connection is never reused.
+    bodiless = response.status_code in (204, 304)
+    reusable = intact and (bodiless or (response.status_code >= 200 and _framed(raw) and _drained(raw)))
     if reusable and DEADLINES.detach():
         answer = getattr(raw, "_fp", None)  # http.client's reader of this answer; the socket stays open
         if answer is not None:

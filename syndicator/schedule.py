@@ -375,6 +375,8 @@ MEASURED_SPAN = 86400.0
 #: and stays within CORRECTION_BOUNDS.
 CORRECTION_SPAN = 6 * 3600.0
 CORRECTION_BOUNDS = (2 / 3, 1.5)
+#: A ledger keeps at most this many builds (one every 10 s for a day).
+LEDGER_ENTRIES = 8640
 #: Checks a change history holds (decide.WINDOW; repeated here: decide imports schedule).
 WINDOW_CHECKS = 8
 
@@ -399,7 +401,8 @@ class Ledger:
         """A ledger from :meth:`text`; an empty one for None or text that is not one (an older cache).
 
         Only entries with a UTC offset and a finite, non-negative
-        expectation are kept, oldest first.
+        expectation are kept, oldest first, the newest
+        :data:`LEDGER_ENTRIES` of them.
         """
         try:
             items = [(datetime.fromisoformat(at), float(value)) for at, value in json.loads(text or "[]")]
@@ -407,7 +410,7 @@ class Ledger:
             return cls()
         kept = [(at, value) for at, value in items
                 if at.utcoffset() is not None and math.isfinite(value) and value >= 0]
-        return cls(tuple(sorted(kept, key=lambda item: item[0])))
+        return cls(tuple(sorted(kept, key=lambda item: item[0])[-LEDGER_ENTRIES:]))
 
 
 def budgeted(states: Iterable[SourceState], now: datetime, policy: Policy, budget: float,

@@ -201,12 +201,14 @@ def test_the_ledger_keeps_one_day_and_the_policy_spends_the_corrected_budget() -
     assert schedule.Ledger.read(kept.text()) == replace(kept, expected=tuple(
         (at, round(value, 4)) for at, value in kept.expected))
     assert schedule.Ledger.read("not json") == schedule.Ledger.read("6600.0") == schedule.Ledger()
-    for garbage in ('{"a": 1}', "[[1, 2]]", '[["not a date", 3]]', "[1]"):
+    for garbage in ('{"a": 1}', "[[1, 2]]", '[["not a date", 3]]', "[1]", "[" * 100_000 + "]" * 100_000):
         assert schedule.Ledger.read(garbage) == schedule.Ledger(), garbage
     odd = ('[["2026-11-30T10:00:00", 3], ["2026-11-30T11:00:00+00:00", "NaN"], ["2026-11-30T09:00:00+00:00", -1],'
            ' ["2026-11-30T08:00:00+00:00", 2], ["2026-11-30T07:00:00+00:00", 1]]')
     assert schedule.Ledger.read(odd).expected == (  # naive, not finite, negative: dropped; the rest in order
         (NOW - timedelta(hours=5), 1.0), (NOW - timedelta(hours=4), 2.0))
+    many = schedule.Ledger(tuple((NOW - timedelta(seconds=k), 1.0) for k in range(schedule.LEDGER_ENTRIES + 5)))
+    assert len(schedule.Ledger.read(many.text()).expected) == schedule.LEDGER_ENTRIES
 
 
 def test_the_ledger_is_kept_in_the_store_from_build_to_build(tmp_path: Path) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from syndicator import fetch
 from syndicator.fetch import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified
 
@@ -68,6 +70,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(500, b"<h1>oops</h1>")
         elif self.path == "/huge-error":
             self.answer(404, b"x" * 200_000)
+        elif self.path == "/hints":  # an interim answer, then the real one (RFC 8297)
+            self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n")
+            self.wfile.flush()
+            time.sleep(0.05)
+            self.answer(200, b"<rss version='2.0'><channel><title>HINTED</title></channel></rss>",
+                        Content_Type="application/rss+xml")
+        elif self.path == "/chunked-304":  # allowed: a 304 has no body whatever its headers say
+            self.send_response(304)
+            self.send_header("ETag", '"v1"')
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
         elif self.path == "/unframed":
             self.answer(200, FEED, framed=False, Content_Type="application/rss+xml")
         else:
@@ -112,6 +125,22 @@ def test_an_answer_that_did_not_end_cleanly_closes_its_connection(farm: Farm, pa
     assert farm.connections == 2
 
 
+def test_an_interim_answer_never_leaves_its_connection_for_the_next_feed(farm: Farm) -> None:
+    with Fetcher("test/1", timeout=5, retries=0) as fetcher:
+        get(fetcher, farm, "/hints")
+        result = get(fetcher, farm, "/feed")
+    assert isinstance(result, Fetched) and result.body == FEED  # not the hinted answer's body
+    assert farm.connections == 2
+
+
+def test_a_304_with_chunked_framing_keeps_its_connection_without_waiting(farm: Farm) -> None:
+    with Fetcher("test/1", timeout=5, retries=0) as fetcher:
+        results = [get(fetcher, farm, "/chunked-304", etag='"v1"') for _ in range(4)]
+        assert isinstance(get(fetcher, farm, "/feed"), Fetched)
+    assert all(isinstance(result, NotModified) for result in results)
+    assert farm.connections == 1  # waiting for a body a 304 never has would have dropped each connection
+
+
 def test_threads_share_one_pool_per_host(farm: Farm) -> None:
     with Fetcher("test/1", timeout=5, retries=0, per_host=2) as fetcher, ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda _: get(fetcher, farm, "/feed"), range(40)))
@@ -126,3 +155,11 @@ def test_a_closed_fetcher_opens_new_connections(farm: Farm) -> None:
     assert isinstance(get(fetcher, farm, "/feed"), Fetched)
     fetcher.close()
     assert farm.connections == 2
+
+
+def test_kept_connections_stay_well_under_the_open_file_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    resource = pytest.importorskip("resource")
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (256, 4096))  # macOS's usual soft limit
+    assert fetch._host_pools(per_host=2) == 32  # 64 idle connections at most: a quarter of the files
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (1 << 20, 1 << 20))
+    assert fetch._host_pools(per_host=2) == fetch.HOST_POOLS
