@@ -200,10 +200,12 @@ def activity(habits: Habits, prior: Prior, now: datetime | None = None) -> tuple
     For each slot, the decayed entries counted in it against the decayed
     time it was watched (:func:`exposure`, as of ``now``, default
     ``habits.at``), shrunk toward the prior by :data:`PRIOR_WEIGHT`
-    pseudo-entries per slot (a gamma-Poisson estimate): ``(count + k *
-    prior) / (mean_rate * watched + k)``. A slot never watched takes the
-    prior's value; hours are smoothed over their neighbours first. A feed
-    whose dates carry no time of day takes the prior's hours.
+    pseudo-entries spread over the slots (a gamma-Poisson estimate,
+    :func:`_shrunk`): ``(count + K * prior / slots) / (mean_rate * watched
+    + K / slots)``, where ``prior`` is the slot's prior activity. A slot
+    never watched takes the prior's value; hours are smoothed over their
+    neighbours first. A feed whose dates carry no time of day takes the
+    prior's hours. Each tuple averages about 1.
     """
     if now is not None:
         habits = decay(habits, now)
