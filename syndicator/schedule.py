@@ -396,6 +396,11 @@ class Ledger:
         """The ledger as JSON text, for the store."""
         return json.dumps([[at.isoformat(), round(value, 4)] for at, value in self.expected], separators=(",", ":"))
 
+    def recent(self, now: datetime) -> tuple[tuple[datetime, float], ...]:
+        """The entries of the last :data:`MEASURED_SPAN` before ``now`` (UTC), oldest first."""
+        since = now - timedelta(seconds=MEASURED_SPAN)
+        return tuple(item for item in self.expected if since < item[0] < now)
+
     @classmethod
     def read(cls, text: str | None) -> Ledger:
         """A ledger from :meth:`text`; an empty one for None or text that is not one (an older cache).
@@ -438,8 +443,7 @@ def budgeted(states: Iterable[SourceState], now: datetime, policy: Policy, budge
     states = list(states)
     expectation = _expectation(states, now, policy)
     spent = _spent(expectation, policy, budget / correction(ledger, states, policy, now))
-    since = now - timedelta(seconds=MEASURED_SPAN)
-    kept = tuple(item for item in ledger.expected if since < item[0] < now)
+    kept = ledger.recent(now)
     if expectation is None:
         return spent, Ledger(kept)
     return spent, Ledger((*kept, (now, expectation(spent.at_one_per_day))))
@@ -453,11 +457,10 @@ def correction(ledger: Ledger, states: Iterable[SourceState], policy: Policy, no
     1 when the span is shorter than :data:`CORRECTION_SPAN` or nothing was
     measured; otherwise within :data:`CORRECTION_BOUNDS`.
     """
-    since = now - timedelta(seconds=MEASURED_SPAN)
-    kept = [item for item in ledger.expected if since < item[0] < now]
+    kept = ledger.recent(now)
     if not kept or (now - kept[0][0]).total_seconds() < CORRECTION_SPAN:
         return 1.0
-    ends = [at for at, _ in kept[1:]] + [now]
+    ends = [*(at for at, _ in kept[1:]), now]
     weights = [(end - at).total_seconds() for (at, _), end in zip(kept, ends, strict=True)]
     expected = sum(w * value for w, (_, value) in zip(weights, kept, strict=True)) / sum(weights)
     measured = measured_requests(states, policy, now, kept[0][0])

@@ -6,6 +6,7 @@ reaches the internet.
 
 from __future__ import annotations
 
+import socketserver
 import textwrap
 import threading
 import xml.etree.ElementTree as ET
@@ -33,6 +34,18 @@ NOW_ISO = "2026-11-30T12:00:00Z"
 #: Small feed files used by several tests.
 DATA = Path(__file__).parent / "data"
 ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+@contextmanager
+def in_thread(server: socketserver.BaseServer) -> Iterator[None]:
+    """Serve ``server`` (bound to a loopback address) on a daemon thread for the ``with`` block,
+    then shut it down and close its socket."""
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from syndicator.deadline import Deadlines
 from syndicator.fetch import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest
 
-from .conftest import post, rss
+from .conftest import in_thread, post, rss
 
 FEED = rss(post(1)).encode()
 UA = "syndicator/test (+https://planet.example.org/)"
@@ -147,13 +147,10 @@ class _CloseDelimited(socketserver.BaseRequestHandler):
 
 
 def test_a_close_delimited_body_completed_in_time_is_kept() -> None:
-    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _CloseDelimited) as tcp:
-        tcp.daemon_threads = True
-        threading.Thread(target=tcp.serve_forever, daemon=True).start()
-        try:
-            result = fetcher().fetch(get(f"http://127.0.0.1:{tcp.server_address[1]}/feed"))
-        finally:
-            tcp.shutdown()
+    tcp = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _CloseDelimited)
+    tcp.daemon_threads = True
+    with in_thread(tcp):
+        result = fetcher().fetch(get(f"http://127.0.0.1:{tcp.server_address[1]}/feed"))
     assert isinstance(result, Fetched)
     assert result.body == b"x" * 6
 

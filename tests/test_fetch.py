@@ -29,7 +29,7 @@ from syndicator import __version__
 from syndicator.fetch import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified
 
-from .conftest import build, post, rss, write_config
+from .conftest import build, in_thread, post, rss, write_config
 
 FEED = rss(post(1)).encode()
 UA = "syndicator/test (+https://planet.example.org/)"
@@ -452,13 +452,10 @@ class _HeaderDrip(socketserver.BaseRequestHandler):
 def test_headers_dripping_past_the_deadline_are_cut() -> None:
     """Each header byte comes well inside the read timeout, so only the total deadline can stop it."""
     _HeaderDrip.sent = 0
-    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _HeaderDrip) as tcp:
-        tcp.daemon_threads = True
-        threading.Thread(target=tcp.serve_forever, daemon=True).start()
-        try:
-            result = fetcher(timeout=1, retries=0).fetch(get(f"http://127.0.0.1:{tcp.server_address[1]}/feed"))
-        finally:
-            tcp.shutdown()
+    tcp = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _HeaderDrip)
+    tcp.daemon_threads = True
+    with in_thread(tcp):
+        result = fetcher(timeout=1, retries=0).fetch(get(f"http://127.0.0.1:{tcp.server_address[1]}/feed"))
     assert isinstance(result, Failed)
     assert result.error.kind == "timeout"
     assert _HeaderDrip.sent < _HeaderDrip.size  # the fetcher hung up before the headers ended

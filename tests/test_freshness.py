@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.server
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -18,7 +17,7 @@ from syndicator.habits import Habits
 from syndicator.model import SourceState
 from syndicator.store import Store
 
-from .conftest import NOW, post, rss, write_config
+from .conftest import NOW, in_thread, post, rss, write_config
 from .polite_helpers import build, run, status
 
 DAY = 86400.0
@@ -46,13 +45,8 @@ def serving(host: str, port: int, body: bytes) -> Iterator[list[str]]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer((host, port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with in_thread(http.server.ThreadingHTTPServer((host, port), Handler)):
         yield asked
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_build_on_a_machine_offline_counts_no_failure_and_the_next_build_tries_again(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from syndicator import fetch
 from syndicator.fetch import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified
 
+from .conftest import in_thread
+
 FEED = b"<?xml version='1.0'?><rss version='2.0'><channel><title>T</title></channel></rss>"
 
 
@@ -93,12 +95,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def farm() -> Iterator[Farm]:
     server = Farm()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with in_thread(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def get(fetcher: Fetcher, farm: Farm, path: str, etag: str | None = None) -> object:
