@@ -33,13 +33,16 @@ from xml.parsers.expat import ExpatError
 from feedparser.api import PREFERRED_XML_PARSERS, LooseFeedParser, StrictFeedParser
 from feedparser.encodings import convert_to_utf8
 from feedparser.exceptions import UndeclaredNamespace
+from feedparser.mixin import _cp1252, _FeedParserMixin
 from feedparser.sanitizer import replace_doctype
 from feedparser.sgml import sgmllib
+from feedparser.urls import _urljoin, make_safe_absolute_uri
 from feedparser.util import FeedParserDict
 
 from .errors import ParseError
 from .limits import AUTHOR_MAX_CHARS, Budget
 
+_C1 = re.compile("[\x80-\x9f]")
 #: Characters (strict parser: bytes) given to a parser between two budget checks.
 CHUNK = 64 * 1024
 _HEADERS = {"content-type": "application/xml; charset=utf-8"}
@@ -216,3 +219,88 @@ def _loose(data: bytes, entities: dict[str, str], budget: Budget) -> Any:
         sgmllib.SGMLParser.feed(handler, text[start:start + CHUNK])
     sgmllib.SGMLParser.close(handler)
     return handler
+
+
+# --- feedparser's rules, lent to the fast reader (:mod:`fastreader`) -----------
+
+#: The elements feedparser has a handler for, as it names them (``title``,
+#: ``media_content``, ``itunes_owner``): any other element is stored under its
+#: name and otherwise ignored.
+HANDLED = frozenset(name.split("_", 2)[2] for name in dir(_Strict) if name.startswith(("_start_", "_end_")))
+#: feedparser's prefix for each namespace it knows, keyed by the namespace URI in lower case
+#: ("" for Atom 1.0 and RSS 0.9x/2.0 extensions it reads as plain elements).
+PREFIXES = {uri.lower(): prefix for uri, prefix in _FeedParserMixin.namespaces.items()}
+#: Elements whose text feedparser resolves against xml:base when it stores them.
+RELATIVE_URI_ELEMENTS = frozenset(_FeedParserMixin.can_be_relative_uri)
+looks_like_html = _FeedParserMixin.looks_like_html
+map_content_type = _FeedParserMixin.map_content_type
+enforce_href = _FeedParserMixin._enforce_href
+urljoin = _urljoin
+safe_absolute = make_safe_absolute_uri
+
+
+def repaired(text: str) -> str:
+    """A stored text value as feedparser leaves it (str -> str).
+
+    feedparser undoes UTF-8 that was read as Latin-1 (``CafÃ©`` becomes
+    ``Café``) wherever the whole value allows it, and maps the C1 controls
+    U+0080-U+009F to the Windows-1252 characters they stand for.
+    """
+    if text.isascii():
+        return text  # both steps leave ASCII as it is
+    with contextlib.suppress(UnicodeEncodeError, UnicodeDecodeError):
+        text = text.encode("iso-8859-1").decode("utf-8")
+    return text.translate(_cp1252) if _C1.search(text) else text
+
+
+class AuthorState:
+    """A context (feed or entry dict) with feedparser's own author bookkeeping.
+
+    :meth:`save_author` and :meth:`sync_author_detail` are feedparser's
+    ``_save_author`` and ``_sync_author_detail``, run on ``self.context``: the
+    fast reader gets ``author``, ``author_detail`` and ``authors`` exactly as
+    feedparser would, quirks included (an ``itunes:name`` in ``itunes:owner``
+    lands in the authors list), and the author string cut as :func:`_cap_author` cuts it.
+    """
+
+    def __init__(self) -> None:
+        self.context: dict[str, Any] = {}
+
+    def _get_context(self) -> dict[str, Any]:
+        return self.context
+
+    _save_author = _FeedParserMixin._save_author
+
+    def _sync_author_detail(self, key: str = "author") -> None:
+        _cap_author(self, key)  # as in the strict and tolerant parsers: the e-mail search is quadratic
+        _FeedParserMixin._sync_author_detail(self, key)
+
+    def save_author(self, key: str, value: str, prefix: str = "author") -> None:
+        """Record an author's (or with ``prefix="publisher"``, a publisher's) name, email or href."""
+        self._save_author(key, value, prefix)
+
+    def sync_author_detail(self, key: str = "author") -> None:
+        """Bring ``author`` and ``author_detail`` (or ``publisher``...) in line, as feedparser does after an element."""
+        self._sync_author_detail(key)
+
+
+def document(feed: dict[str, Any], entries: list[dict[str, Any]], version: str) -> Any:
+    """A well-formed document read elsewhere, in the shape :func:`read` returns."""
+    return FeedParserDict(bozo=False, entries=entries, feed=feed, version=version, namespaces={},
+                          headers=dict(_HEADERS))
+
+
+def well_formed(data: bytes) -> bool:
+    """True when the strict parser feedparser runs first (expat) reads all of ``data`` (UTF-8 bytes).
+
+    libxml2 and expat disagree on a few documents; one expat rejects goes to
+    feedparser's tolerant parser, whose reading the fast path does not follow.
+    """
+    parser = expat.ParserCreate("utf-8", " ")
+    parser.namespace_prefixes = True
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_UNLESS_STANDALONE)
+    try:
+        parser.Parse(data, True)
+    except ExpatError:
+        return False
+    return True

@@ -1,7 +1,9 @@
 """bytes + headers -> ParsedFeed.
 
 RSS 0.9x/1.0/2.0 and Atom go through feedparser (driven by :mod:`feedreader`,
-the only module that imports it); JSON Feed 1.0/1.1 is read
+the only module that imports it), after :mod:`fastreader` has had its try:
+a well-formed RSS 2.0 or Atom 1.0 document is read with lxml into the same
+shape, and anything it is unsure of goes on to feedparser; JSON Feed 1.0/1.1 is read
 by :mod:`jsonfeed` into the same model. Everything feed-specific is
 normalized here, once:
 
@@ -52,7 +54,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from xml.parsers.expat import ExpatError
 
-from . import dates, feedreader, hints, identity, media
+from . import dates, fastreader, feedreader, hints, identity, media
 from .discover import find_alternates, looks_like_html
 from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
@@ -194,7 +196,7 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
     check_structure(text, url)
     prepared = prepare_xml(text)
     budget.check("preparing the document")
-    document = feedreader.read(prepared, url, budget)
+    document = fastreader.read(prepared, budget) or feedreader.read(prepared, url, budget)
     budget.check("running feedparser")
     if not document.entries:
         if not document.get("version") and looks_like_html(text):
