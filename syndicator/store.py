@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import asdict, fields, replace
+from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -415,13 +415,18 @@ def _to_db(value: Any, name: str) -> Any:
         return json.dumps([[c.at.isoformat(), c.elapsed, int(c.changed), c.new_entries, int(c.overflowed)]
                            for c in value])
     if name == "hints":
-        return json.dumps(asdict(value), separators=(",", ":"))
+        return json.dumps(_flat(value), separators=(",", ":"))
     if name == "habits":
-        data = asdict(value)
+        data = _flat(value)
         for key in ("at", "newest", "oldest"):
             data[key] = data[key] and data[key].isoformat()
         return json.dumps(data, separators=(",", ":"))
     return value
+
+
+def _flat(value: Any) -> dict[str, Any]:
+    """A flat dataclass (fields of numbers, strings, tuples of numbers) as a dict, without asdict's deep copy."""
+    return {f.name: getattr(value, f.name) for f in fields(value)}
 
 
 def _from_db(value: Any, name: str) -> Any:
@@ -449,12 +454,22 @@ def _state_from_row(row: tuple[Any, ...]) -> SourceState:
 
 
 def _entry_to_json(entry: Entry) -> str:
-    data = asdict(entry)
-    data.pop("aliases")  # recorded in the aliases table
+    """An entry as its stored JSON object (aliases live in their own table).
+
+    Field by field rather than ``dataclasses.asdict``, whose deep copy was the
+    biggest single cost of storing a snapshot.
+    """
+    data = {name: getattr(entry, name) for name in _ENTRY_FIELDS}
     for key in ("date", "updated"):
         if data[key] is not None:
             data[key] = data[key].isoformat()
+    data["enclosures"] = [{name: getattr(enclosure, name) for name in _ENCLOSURE_FIELDS}
+                          for enclosure in entry.enclosures]
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+_ENTRY_FIELDS = tuple(f.name for f in fields(Entry) if f.name != "aliases")
+_ENCLOSURE_FIELDS = tuple(f.name for f in fields(Enclosure))
 
 
 def _entry_from_json(text: str) -> Entry:

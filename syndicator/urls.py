@@ -129,6 +129,12 @@ def absolute(link: object, base: object) -> str | None:
     return result if parts is not None and parts.scheme in WEB_SCHEMES and parts.hostname else None
 
 
+#: A lower-case http(s) URL with a host of lower-case letters, digits, dots and hyphens, no port, user,
+#: query or fragment, and an ASCII path without spaces or controls: canonical as it is, once its
+#: empty path is "/". urlsplit and urlunsplit give exactly this, at many times the cost.
+_PLAIN = re.compile(r"https?://[a-z0-9.-]+(/[\x21-\x22\x24-\x3e\x40-\x7e]*)?")
+
+
 def canonical(url: str) -> str:
     """Canonical form of a URL for comparing identities (str -> str).
 
@@ -143,6 +149,9 @@ def canonical(url: str) -> str:
     if not isinstance(url, str):
         return ""
     url = url.strip()
+    plain = _PLAIN.fullmatch(url)
+    if plain and len(url) <= MAX_LENGTH:  # already canonical but for the path "/" (most links)
+        return url if plain.group(1) else url + "/"
     parts = split(url)
     if parts is None:
         return url

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -122,3 +123,16 @@ def test_any_string_is_safe(text: str, base: str | None) -> None:
     assert joined is None or urls.split(joined) is not None
     assert isinstance(urls.canonical(text), str)
     assert isinstance(urls.hostname(text), str) and isinstance(urls.scheme(text), str)
+
+
+@settings(max_examples=400)
+@given(url=st.one_of(st.from_regex(r"\A\s?https?://[a-z0-9.-]{1,12}(:80)?(/[\x21-\x7e ]{0,12})?\s?\Z"),
+                     st.from_regex(r"\A[hH][tT][tT][pP]s?://[A-Za-z0-9.:-]{0,12}(/[\x00-\x7f]{0,12})?\Z")))
+def test_the_shortcut_for_plain_links_gives_what_urllib_gives(url: str) -> None:
+    fast = urls.canonical(url)
+    shortcut = urls._PLAIN
+    urls._PLAIN = re.compile(r"(?!)")  # never matches: every URL through urllib
+    try:
+        assert fast == urls.canonical(url)
+    finally:
+        urls._PLAIN = shortcut
