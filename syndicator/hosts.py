@@ -10,13 +10,17 @@ downloaded at run time. An IP address is its own key.
 from __future__ import annotations
 
 import ipaddress
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from publicsuffixlist import PublicSuffixList
 
 from .urls import hostname
 
-_PSL = PublicSuffixList()
+
+@cache
+def _suffixes() -> PublicSuffixList:
+    """The bundled list, read on first use (a tenth of a second: a build with nothing due never needs it)."""
+    return PublicSuffixList()
 
 
 @lru_cache(maxsize=65536)
@@ -36,4 +40,4 @@ def host_key(url: str) -> str:
         return host
     except ValueError:
         pass
-    return _PSL.privatesuffix(host) or host
+    return _suffixes().privatesuffix(host) or host

@@ -129,10 +129,11 @@ def absolute(link: object, base: object) -> str | None:
     return result if parts is not None and parts.scheme in WEB_SCHEMES and parts.hostname else None
 
 
-#: A lower-case http(s) URL with a host of lower-case letters, digits, dots and hyphens, no port, user,
-#: query or fragment, and an ASCII path without spaces or controls: canonical as it is, once its
-#: empty path is "/". urlsplit and urlunsplit give exactly this, at many times the cost.
-_PLAIN = re.compile(r"https?://[a-z0-9.-]+(/[\x21-\x22\x24-\x3e\x40-\x7e]*)?")
+#: A lower-case http(s) URL with a host of lower-case letters, digits, dots and hyphens, a port
+#: without leading zeros or none, no user, query or fragment, and an ASCII path without spaces or
+#: controls: canonical as it is once its default port is dropped and an empty path is "/".
+#: urlsplit and urlunsplit give exactly this, at many times the cost.
+_PLAIN = re.compile(r"(https?)://([a-z0-9.-]+)(?::([1-9][0-9]{0,4}))?(/[\x21-\x22\x24-\x3e\x40-\x7e]*)?")
 
 
 def canonical(url: str) -> str:
@@ -150,8 +151,11 @@ def canonical(url: str) -> str:
         return ""
     url = url.strip()
     plain = _PLAIN.fullmatch(url)
-    if plain and len(url) <= MAX_LENGTH:  # already canonical but for the path "/" (most links)
-        return url if plain.group(1) else url + "/"
+    if plain and len(url) <= MAX_LENGTH and int(plain.group(3) or 0) <= 65535:  # most links: no urllib
+        scheme, host, port, path = plain.group(1, 2, 3, 4)
+        if port and int(port) == _DEFAULT_PORTS[scheme]:
+            return f"{scheme}://{host}{path or '/'}"
+        return url if path else url + "/"
     parts = split(url)
     if parts is None:
         return url

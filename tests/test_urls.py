@@ -126,7 +126,8 @@ def test_any_string_is_safe(text: str, base: str | None) -> None:
 
 
 @settings(max_examples=400)
-@given(url=st.one_of(st.from_regex(r"\A\s?https?://[a-z0-9.-]{1,12}(:80)?(/[\x21-\x7e ]{0,12})?\s?\Z"),
+@given(url=st.one_of(st.from_regex(r"\A\s?https?://[a-z0-9.-]{1,12}(:(80|443|0|0?8080|99999|65535|65536))?"
+                                   r"(/[\x21-\x7e ]{0,12})?\s?\Z"),
                      st.from_regex(r"\A[hH][tT][tT][pP]s?://[A-Za-z0-9.:-]{0,12}(/[\x00-\x7f]{0,12})?\Z")))
 def test_the_shortcut_for_plain_links_gives_what_urllib_gives(url: str) -> None:
     fast = urls.canonical(url)
