@@ -6,7 +6,7 @@ bytes (int), and every datetime is timezone-aware UTC.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -470,6 +470,16 @@ class StoredEntry:
     def date(self) -> datetime:
         """The date used for sorting: the entry's date, else first seen (UTC)."""
         return self.entry.date or self.first_seen
+
+
+def newest(stored: Sequence[StoredEntry], count: int) -> list[int]:
+    """Positions of the ``count`` newest entries of one snapshot, newest first.
+
+    Newest by :attr:`StoredEntry.date`; among equal dates the earlier in the
+    document first. The one ranking the store (which loads these entries in
+    full, :meth:`store.Store.snapshots`) and selection (which shows them) share.
+    """
+    return sorted(range(len(stored)), key=lambda i: (-stored[i].date.timestamp(), i))[:max(count, 0)]
 
 
 @dataclass(frozen=True)

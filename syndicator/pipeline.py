@@ -110,7 +110,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     with Store.open(config.cache) as store, output_lock(config.output):
         states = store.states()
         states.update(_poll(config, options, store, states, only, report, started))
-        snapshots = store.snapshots(config.sources)
+        snapshots = store.snapshots(config.sources, complete=config.items_per_feed)
         selected = select_entries(config.sites, snapshots, config.items_per_feed)
         statuses = site_statuses(config.sites, states, snapshots, options.now, config.stale_after)
         report.stale_copies = log_health(statuses, options.now)

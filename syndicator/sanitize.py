@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
 from html.parser import HTMLParser
 
 import nh3
@@ -209,8 +210,19 @@ def html_to_text(fragment: str) -> str:
     Tags are removed (script and style with their content), entities are
     decoded exactly once and runs of ordinary white space become one space
     (:func:`one_line`). Text
-    inside SVG and MathML is kept, as a browser shows it.
+    inside SVG and MathML is kept, as a browser shows it. The last few
+    answers for fragments under 64 KiB are remembered: parsing asks for the
+    text of one body two or three times (which body is richer, the entry's identity).
     """
+    return _remembered_text(fragment) if len(fragment) <= 65536 else _text(fragment)
+
+
+@lru_cache(maxsize=64)
+def _remembered_text(fragment: str) -> str:
+    return _text(fragment)
+
+
+def _text(fragment: str) -> str:
     if not fragment:
         return ""
     if _too_costly(fragment):

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
-from .model import SelectedEntry, Site, SiteStatus, SourceState, StoredEntry
+from .model import SelectedEntry, Site, SiteStatus, SourceState, StoredEntry, newest
 from .urls import canonical, hostname, split
 
 _GLOBAL_ID = re.compile(r"^(?!urn:sha256:)[A-Za-z][A-Za-z0-9+.-]*:\S+$")
@@ -39,7 +39,9 @@ def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[Store
 
     Args:
         sites: the configured sites, in file order.
-        snapshots: {configured feed URL: stored entries in document order}.
+        snapshots: {configured feed URL: stored entries in document order};
+            only the ``items_per_feed`` newest (:func:`model.newest`) need
+            their text, the others only their id, link and dates.
         items_per_feed: how many newest entries each source contributes.
     Returns:
         SelectedEntry values, newest first, each post once.
@@ -53,8 +55,7 @@ def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[Store
     candidates: list[tuple[datetime, int, int, SelectedEntry]] = []
     for feed, site in credited.items():
         stored = list(snapshots.get(feed, ()))
-        ranked = sorted(range(len(stored)), key=lambda i: (-stored[i].date.timestamp(), i))
-        for position in ranked[:items_per_feed]:
+        for position in newest(stored, items_per_feed):
             candidates.append((stored[position].date, order[feed], position,
                                SelectedEntry(site, stored[position])))
     candidates.sort(key=lambda c: (-c[0].timestamp(), c[1], c[2]))

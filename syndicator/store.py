@@ -48,7 +48,7 @@ from filelock import FileLock, Timeout
 from .errors import CacheLockedError, StoreError
 from .habits import Habits
 from .identity import content_hash
-from .model import Check, Enclosure, Entry, FeedHints, SourceState, StoredEntry
+from .model import Check, Enclosure, Entry, FeedHints, SourceState, StoredEntry, newest
 
 SCHEMA_VERSION = 7
 DATABASE = "state.sqlite"
@@ -227,23 +227,42 @@ class Store:
         except sqlite3.OperationalError as error:
             raise StoreError(f"cannot write the state database: {error}") from error
 
-    def snapshots(self, sources: Iterable[str]) -> dict[str, list[StoredEntry]]:
+    def snapshots(self, sources: Iterable[str], complete: int | None = None) -> dict[str, list[StoredEntry]]:
         """The stored snapshot of each source, entries in document order.
 
         Args:
             sources: configured URLs; unknown ones map to an empty list.
+            complete: load in full only the ``complete`` newest entries of
+                each snapshot (:func:`model.newest`, the ranking selection
+                uses); the others come with their id, link and date alone
+                (title, text and media empty). None: every entry in full.
         Returns:
             {url: [StoredEntry, ...]}, each with its first-seen time (UTC).
         """
         result: dict[str, list[StoredEntry]] = {url: [] for url in sources}
-        rows = self._db.execute(
-            "SELECT e.source, e.data, s.first_seen, s.changed FROM entries e "
-            "JOIN seen s ON s.source = e.source AND s.id = e.id "
+        if complete is None:
+            rows = self._db.execute(
+                "SELECT e.source, e.data, s.first_seen, s.changed FROM entries e "
+                "JOIN seen s ON s.source = e.source AND s.id = e.id "
+                "ORDER BY e.source, e.position")
+            for source, data, first_seen, changed in rows:
+                if source in result:
+                    result[source].append(StoredEntry(source, _entry_from_json(data),
+                                                      datetime.fromisoformat(first_seen), _moment(changed)))
+            return result
+        light = self._db.execute(
+            "SELECT e.source, e.id, json_extract(e.data, '$.link'), json_extract(e.data, '$.date'), s.first_seen, "
+            "s.changed FROM entries e JOIN seen s ON s.source = e.source AND s.id = e.id "
             "ORDER BY e.source, e.position")
-        for source, data, first_seen, changed in rows:
+        for source, entry_id, link, date, first_seen, changed in light:
             if source in result:
-                result[source].append(StoredEntry(source, _entry_from_json(data), datetime.fromisoformat(first_seen),
-                                                  datetime.fromisoformat(changed) if changed else None))
+                entry = Entry(id=entry_id, link=link if isinstance(link, str) else None, date=_moment(date))
+                result[source].append(StoredEntry(source, entry, datetime.fromisoformat(first_seen), _moment(changed)))
+        for source, stored in result.items():
+            for position in newest(stored, complete):
+                row = self._db.execute("SELECT data FROM entries WHERE source = ? AND id = ?",
+                                       (source, stored[position].entry.id)).fetchone()
+                stored[position] = replace(stored[position], entry=_entry_from_json(row[0]))
         return result
 
     def aliases(self, source: str) -> dict[str, str]:
@@ -470,6 +489,11 @@ def _entry_to_json(entry: Entry) -> str:
 
 _ENTRY_FIELDS = tuple(f.name for f in fields(Entry) if f.name != "aliases")
 _ENCLOSURE_FIELDS = tuple(f.name for f in fields(Enclosure))
+
+
+def _moment(value: object) -> datetime | None:
+    """A stored ISO 8601 time as a datetime, None for none (or a value that is no string)."""
+    return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
 def _entry_from_json(text: str) -> Entry:

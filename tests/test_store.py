@@ -18,7 +18,8 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from syndicator.errors import CacheLockedError, StoreError
-from syndicator.model import Check, Entry, SourceState
+from syndicator.model import Check, Entry, Site, SourceState
+from syndicator.selection import select_entries
 from syndicator.store import DATABASE, SCHEMA_VERSION, Store
 
 from .conftest import ATOM, NOW, NOW_ISO, atom_entries, build, post, rss, write_config
@@ -254,3 +255,23 @@ def test_ctrl_c_stops_a_build_at_once_and_keeps_what_finished(server: HTTPServer
     assert read_db(tmp_path / "cache", "SELECT url FROM sources WHERE last_success IS NOT NULL") == [
         (sites[0]["feed"],)]
     assert build(config).exit_code == 0  # the lock was released
+
+
+def test_only_the_newest_entries_of_each_snapshot_are_loaded_in_full(tmp_path: Path) -> None:
+    entries = [entry(3), entry(1), entry(5, date=None), entry(2), entry(4)]  # the undated one: first seen, NOW
+    other = "https://other.example.org/feed.xml"
+    with Store.open(tmp_path) as store:
+        store.save(state(), entries, NOW)
+        store.save(SourceState(url=other, fetch_url=other), [entry(7)], NOW - timedelta(days=1))
+        full = store.snapshots([URL, other])
+        light = store.snapshots([URL, other], complete=2)
+    assert [s.entry.id for s in light[URL]] == [e.id for e in entries]  # every entry, in document order
+    assert [s.date for s in light[URL]] == [s.date for s in full[URL]]
+    assert [s.entry.link for s in light[URL]] == [e.link for e in entries]
+    # entry 5 (undated, first seen NOW) and entry 1 are the two newest: in full; the rest are ids, links and dates
+    assert [s.entry == f.entry for s, f in zip(light[URL], full[URL], strict=True)] == [False, True, True, False,
+                                                                                           False]
+    assert light[URL][0].entry.summary == "" and light[URL][0].entry.title == ""
+    assert light[other] == full[other]
+    assert select_entries([Site("A", URL), Site("B", other)], light, 2) == \
+        select_entries([Site("A", URL), Site("B", other)], full, 2)
