@@ -26,7 +26,6 @@ from .config import WORKERS_MAX, load_config
 from .errors import FeedError, InternalErrorsExit, SyndicatorError
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
-from .pipeline import discover as run_discover
 from .schedule import duration_text
 from .status import status as site_status
 from .values import url_problem
@@ -259,6 +258,7 @@ def _http_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
 def discover(url: str, timeout: float) -> None:
     """Print the feed URLs of a site: URL itself if it is a feed, else the
     feeds its page advertises with <link rel="alternate">, one per line."""
+    from .observe import discover as run_discover  # here: other commands need not load requests
     try:
         feeds = run_discover(url, datetime.now(UTC), timeout=timeout)
     except FeedError as error:

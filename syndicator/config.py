@@ -15,8 +15,7 @@ import yaml
 from . import __version__
 from .errors import ConfigError
 from .model import Config, Site
-from .sanitize import strip_control
-from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, url_problem
+from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, strip_control, url_problem
 from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
 _SITE_KEYS = {"name", "feed", "link"}

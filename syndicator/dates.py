@@ -29,8 +29,8 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime, parsedate_tz
-
-from dateutil import parser as dateutil_parser
+from functools import cache
+from typing import Any
 
 from .limits import DATE_MAX_CHARS
 
@@ -158,21 +158,26 @@ def _rfc822(text: str) -> datetime | None:
     return value.astimezone(UTC)
 
 
-class _ParserInfo(dateutil_parser.parserinfo):
-    """dateutil's vocabulary with a two-digit year rule that ignores the clock.
+@cache
+def _parser() -> Any:
+    """dateutil's parser with a two-digit year rule that ignores the clock (loaded on first use).
 
     dateutil widens ``24`` to the year within 50 years of today; we use the
     email package's fixed rule instead (00-68 are 20xx, 69-99 are 19xx, as
-    POSIX ``%y``), so a date reads the same in every year.
+    POSIX ``%y``), so a date reads the same in every year. Imported here:
+    most feeds' dates are ISO 8601 or RFC 822 and never need dateutil.
     """
+    from dateutil import parser
 
-    def convertyear(self, year: int, century_specified: bool = False) -> int:
-        if year < 100 and not century_specified:
-            return year + (2000 if year < 69 else 1900)
-        return year
+    class ParserInfo(parser.parserinfo):
+        def convertyear(self, year: int, century_specified: bool = False) -> int:
+            if year < 100 and not century_specified:
+                return year + (2000 if year < 69 else 1900)
+            return int(year)
+
+    return parser.parser(ParserInfo())
 
 
-_PARSER = dateutil_parser.parser(_ParserInfo())
 #: Two fill-ins for what a text leaves out; they differ in year, month and day.
 _DEFAULTS = (datetime(2001, 1, 1), datetime(2002, 2, 2))
 
@@ -186,8 +191,8 @@ def _dateutil(text: str) -> datetime | None:
     that leaves the year, month or day out; a missing time of day is midnight.
     """
     try:
-        first, second = (_PARSER.parse(text, default=default, fuzzy=False) for default in _DEFAULTS)
-    except (ValueError, OverflowError, TypeError, dateutil_parser.ParserError):
+        first, second = (_parser().parse(text, default=default, fuzzy=False) for default in _DEFAULTS)
+    except (ValueError, OverflowError, TypeError):  # dateutil's ParserError is a ValueError
         return None
     if first != second:
         return None

@@ -5,8 +5,9 @@ One build, under the cache lock and the output lock from start to end::
     due sources | pool( observe = fetch | parse ) | decide | store    -> report.json
                         (an HTML page advertising feeds: | follow one | parse)
     store.snapshots | select (5 per feed, merge, sort) | render       -> public/
+                      (skipped when nothing a render reads changed: sitekey)
 
-``observe`` runs on the pool's threads and returns an
+``observe`` (:mod:`observe`) runs on the pool's threads and returns an
 :class:`~syndicator.model.Observation` made from the request and the
 source's state as it was before the build (nothing shared is mutated).
 ``decide`` is pure and returns a :class:`~syndicator.model.Decision`;
@@ -18,53 +19,43 @@ failure table). An exception we did not foresee while handling one source
 is recorded for that source as kind ``internal``, its traceback logged,
 and the build goes on; the CLI then exits 7. Only failures outside any one
 source (the store, the output, a template) stop a build.
+
+A build with nothing due and nothing to render loads neither the HTTP and
+feed libraries nor the template engine: :mod:`observe` and :mod:`render`
+are imported where they are first needed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from . import __version__, habits, schedule
+from . import habits, schedule
 from .buildlog import HostTrouble, log_failure, log_followed, log_health
-from .decide import decide, snapshot_hash
-from .discover import choose_feed
-from .errors import ConfigError, EmptyBuildError, FeedError, InternalError, NotAFeedError, ParseError, StoreError
+from .decide import decide
+from .errors import ConfigError, EmptyBuildError, StoreError
 from .failures import kind_of
-from .fetch import Fetcher
 from .hosts import host_key
-from .model import (
-    Config,
-    Decision,
-    Failed,
-    Fetched,
-    FetchRequest,
-    FetchResult,
-    NotModified,
-    NotRequested,
-    Observation,
-    SourceState,
-)
-from .parse import parse_feed
-from .pool import HostPool, Skipped
+from .model import Config, Decision, Observation, SourceState
+from .pool import HostPool
 from .publish import output_lock
-from .render import render_site
 from .report import BuildReport, write_report
 from .selection import select_entries, site_statuses
+from .sitekey import Publication, output_mark, site_key
 from .store import Store
 
-__all__ = ["BuildOptions", "BuildReport", "build", "discover"]
+__all__ = ["BuildOptions", "BuildReport", "build"]
 
 #: A build whose every request failed to connect, to at least this many
 #: hosts, saw this machine offline, not the hosts (one host down looks alike).
 OFFLINE_HOSTS = 2
 #: Where the store keeps the schedule's ledger of expected requests (schedule.budgeted).
 LEDGER_KEY = "schedule.ledger"
+#: Where the store keeps what the last rendering build published (sitekey.Publication).
+PUBLISHED_KEY = "site.published"
 
 
 @dataclass(frozen=True)
@@ -110,10 +101,19 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     with Store.open(config.cache) as store, output_lock(config.output):
         states = store.states()
         states.update(_poll(config, options, store, states, only, report, started))
+        statuses = site_statuses(config.sites, states, {}, options.now, config.stale_after)
+        report.stale_copies = log_health(statuses, options.now)
+        key = site_key(config, options.templates, store.generation(), (status.stale for status in statuses))
+        published = Publication.read(store.value(PUBLISHED_KEY))
+        if published is not None and published.current(key, config.output):
+            report.entries, report.rendered = published.entries, False
+            report.seconds = time.monotonic() - started
+            write_report(report, options.now, config.cache)
+            return report
         snapshots = store.snapshots(config.sources, complete=config.items_per_feed)
         selected = select_entries(config.sites, snapshots, config.items_per_feed)
-        statuses = site_statuses(config.sites, states, snapshots, options.now, config.stale_after)
-        report.stale_copies = log_health(statuses, options.now)
+        counts = {url: len(stored) for url, stored in snapshots.items()}
+        statuses = site_statuses(config.sites, states, counts, options.now, config.stale_after)
         report.entries = min(len(selected), config.feed_entries)
         report.seconds = time.monotonic() - started
         write_report(report, options.now, config.cache)
@@ -123,7 +123,11 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
                 else " (is the network down?)" * _offline(report)
             raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
                                   f"{config.output} is unchanged" + offline)
-        render_site(config, selected, statuses, options.now, config.output, options.templates)
+        from . import render  # here: a build that renders nothing never loads jinja2
+        render.render_site(config, selected, statuses, options.now, config.output, options.templates)
+        mark = output_mark(config.output)
+        if mark is not None:
+            store.keep(PUBLISHED_KEY, Publication(key, mark, report.entries).text())
     return report
 
 
@@ -179,15 +183,21 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
           only: list[str] | None, report: BuildReport, started: float) -> dict[str, SourceState]:
     """due | pool(observe) | decide | store, for every due source; returns {URL: the state stored}.
 
-    ``states`` (as they were before the build) is only read.
+    ``states`` (as they were before the build) is only read. With nothing
+    due, nothing is planned, so the schedule's ledger is left as it was: the
+    last build's expectation holds until the next build that plans.
     """
     now = options.now
-    policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
-    store.keep(LEDGER_KEY, ledger.text())
     fingerprints = schedule.site_fingerprints(config.sites)
     due = schedule.due_sources(config.sources, states, now, fingerprints, options.force, only)
     report.due = len(due)
-    pool: HostPool[_Job, Observation] = HostPool(
+    if not due:
+        return {}
+    from . import observe  # here: a build with nothing due never loads requests, feedparser or lxml
+    from .fetch import Fetcher
+    policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
+    store.keep(LEDGER_KEY, ledger.text())
+    pool: HostPool[observe.Job, Observation] = HostPool(
         workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
         breaker=config.host_breaker)
     fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
@@ -195,7 +205,8 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
     stored: dict[str, SourceState] = {}
     hosts: set[str] = set()
     trouble = HostTrouble()
-    observations = _observe_all(pool, fetcher, [_job(url, states.get(url)) for url in due], now, started)
+    observations = observe.observe_all(pool, fetcher, [observe.job_for(url, states.get(url)) for url in due], now,
+                                       started)
     names: dict[str, list[str]] = {}
     for site in config.sites:
         names.setdefault(site.feed, []).append(site.name)
@@ -240,119 +251,6 @@ def _forgive(store: Store, before: Mapping[str, SourceState], after: Mapping[str
     return forgiven
 
 
-@dataclass(frozen=True)
-class _Job:
-    """One due source for the pool: the request and the source's state before the build."""
-
-    request: FetchRequest
-    state: SourceState | None
-
-
-def _job(url: str, state: SourceState | None) -> _Job:
-    if state is None:
-        return _Job(FetchRequest(source=url, url=url), None)
-    return _Job(FetchRequest(source=url, url=state.fetch_url, etag=state.etag, last_modified=state.last_modified,
-                             validators_url=state.validators_url), state)
-
-
-def _observe_all(pool: HostPool[_Job, Observation], fetcher: Fetcher, jobs: list[_Job], now: datetime,
-                 started: float) -> Iterator[Observation]:
-    """pool(observe): one Observation per job, as each ends; a source the pool skipped is NotRequested."""
-    waits: dict[str, float | None] = {}  # host -> the Retry-After it asked for
-    results = pool.run(jobs, host=lambda job: host_key(job.request.url),
-                       work=lambda job: _observe(job, fetcher, now, started),
-                       judge=lambda observation: observation.verdict)
-    for job, result in results:
-        if isinstance(result, Skipped):
-            yield Observation(job.request, NotRequested(result.reason, result.host, waits.get(result.host)))
-            continue
-        if result.verdict == "stop":
-            waits[host_key(job.request.url)] = result.retry_after
-        yield result
-
-
-def _observe(job: _Job, fetcher: Fetcher, now: datetime, build_started: float) -> Observation:
-    """fetch | parse (| follow the advertised feed | parse), on a worker thread.
-
-    Never raises for a feed's trouble, nor for a bug of ours.
-    """
-    clock = time.monotonic()
-    started = clock - build_started
-    result: FetchResult | None = None
-    try:
-        result = fetcher.fetch(job.request)
-        observation = _parse(job, result, now, started)
-        feed = _advertised(observation)
-        if feed is None or not isinstance(result, Fetched):
-            return observation
-        return _follow(job, result, feed, fetcher, fetcher.deadline - (time.monotonic() - clock), now, started)
-    except Exception as error:  # a bug of ours while handling this source: contained to it
-        return _internal(Observation(job.request, result or Failed(FeedError(job.request.source, ""), requests=0),
-                                     started=started), error)
-
-
-def _advertised(observation: Observation) -> str | None:
-    """The feed to follow when the source answered with an HTML page that advertises feeds, else None."""
-    error = observation.failure
-    return choose_feed(error.url, error.alternates) if isinstance(error, NotAFeedError) else None
-
-
-def _follow(job: _Job, page: Fetched, feed: str, fetcher: Fetcher, budget: float, now: datetime,
-            started: float) -> Observation:
-    """fetch | parse of the feed an HTML page advertises: one hop of discovery, never more.
-
-    The feed's request carries the stored validators (bound to the feed's
-    URL, so they go only there) and gets what is left of the page's
-    deadline; every rule of fetch applies to it (URL, redirects, size). The
-    observation is the feed's, under the source's request, with the page's
-    permanent redirect (the fetch URL stays the page's) and both requests counted.
-    """
-    state = job.state
-    request = FetchRequest(source=job.request.source, url=feed, etag=state.etag if state else None,
-                           last_modified=state.last_modified if state else None,
-                           validators_url=state.validators_url if state else None)
-    result = fetcher.fetch(request, budget)
-    if isinstance(result, Fetched | NotModified):
-        result = replace(result, permanent_url=page.permanent_url)
-    if not isinstance(result, NotRequested):
-        result = replace(result, requests=result.requests + page.requests, elapsed=result.elapsed + page.elapsed)
-    observation = _parse(_Job(request, state), result, now, started)
-    return replace(observation, request=job.request, followed=feed)
-
-
-def _parse(job: _Job, result: FetchResult, now: datetime, started: float) -> Observation:
-    """The observation of a fetch result: parsed, unchanged (same body), or failed."""
-    request, state = job.request, job.state
-    if not isinstance(result, Fetched):
-        return Observation(request, result, started=started)
-    body_hash = hashlib.sha256(result.body).hexdigest()
-    if state is not None and state.body_hash == body_hash:
-        return Observation(request, result, body_hash=body_hash, unchanged=True, started=started)
-    if state is not None and state.failed_body_hash == body_hash and state.failed_body_kind != "not_a_feed":
-        # the same invalid body: not parsed again (a page is: it is cheap, and may now be followed)
-        error = ParseError(request.source, state.failed_body_message or "not a readable feed",
-                           kind=state.failed_body_kind or "parse")
-        return Observation(request, Failed(error, result.elapsed, result.requests), body_hash=body_hash,
-                           started=started)
-    clock = time.thread_time()
-    try:
-        parsed = parse_feed(result.body, result.url, result.headers, now)
-    except FeedError as error:
-        return Observation(request, Failed(error, result.elapsed, result.requests), body_hash=body_hash,
-                           parse_seconds=time.thread_time() - clock, started=started)
-    return Observation(request, result, parsed, body_hash, parse_seconds=time.thread_time() - clock,
-                       snapshot_hash=snapshot_hash(parsed.entries), started=started)
-
-
-def _internal(observation: Observation, error: Exception) -> Observation:
-    """``observation`` turned into a failure of kind ``internal`` carrying ``error``'s traceback."""
-    details = "".join(traceback.format_exception(error))
-    result = observation.result
-    requests = 0 if isinstance(result, NotRequested) else result.requests
-    failure = InternalError(observation.request.source, error, details)
-    return Observation(observation.request, Failed(failure, requests=requests), started=observation.started)
-
-
 def _decide_and_store(store: Store, state: SourceState, observation: Observation, now: datetime,
                       policy: schedule.Policy, fingerprint: str | None) -> tuple[Observation, Decision]:
     """decide | store for one source, in one transaction.
@@ -368,29 +266,8 @@ def _decide_and_store(store: Store, state: SourceState, observation: Observation
     except StoreError:
         raise
     except Exception as error:
-        observation = _internal(observation, error)
+        from .observe import internal  # loaded already: observations come from it
+        observation = internal(observation, error)
         decision = decide(state, observation, now, policy, fingerprint)
         store.save(decision.state, None, now)
         return observation, decision
-
-
-def discover(url: str, now: datetime, timeout: float = 15.0) -> list[str]:
-    """The feed URLs for ``url``: ``fetch | parse`` once, nothing stored.
-
-    Returns:
-        [the URL that answered] when it serves a feed, else the feed URLs
-        its HTML page advertises (possibly none), in page order.
-    Raises:
-        FeedError: the URL cannot be fetched, or answers with something
-            that is neither a feed nor an HTML page.
-    """
-    with Fetcher(f"syndicator/{__version__}", timeout=timeout, retries=0) as fetcher:  # no sites.yaml: no contact URL
-        result = fetcher.fetch(FetchRequest(source=url, url=url))
-    if isinstance(result, Failed):
-        raise result.error
-    assert isinstance(result, Fetched)  # no validators were sent, and the pool was not used
-    try:
-        parse_feed(result.body, result.url, result.headers, now)
-    except NotAFeedError as error:
-        return error.alternates
-    return [result.url]

@@ -14,7 +14,6 @@ Files: index.html, sites.html, feed.xml (Atom 1.0, RFC 4287), feed.json
 from __future__ import annotations
 
 import json
-import os
 import re
 import traceback
 import uuid
@@ -36,8 +35,10 @@ from .failures import KINDS
 from .mediaview import PageEnclosure, page_enclosures, shown_image, with_image
 from .model import Config, Entry, SelectedEntry, SiteStatus
 from .publish import publish
-from .sanitize import author_name, html_to_text, one_line, strip_control, truncate_html
+from .sanitize import author_name, html_to_text, one_line, truncate_html
+from .sitekey import template_folders
 from .urls import scheme, split
+from .values import strip_control
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
@@ -53,14 +54,6 @@ _IRI = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f-\x9f<>"{}|\\^`]+$
 #: Schemes that run or render script when followed. An entry id with one is replaced like a
 #: non-URI id: some readers link an entry by its id when it has no link of its own.
 _SCRIPT_SCHEMES = {"javascript", "vbscript", "data"}
-
-
-def bundled_templates() -> Path:
-    """The folder of bundled templates: inside the installed package, or the
-    top-level ``templates/`` of a source checkout (editable install)."""
-    here = Path(__file__).resolve().parent
-    inside = here / "templates"
-    return inside if (inside / "index.html").exists() else here.parent / "templates"
 
 
 @dataclass(frozen=True)
@@ -119,7 +112,7 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         "failure_advice": {name: kind.advice for name, kind in KINDS.items() if kind.advice},
         "base": config.link if config.link.endswith("/") else config.link + "/",
     }
-    folders = _folders(templates)
+    folders = template_folders(templates)
     env = _environment(folders)
     files: dict[str, str] = {}
     for name in (*TEMPLATES, *STATIC):
@@ -135,11 +128,6 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
             raise error from e
     files["feed.json"] = _json_feed(config, str(context["base"]), page_entries)
     return publish(output, files)
-
-
-def _folders(templates: Path | None) -> list[Path]:
-    """Template folders in lookup order: the user's (absolute), then the bundled one."""
-    return ([Path(os.path.abspath(templates))] if templates else []) + [bundled_templates()]
 
 
 def _template_error(error: Exception, name: str, folders: Sequence[Path]) -> RenderError | None:

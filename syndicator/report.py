@@ -48,6 +48,8 @@ class BuildReport:
         hosts: {host key: {"sources": n requested, "requests": n HTTP requests,
             "peak_concurrency": n, "skipped": n}}.
         stale_copies, entries: sites shown from a last good copy; entries published.
+        rendered: the site was written; False when nothing a render reads
+            changed since the last build that wrote it (:mod:`sitekey`), so it was left as it was.
         seconds: wall time of the build.
         offline: every request failed to connect, to several hosts: this
             machine was offline, and no source was counted as failing for it.
@@ -71,6 +73,7 @@ class BuildReport:
     hosts: dict[str, dict[str, int]] = field(default_factory=dict)
     stale_copies: int = 0
     entries: int = 0
+    rendered: bool = True
     seconds: float = 0.0
     offline: bool = False
 
@@ -128,7 +131,7 @@ class BuildReport:
         return (f"{_count(self.sites, 'site')}: {_count(self.due, 'feed')} due, {self.fetched} requested "
                 f"({self.changed} changed, {unchanged} unchanged, {failed} failed), "
                 f"{sum(self.skipped.values())} skipped, {_count(self.stale_copies, 'stale copy', 'stale copies')} "
-                f"used, {_count(self.entries, 'entry', 'entries')} written, "
+                f"used, {_count(self.entries, 'entry', 'entries')} {'written' if self.rendered else 'unchanged'}, "
                 f"{_size(self.bytes_downloaded)} downloaded, {self.seconds:.1f} s")
 
     def to_json(self, now: datetime) -> dict[str, Any]:
@@ -162,6 +165,7 @@ class BuildReport:
             "hosts": dict(sorted(self.hosts.items())),
             "stale_copies": self.stale_copies,
             "entries": self.entries,
+            "rendered": self.rendered,
             "offline": self.offline,
         }
 

@@ -39,6 +39,7 @@ from .images import reveal_images
 from .limits import AUTHOR_MAX_CHARS, HTML_MAX_DEPTH, HTML_MAX_REFERENCES, RAW_FIELD_FACTOR
 from .markup import html_deeper_than, strip_tags
 from .urls import join, scheme
+from .values import strip_control
 
 TAGS = {
     "a", "abbr", "acronym", "b", "blockquote", "br", "caption", "cite", "code", "col",
@@ -72,9 +73,6 @@ _LINK_ATTRIBUTES = {"href"}
 _FOREIGN = re.compile(r"<(?:svg|math)\b", re.I)
 #: Elements without an end tag (HTML Living Standard, "void elements").
 _VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-# XML 1.0 forbids C0 controls but tab, newline and carriage return; C1 controls
-# and non-characters are dropped too so every output stays well-formed.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 #: Ordinary white space, the only characters collapsed in plain text: space, tab, the line
 #: breaks (NEL and the Unicode line and paragraph separators included) and form feeds. A
 #: no-break, thin or ideographic space, or a zero-width character, is kept as written.
@@ -93,11 +91,6 @@ _SPELLED = re.compile(r"(?<!\S)(?:(?i:[\[({]\s*(?:at|dot)\s*[\])}])|AT|DOT|D0T)(
 _DOMAIN = re.compile(r"\w\.[A-Za-z]{2,}(?![\w.])")
 #: A name in round brackets, as RSS writes ``email (Name)``.
 _BRACKETED = re.compile(r"\(([^()]*)\)")
-
-
-def strip_control(text: str) -> str:
-    """Remove characters XML 1.0 forbids (and C1 controls) from ``text`` (str -> str)."""
-    return _CONTROL.sub("", text)
 
 
 def clean_html(fragment: str, base: str | None = None) -> str:

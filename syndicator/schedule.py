@@ -385,6 +385,9 @@ WINDOW_CHECKS = 8
 class Ledger:
     """What the schedule expected over its last day of builds (:data:`MEASURED_SPAN`).
 
+    Only builds that plan (something was due) add to it; each expectation
+    holds until the next, so a build with nothing due changes nothing.
+
     Attributes:
         expected: ((UTC time of a build, requests per source per day that
             build's plan was expected to make), ...), oldest first.

@@ -124,13 +124,13 @@ def _host(url: str) -> str:
     return hostname(url).removeprefix("www.")
 
 
-def site_statuses(sites: Sequence[Site], states: Mapping[str, SourceState],
-                  snapshots: Mapping[str, Sequence[StoredEntry]], now: datetime,
-                  stale_after: float) -> list[SiteStatus]:
+def site_statuses(sites: Sequence[Site], states: Mapping[str, SourceState], counts: Mapping[str, int],
+                  now: datetime, stale_after: float) -> list[SiteStatus]:
     """Health of every site for the sites page, in sites.yaml order.
 
     Args:
         states: {configured feed URL: SourceState}.
+        counts: {configured feed URL: entries stored}; a missing URL counts 0.
         now: the build's clock (UTC).
         stale_after: seconds without success before a site is stale.
     Returns:
@@ -148,5 +148,5 @@ def site_statuses(sites: Sequence[Site], states: Mapping[str, SourceState],
             stale = state.last_attempt is not None
         else:
             stale = state.last_success < limit
-        result.append(SiteStatus(site, state, stale, len(snapshots.get(site.feed, ()))))
+        result.append(SiteStatus(site, state, stale, counts.get(site.feed, 0)))
     return result

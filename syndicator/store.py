@@ -53,6 +53,8 @@ from .model import Check, Enclosure, Entry, FeedHints, SourceState, StoredEntry,
 SCHEMA_VERSION = 7
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
+#: The ``meta`` key counting writes of sources and entries (:meth:`Store.generation`).
+GENERATION_KEY = "generation"
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -210,6 +212,14 @@ class Store:
         rows = self._db.execute(f"SELECT {', '.join(_STATE_FIELDS)} FROM sources")
         return {row[0]: _state_from_row(row) for row in rows}
 
+    def generation(self) -> int:
+        """How many times sources or entries were written since the database was made (int).
+
+        Every :meth:`save` adds one, so two equal readings mean nothing a
+        render reads from the store changed in between.
+        """
+        return int(self.value(GENERATION_KEY) or 0)
+
     def value(self, key: str) -> str | None:
         """A value kept for the whole cache (the ``meta`` table), or None."""
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -299,6 +309,8 @@ class Store:
             # and the foreign key's ON DELETE CASCADE would take the snapshot with it.
             self._db.execute(f"INSERT INTO sources ({', '.join(_STATE_FIELDS)}) VALUES ({placeholders}) "
                              f"ON CONFLICT(url) DO UPDATE SET {_UPDATE_SET}", values)
+            self._db.execute("INSERT INTO meta (key, value) VALUES (?, '1') "
+                             "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1", (GENERATION_KEY,))
             if entries is None:
                 return
             self._db.execute("DELETE FROM entries WHERE source = ?", (state.url,))

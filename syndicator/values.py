@@ -17,6 +17,8 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 #: Unicode categories refused inside a URL: controls, format (invisible) characters, spaces, separators.
 _BAD_URL_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+#: Printable ASCII but the space: none of it is in a bad category, so such a URL skips the per-character check.
+_PRINTABLE_ASCII = re.compile(r"[!-~]*")
 #: The end of the problem text for a URL with credentials.
 NO_CREDENTIALS = "remove the user:password@ part"
 
@@ -59,7 +61,7 @@ def url_problem(value: Any) -> str | None:
     if not isinstance(value, str):
         return f"{value!r} is not an http(s) URL"
     text = value.strip()
-    if any(unicodedata.category(char) in _BAD_URL_CATEGORIES for char in text):
+    if not _PRINTABLE_ASCII.fullmatch(text) and any(unicodedata.category(c) in _BAD_URL_CATEGORIES for c in text):
         return f"{text!r} contains a space or a control character"
     if len(text) > MAX_LENGTH:
         return f"a URL of {len(text)} characters is longer than the {MAX_LENGTH} allowed"
@@ -91,3 +93,13 @@ def number_text(value: float) -> str:
     (``{:g}`` would write 104857600 as '1.04858e+08'.)
     """
     return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+# XML 1.0 forbids C0 controls but tab, newline and carriage return; C1 controls
+# and non-characters are dropped too so every output stays well-formed.
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def strip_control(text: str) -> str:
+    """Remove characters XML 1.0 forbids (and C1 controls) from ``text`` (str -> str)."""
+    return _XML_FORBIDDEN.sub("", text)

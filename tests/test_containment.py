@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator import pipeline, schedule
+from syndicator import observe, pipeline, render, schedule
 from syndicator.errors import CacheLockedError, InternalErrorsExit, ParseError
 from syndicator.model import FeedHints, SourceState
 from syndicator.publish import MARKER, output_lock, publish
@@ -34,14 +34,14 @@ def two_sites(server: HTTPServer, tmp_path: Path) -> Path:
 
 def parse_bad_raises(monkeypatch: pytest.MonkeyPatch, error: Callable[[str], Exception]) -> None:
     """Make the pipeline's parse step raise ``error(url)`` for /bad.xml, and parse every other feed."""
-    real = pipeline.parse_feed
+    real = observe.parse_feed
 
     def parse(body: bytes, url: str, *args: object, **kwargs: object) -> object:
         if url.endswith("/bad.xml"):
             raise error(url)
         return real(body, url, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "parse_feed", parse)
+    monkeypatch.setattr(observe, "parse_feed", parse)
 
 
 def test_a_bug_while_parsing_one_feed_is_contained(server: HTTPServer, tmp_path: Path,
@@ -95,7 +95,7 @@ def test_a_feed_failure_is_not_an_internal_error(server: HTTPServer, tmp_path: P
 def test_the_cache_lock_is_held_while_the_site_is_written(server: HTTPServer, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     config = two_sites(server, tmp_path)
-    real = pipeline.render_site
+    real = render.render_site
     seen: list[BaseException] = []
 
     def render_and_try_the_lock(*args: object, **kwargs: object) -> object:
@@ -105,7 +105,7 @@ def test_the_cache_lock_is_held_while_the_site_is_written(server: HTTPServer, tm
         assert (tmp_path / "cache" / "report.json").exists()  # written before the site, under the lock
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "render_site", render_and_try_the_lock)
+    monkeypatch.setattr(render, "render_site", render_and_try_the_lock)
     assert build(config).exit_code == 0
     assert len(seen) == 1
 

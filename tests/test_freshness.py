@@ -209,10 +209,13 @@ def test_the_ledger_is_kept_in_the_store_from_build_to_build(tmp_path: Path) -> 
     port = free_port("127.0.0.1")
     config = write_config(tmp_path, [{"name": "Only", "feed": f"http://127.0.0.1:{port}/feed.xml"}], host_gap=0)
     with serving("127.0.0.1", port, rss(post(1)).encode()):
-        for hours in range(3):
-            build(config, NOW + timedelta(hours=hours))
+        build(config, NOW)
+        build(config, NOW + timedelta(hours=1), "--force")
+        idle = build(config, NOW + timedelta(hours=1, minutes=1))  # fetched a minute ago: nothing due
+        build(config, NOW + timedelta(hours=2), "--force")
+    assert idle["sources_due"] == 0
     with Store.open(tmp_path / "cache") as store:
         kept = schedule.Ledger.read(store.value("schedule.ledger"))
-    # The first build had no state to expect anything of; the next two did.
+    # The first build had no state to expect anything of; a build with nothing due plans nothing.
     assert [at for at, _ in kept.expected] == [NOW + timedelta(hours=1), NOW + timedelta(hours=2)]
     assert all(value > 0 for _, value in kept.expected)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator import pipeline
+from syndicator import observe
 
 from .conftest import NOW, post, rss, write_config
 from .polite_helpers import Feed, build, http_date, later, run, site, status
@@ -34,8 +34,8 @@ def test_force_with_nothing_changed_is_all_304_and_parses_nothing(server: HTTPSe
     config = write_config(tmp_path, [site(f) for f in feeds], **FAST)
     build(config)
     calls: list[str] = []
-    real = pipeline.parse_feed
-    monkeypatch.setattr(pipeline, "parse_feed", lambda body, url, *a: calls.append(url) or real(body, url, *a))
+    real = observe.parse_feed
+    monkeypatch.setattr(observe, "parse_feed", lambda body, url, *a: calls.append(url) or real(body, url, *a))
     forced = build(config, later(minutes=5), "--force")
     assert (forced["fetched"], forced["status_304"], forced["status_200"], forced["parsed"]) == (3, 3, 0, 0)
     assert calls == []
@@ -193,8 +193,8 @@ def test_an_identical_invalid_body_is_not_parsed_again(server: HTTPServer, tmp_p
     first = build(config)
     assert first["failed_by_class"] == {"parse": 1}
     calls: list[str] = []
-    real = pipeline.parse_feed
-    monkeypatch.setattr(pipeline, "parse_feed", lambda body, url, *a: calls.append(url) or real(body, url, *a))
+    real = observe.parse_feed
+    monkeypatch.setattr(observe, "parse_feed", lambda body, url, *a: calls.append(url) or real(body, url, *a))
     second = build(config, later(hours=2), "--site", "Broken")
     assert second["failed_by_class"] == {"parse": 1} and calls == []
     row = status(config, later(hours=2))["Broken"]

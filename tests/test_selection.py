@@ -126,7 +126,7 @@ def source(**fields: object) -> SourceState:
 ])
 def test_site_is_stale_after_stale_after_without_success(state: SourceState | None, stale: bool) -> None:
     states = {A.feed: state} if state else {}
-    (status,) = site_statuses([A], states, {A.feed: [stored(A, "x", NOW)]}, NOW, stale_after=4 * 86400)
+    (status,) = site_statuses([A], states, {A.feed: 1}, NOW, stale_after=4 * 86400)
     assert status.stale is stale
     assert status.entries == 1
 

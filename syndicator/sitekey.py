@@ -1,0 +1,106 @@
+"""Is the published site still what a render would write? Then a build that changed nothing renders nothing.
+
+A render reads five things: the entries and site states (both in the store,
+whose generation counts every save), the settings, the templates,
+syndicator's version, and the clock. The clock shows in two places: a
+site's "stale" badge (so each site's stale flag is part of the key) and
+the "Updated" time in the pages' footer, which therefore tells when the
+site last changed, not when a build last ran. The published folder's
+marker file, rewritten by every publish, is checked too, so a site deleted
+or replaced by hand is written again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .model import Config
+from .publish import MARKER, target_of
+
+
+def bundled_templates() -> Path:
+    """The folder of bundled templates: inside the installed package, or the
+    top-level ``templates/`` of a source checkout (editable install)."""
+    here = Path(__file__).resolve().parent
+    inside = here / "templates"
+    return inside if (inside / "index.html").exists() else here.parent / "templates"
+
+
+def template_folders(templates: Path | None) -> list[Path]:
+    """Template folders in lookup order: the user's (``--templates``, made absolute), then the bundled one."""
+    return ([Path(os.path.abspath(templates))] if templates else []) + [bundled_templates()]
+
+
+def site_key(config: Config, templates: Path | None, generation: int, stale: Iterable[bool]) -> str:
+    """A digest of everything a render reads but the entries' text (hex str).
+
+    Args:
+        config: the planet's settings (all of them: any change renders again).
+        templates: the ``--templates`` folder, or None.
+        generation: :meth:`store.Store.generation` after the build's saves.
+        stale: each site's stale flag, in sites.yaml order (they move with the clock).
+    """
+    digest = hashlib.sha256()
+    for part in (__version__, repr(config), str(generation), "".join("1" if flag else "0" for flag in stale)):
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    for folder in template_folders(templates):
+        digest.update(f"{folder}\0".encode("utf-8", "surrogateescape"))
+        try:
+            files = sorted(os.scandir(folder), key=lambda item: item.name)
+        except OSError:
+            continue  # a missing folder: render says so
+        for item in files:
+            info = item.stat()
+            digest.update(f"{item.name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def output_mark(output: Path) -> str | None:
+    """The identity of the published folder's marker file (str), or None when there is none.
+
+    Every publish writes a new marker file, so the mark changes with each
+    publish, whoever made it.
+    """
+    try:
+        info = (target_of(output) / MARKER).stat()
+    except OSError:
+        return None
+    return f"{info.st_dev}:{info.st_ino}:{info.st_mtime_ns}"
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What the last build that rendered published: kept in the store between builds.
+
+    Attributes:
+        key: its :func:`site_key`.
+        mark: the :func:`output_mark` of the folder it wrote.
+        entries: the entries in its feed.xml.
+    """
+
+    key: str
+    mark: str
+    entries: int
+
+    def text(self) -> str:
+        """The publication as JSON text, for the store."""
+        return json.dumps({"key": self.key, "mark": self.mark, "entries": self.entries})
+
+    @classmethod
+    def read(cls, text: str | None) -> Publication | None:
+        """A publication from :meth:`text`; None for None or text that is not one."""
+        try:
+            data = json.loads(text or "null")
+            return cls(str(data["key"]), str(data["mark"]), int(data["entries"]))
+        except (ValueError, TypeError, KeyError):
+            return None
+
+    def current(self, key: str, output: Path) -> bool:
+        """True when a render with ``key`` into ``output`` would write what is there now."""
+        return self.key == key and self.mark == output_mark(output)

@@ -1,0 +1,106 @@
+"""A build that changed nothing a page shows leaves the published site as it is (sitekey)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+from pytest_httpserver import HTTPServer
+
+from syndicator.config import load_config
+from syndicator.sitekey import site_key
+
+from .conftest import build, post, rss, tree, write_config
+
+
+def report(tmp_path: Path) -> dict[str, object]:
+    return json.loads((tmp_path / "cache" / "report.json").read_text())  # type: ignore[no-any-return]
+
+
+def marker_identity(tmp_path: Path) -> tuple[int, int]:
+    info = (tmp_path / "public" / ".syndicator-output").stat()
+    return info.st_ino, info.st_mtime_ns
+
+
+def one_site(server: HTTPServer, tmp_path: Path, **settings: object) -> Path:
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1), post(2)), headers={"ETag": '"v1"'})
+    return write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}], **settings)
+
+
+def test_a_build_with_nothing_due_leaves_the_site_as_it_is(server: HTTPServer, tmp_path: Path) -> None:
+    config = one_site(server, tmp_path)
+    assert build(config).exit_code == 0
+    assert report(tmp_path)["rendered"] is True
+    before, mark = tree(tmp_path / "public"), marker_identity(tmp_path)
+    again = build(config, now="2026-11-30T12:05:00Z")  # minutes later: nothing due
+    assert again.exit_code == 0
+    assert report(tmp_path)["sources_due"] == 0 and report(tmp_path)["rendered"] is False
+    assert report(tmp_path)["entries"] == 2
+    assert "2 entries unchanged" in again.stdout and "written" not in again.stdout
+    assert tree(tmp_path / "public") == before and marker_identity(tmp_path) == mark
+
+
+def test_a_fetch_a_setting_or_a_template_renders_again(server: HTTPServer, tmp_path: Path) -> None:
+    config = one_site(server, tmp_path)
+    build(config)
+    build(config, "--force", now="2026-11-30T12:05:00Z")  # a 200 with the same body: the state changed
+    assert report(tmp_path)["rendered"] is True
+    config.write_text(config.read_text().replace("Planet Test", "Planet Renamed"))
+    build(config, now="2026-11-30T12:06:00Z")
+    assert report(tmp_path)["rendered"] is True
+    assert "Planet Renamed" in (tmp_path / "public" / "index.html").read_text()
+    templates = tmp_path / "theme"
+    templates.mkdir()
+    build(config, "--templates", str(templates), now="2026-11-30T12:07:00Z")  # another template folder
+    assert report(tmp_path)["rendered"] is True
+    build(config, "--templates", str(templates), now="2026-11-30T12:08:00Z")
+    assert report(tmp_path)["rendered"] is False
+    (templates / "style.css").write_text("body { color: #123; }\n")
+    build(config, "--templates", str(templates), now="2026-11-30T12:09:00Z")
+    assert report(tmp_path)["rendered"] is True
+    assert (tmp_path / "public" / "style.css").read_text() == "body { color: #123; }\n"
+
+
+def test_a_site_deleted_or_replaced_by_hand_is_written_again(server: HTTPServer, tmp_path: Path) -> None:
+    config = one_site(server, tmp_path)
+    build(config)
+    written = set(tree(tmp_path / "public"))
+    shutil.rmtree(tmp_path / "public")
+    build(config, now="2026-11-30T12:05:00Z")
+    assert report(tmp_path)["rendered"] is True and set(tree(tmp_path / "public")) == written
+    os.utime(tmp_path / "public" / ".syndicator-output", ns=(1, 1))  # another publish wrote the folder
+    build(config, now="2026-11-30T12:06:00Z")
+    assert report(tmp_path)["rendered"] is True
+
+
+def test_a_site_turning_stale_changes_the_key(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}]))
+    key = site_key(config, None, 7, [False])
+    assert site_key(config, None, 7, [False]) == key
+    assert site_key(config, None, 7, [True]) != key
+    assert site_key(config, None, 8, [False]) != key
+    assert site_key(replace(config, title="Other"), None, 7, [False]) != key
+
+
+def test_a_build_with_nothing_due_loads_no_http_feed_or_template_library(server: HTTPServer, tmp_path: Path) -> None:
+    config = one_site(server, tmp_path)
+    build(config)
+    script = textwrap.dedent(f"""
+        import sys
+        from syndicator.cli import main
+        try:
+            main(["build", "-q", "--config", {str(config)!r}, "--now", "2026-11-30T12:05:00Z"])
+        except SystemExit as end:
+            assert end.code in (0, None), end.code
+        loaded = sorted(name for name in ("requests", "feedparser", "lxml", "jinja2", "nh3") if name in sys.modules)
+        print(",".join(loaded) or "none")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.splitlines()[-1] == "none", done.stderr
+    assert report(tmp_path)["rendered"] is False
