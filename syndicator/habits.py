@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from datetime import UTC, datetime, timedelta
 
 #: Decay time constant of the posting rate and habits, seconds (7 days).
@@ -169,7 +170,12 @@ def exposure(habits: Habits, now: datetime) -> tuple[tuple[float, ...], tuple[fl
     """
     if habits.oldest is None or now <= habits.oldest:
         return (0.0,) * 24, (0.0,) * 7
-    start, end = habits.oldest.timestamp(), now.timestamp()
+    return _exposure(habits.oldest.timestamp(), now.timestamp())
+
+
+@lru_cache(maxsize=2048)
+def _exposure(start: float, end: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """:func:`exposure` of epoch seconds; remembered, as a build asks it of each feed two or three times."""
     return _cycle(start, end, _DAY, 24, 0.0), _cycle(start, end, 7 * _DAY, 7, _MONDAY)
 
 
@@ -226,7 +232,11 @@ def pace(habits: Habits, prior: Prior, now: datetime) -> float:
     project a budget.
     """
     hours, days = activity(habits, prior, now)
-    total = sum(_local(hour * day) ** POWER for day in days for hour in hours)
+    total = 0.0
+    for day in days:  # _local inlined: this runs 168 times per feed per build
+        for hour in hours:
+            value = hour * day
+            total += (ACTIVITY_FLOOR if value < ACTIVITY_FLOOR else min(value, ACTIVITY_CEILING)) ** POWER
     return total / 168
 
 
@@ -255,10 +265,10 @@ def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: floa
     per_day = rate(habits, now) * _DAY
     base = spacing(per_day, at_one_per_day)
     hours, days = activity(habits, prior, now)
-    progress, elapsed = 0.0, 0.0
+    progress, elapsed, start = 0.0, 0.0, now.timestamp()
     while elapsed < ceiling:
-        moment = now + timedelta(seconds=elapsed)
-        local = _local(hours[moment.hour] * days[moment.weekday()])
+        day, hour = divmod(int((start + elapsed) // 3600), 24)  # UTC days and hour since the epoch, a Thursday
+        local = _local(hours[hour] * days[(day + 3) % 7])
         step = min(STEP, ceiling - elapsed)
         gain = step * local**POWER / base
         if progress + gain >= 1:

@@ -53,6 +53,8 @@ from .model import Check, Enclosure, Entry, FeedHints, SourceState, StoredEntry,
 SCHEMA_VERSION = 7
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
+#: Rows asked for by one query (SQLite allows 32,766 parameters since 3.32, 999 before).
+_ROWS_PER_QUERY = 900
 #: The ``meta`` key counting writes of sources and entries (:meth:`Store.generation`).
 GENERATION_KEY = "generation"
 
@@ -261,18 +263,25 @@ class Store:
                                                       datetime.fromisoformat(first_seen), _moment(changed)))
             return result
         light = self._db.execute(
-            "SELECT e.source, e.id, json_extract(e.data, '$.link'), json_extract(e.data, '$.date'), s.first_seen, "
-            "s.changed FROM entries e JOIN seen s ON s.source = e.source AND s.id = e.id "
+            "SELECT e.source, e.rowid, e.id, json_extract(e.data, '$.link'), json_extract(e.data, '$.date'), "
+            "s.first_seen, s.changed FROM entries e JOIN seen s ON s.source = e.source AND s.id = e.id "
             "ORDER BY e.source, e.position")
-        for source, entry_id, link, date, first_seen, changed in light:
+        rowids: dict[str, list[int]] = {}
+        for source, rowid, entry_id, link, date, first_seen, changed in light:
             if source in result:
                 entry = Entry(id=entry_id, link=link if isinstance(link, str) else None, date=_moment(date))
                 result[source].append(StoredEntry(source, entry, datetime.fromisoformat(first_seen), _moment(changed)))
-        for source, stored in result.items():
-            for position in newest(stored, complete):
-                row = self._db.execute("SELECT data FROM entries WHERE source = ? AND id = ?",
-                                       (source, stored[position].entry.id)).fetchone()
-                stored[position] = replace(stored[position], entry=_entry_from_json(row[0]))
+                rowids.setdefault(source, []).append(rowid)
+        wanted = {rowids[source][position]: (source, position)
+                  for source, stored in result.items() for position in newest(stored, complete)}
+        chosen = list(wanted)
+        for start in range(0, len(chosen), _ROWS_PER_QUERY):
+            chunk = chosen[start:start + _ROWS_PER_QUERY]
+            rows = self._db.execute(f"SELECT rowid, data FROM entries WHERE rowid IN ({','.join('?' * len(chunk))})",
+                                    chunk)
+            for rowid, data in rows:
+                source, position = wanted[rowid]
+                result[source][position] = replace(result[source][position], entry=_entry_from_json(data))
         return result
 
     def aliases(self, source: str) -> dict[str, str]:
