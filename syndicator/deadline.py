@@ -14,26 +14,29 @@ connection classes below honour it at every step:
   is tried once the time is up;
 * the connection's socket is registered as soon as it exists, and again
   when a response is awaited (an HTTPS connection then reads through a new
-  socket object); at the deadline a timer shuts the registered socket down,
+  socket object); at the deadline the watchdog shuts the registered socket down,
   which wakes the blocked read or write with an error. A socket registered
-  after the deadline is shut down at once;
-* :meth:`Deadlines.finish` marks the answer complete: a timer firing after
+  after the deadline is shut down at once (one watchdog thread serves
+  every fetch's deadline);
+* :meth:`Deadlines.finish` marks the answer complete: the watchdog reaching the deadline after
   that cuts nothing, so a complete answer is never lost to the deadline.
 
 Limit: during the TLS handshake the registered socket is the one the TLS
-layer took over, so the timer cannot cut it; each handshake step is still
+layer took over, so the watchdog cannot cut it; each handshake step is still
 bounded by the connect wait above.
 """
 
 from __future__ import annotations
 
 import contextlib
+import heapq
 import ipaddress
+import itertools
 import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import urllib3
@@ -46,39 +49,61 @@ from urllib3.util.connection import allowed_gai_family
 Resolver = Callable[[str, int, int, int], Sequence[tuple[Any, ...]]]
 
 
-@dataclass
-class _Budget:
-    """One thread's fetch: its deadline (``time.monotonic()`` seconds) and what it holds."""
+@dataclass(eq=False)
+class Budget:
+    """One thread's fetch: its deadline (``time.monotonic()`` seconds) and what it holds.
+
+    Returned by :meth:`Deadlines.start` and given back to :meth:`Deadlines.stop`.
+    """
 
     deadline: float
     resolver: Resolver
     sock: socket.socket | None = None
     expired: bool = False
-    done: bool = False
+    done: bool = False  # the answer is complete: the deadline cuts nothing
+    stopped: bool = False  # the fetch is over: the watchdog forgets it
+    handled: threading.Event = field(default_factory=threading.Event)  # the watchdog reached the deadline
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the watchdog has dealt with this deadline (True), or ``timeout`` seconds (False)."""
+        return self.handled.wait(timeout)
 
 
 class Deadlines:
-    """The deadline of each thread's fetch; safe to share between threads."""
+    """The deadline of each thread's fetch; safe to share between threads.
+
+    One watchdog thread, started on first use, sleeps until the earliest
+    deadline and cuts the socket of a fetch still running then: no thread
+    is started per fetch.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._budgets: dict[int, _Budget] = {}
+        self._wake = threading.Condition(self._lock)
+        self._budgets: dict[int, Budget] = {}
+        self._queue: list[tuple[float, int, Budget]] = []  # a heap, earliest deadline first
+        self._order = itertools.count()
+        self._watchdog: threading.Thread | None = None
 
-    def start(self, seconds: float, resolver: Resolver = socket.getaddrinfo) -> threading.Timer:
+    def start(self, seconds: float, resolver: Resolver = socket.getaddrinfo) -> Budget:
         """Arm the calling thread's deadline ``seconds`` from now; names resolve with ``resolver``."""
-        ident = threading.get_ident()
+        budget = Budget(time.monotonic() + seconds, resolver)
         with self._lock:
-            self._budgets[ident] = _Budget(time.monotonic() + seconds, resolver)
-        timer = threading.Timer(seconds, self._expire, (ident,))
-        timer.daemon = True
-        timer.start()
-        return timer
+            self._budgets[threading.get_ident()] = budget
+            heapq.heappush(self._queue, (budget.deadline, next(self._order), budget))
+            if self._watchdog is None or not self._watchdog.is_alive():
+                self._watchdog = threading.Thread(target=self._watch, name="syndicator-deadlines", daemon=True)
+                self._watchdog.start()
+            elif self._queue[0][2] is budget:
+                self._wake.notify()  # a new earliest deadline
+        return budget
 
-    def stop(self, timer: threading.Timer) -> None:
+    def stop(self, budget: Budget) -> None:
         """Disarm the calling thread's deadline (call it when the fetch is over, whatever the outcome)."""
-        timer.cancel()
         with self._lock:
-            self._budgets.pop(threading.get_ident(), None)
+            budget.stopped = True
+            if self._budgets.get(threading.get_ident()) is budget:
+                del self._budgets[threading.get_ident()]
 
     def remaining(self) -> float | None:
         """Seconds left to the calling thread's deadline (<= 0 once passed), None if none is armed."""
@@ -110,7 +135,7 @@ class Deadlines:
             return not budget.expired
 
     def detach(self) -> bool:
-        """The calling thread no longer waits on its socket (it goes back to a pool): the timer will not cut it.
+        """The calling thread no longer waits on its socket (it goes back to a pool): the deadline will not cut it.
 
         Returns:
             True if the deadline had not passed, so the socket was not cut.
@@ -131,12 +156,33 @@ class Deadlines:
             budget.sock = sock
             late = budget.expired or budget.deadline <= time.monotonic()
         if late:
-            self._expire(threading.get_ident())
+            self._cut(budget)
 
-    def _expire(self, ident: int) -> None:
+    def _watch(self) -> None:
+        """The watchdog: cut each fetch whose deadline passes while it still runs."""
+        while True:
+            with self._lock:
+                budget = self._next_due()
+            self._cut(budget)
+            budget.handled.set()
+
+    def _next_due(self) -> Budget:
+        """Wait (the lock held) until a deadline passes; that fetch's budget, taken off the queue."""
+        while True:
+            while self._queue and self._queue[0][2].stopped and self._queue[0][0] <= time.monotonic():
+                heapq.heappop(self._queue)[2].handled.set()
+            if not self._queue:
+                self._wake.wait()
+                continue
+            wait = self._queue[0][0] - time.monotonic()
+            if wait <= 0:
+                return heapq.heappop(self._queue)[2]
+            self._wake.wait(wait)
+
+    def _cut(self, budget: Budget) -> None:
+        """Mark ``budget`` expired and shut its socket down, unless its fetch is over or its answer complete."""
         with self._lock:
-            budget = self._budgets.get(ident)
-            if budget is None or budget.done:
+            if budget.done or budget.stopped:
                 return
             budget.expired = True
             sock = budget.sock

@@ -86,7 +86,7 @@ _KEEP_HEADERS = ("content-type", "etag", "last-modified", "cache-control", "expi
 
 
 class _DeadlineAdapter(HTTPAdapter):
-    """requests' adapter with connections whose sockets the deadline timer can cut."""
+    """requests' adapter with connections whose sockets the deadline watchdog can cut."""
 
     def init_poolmanager(self, *args: object, **kwargs: object) -> None:
         super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
@@ -258,7 +258,7 @@ class Fetcher:
 
     def _failure(self, url: str, error: Exception, redirected: bool = False) -> FetchError:
         """Classify a requests/urllib3 exception by its type and by whether the deadline passed."""
-        if DEADLINES.expired():  # the timer cut the socket, or no time was left to resolve or connect
+        if DEADLINES.expired():  # the watchdog cut the socket, or no time was left to resolve or connect
             return FetchError(url, f"no complete answer within {self._local.total:g} s", kind="timeout")
         if isinstance(error, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
             return FetchError(url, f"TLS error: {_reason(error)}", kind="tls")
@@ -289,8 +289,8 @@ class Fetcher:
                        permanent_url=new_url, elapsed=time.monotonic() - started)
 
     def _read(self, url: str, response: requests.Response) -> bytes:
-        """The whole body, or FetchError. The deadline timer cuts a body that is still
-        coming; one whose end arrived in time is kept, whenever the timer fires."""
+        """The whole body, or FetchError. The deadline watchdog cuts a body that is still
+        coming; one whose end arrived in time is kept, whenever the deadline passes."""
         chunks: list[bytes] = []
         decoder = coding.Decoder(response.headers.get("content-encoding"), self.max_bytes)
         try:

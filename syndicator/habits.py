@@ -38,8 +38,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from functools import lru_cache
-from datetime import UTC, datetime, timedelta
 
 #: Decay time constant of the posting rate and habits, seconds (7 days).
 TAU = 7 * 86400.0
