@@ -3,7 +3,14 @@
 * At most ``workers`` jobs run at once, and at most ``per_host`` of them for
   one host key.
 * Hosts take turns (round robin), so a host with hundreds of feeds cannot
-  starve the others.
+  starve the others; except that a *critical* host goes first: one whose
+  own floor (its remaining jobs times the mean job time over ``per_host``,
+  or times ``host_gap``, whichever is longer) is at least the pool's floor
+  (all remaining jobs times the mean job time over ``workers``). Turns
+  alone would serve a host of 121 feeds among 250 hosts once a round and
+  leave its feeds to run alone at the end; served as soon as it becomes
+  critical it ends with the rest (the makespan bound of list scheduling,
+  Graham 1969), and a host paced by ``host_gap`` keeps its pace from the start.
 * Successive job starts for one host are spaced at least ``host_gap``
   seconds apart: a publisher sees a steady trickle, not a burst. Pacing
   delays jobs; it never drops one.
@@ -21,6 +28,7 @@ ends, and otherwise until a job ends or the next pacing host may start.
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -107,60 +115,80 @@ class HostPool(Generic[T, R]):
         queues: dict[str, deque[T]] = {}
         for job in jobs:
             queues.setdefault(host(job), deque()).append(job)
-        order = deque(queues)
-        running: dict[Future[R], tuple[str, T]] = {}
-        in_flight: Counter[str] = Counter()
+        state = _State(queues, deque(queues), {name: index for index, name in enumerate(queues)})
+        state.by_size = sorted(queues, key=state.size_key)
+        running: dict[Future[R], tuple[str, T, float]] = {}
         failures: Counter[str] = Counter()
-        next_start: dict[str, float] = {}
         executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="fetch")
         finished = False
         try:
-            while order or running:
-                self._dispatch(order, queues, in_flight, next_start, running, executor, work)
+            while state.order or running:
+                self._dispatch(state, running, executor, work)
                 if not running:
-                    if order:  # every waiting host is pacing: sleep until the first may start
-                        self.sleep(max(0.0, min(next_start[h] for h in order) - self.clock()))
+                    if state.order:  # every waiting host is pacing: sleep until the first may start
+                        self.sleep(max(0.0, min(state.next_start[h] for h in state.order) - self.clock()))
                     continue
-                done = self.wait(set(running), self._pause(order, in_flight, next_start, len(running)))
+                done = self.wait(set(running), self._pause(state, len(running)))
                 for future in [f for f in running if f in done]:  # in the order they started
-                    name, job = running.pop(future)
-                    in_flight[name] -= 1
+                    name, job, started = running.pop(future)
+                    state.in_flight[name] -= 1
+                    state.ended += 1
+                    state.busy_seconds += max(0.0, self.clock() - started)
                     result = future.result()
                     yield job, result
-                    yield from self._judge(name, judge(result), failures, queues, order)
+                    yield from self._judge(name, judge(result), failures, state)
             finished = True
         finally:
             # Interrupted (Ctrl-C, or the caller stopped): do not wait for running jobs.
             executor.shutdown(wait=finished, cancel_futures=True)
 
-    def _dispatch(self, order: deque[str], queues: dict[str, deque[T]], in_flight: Counter[str],
-                  next_start: dict[str, float], running: dict[Future[R], tuple[str, T]],
+    def _dispatch(self, state: _State[T], running: dict[Future[R], tuple[str, T, float]],
                   executor: ThreadPoolExecutor, work: Callable[[T], R]) -> None:
-        """Start jobs, one per eligible host per pass, until workers are full."""
-        started = True
-        while started and len(running) < self.workers:
-            started = False
-            for _ in range(len(order)):
-                if len(running) >= self.workers or not order:
-                    return
-                name = order[0]
-                order.rotate(-1)
-                now = self.clock()
-                if in_flight[name] >= self.per_host or next_start.get(name, 0.0) > now:
-                    continue
-                job = queues[name].popleft()
-                if not queues[name]:
-                    order.remove(name)
-                in_flight[name] += 1
-                next_start[name] = now + self.host_gap
-                stats = self.stats.setdefault(name, HostStats())
-                stats.started += 1
-                stats.peak = max(stats.peak, in_flight[name])
-                running[executor.submit(work, job)] = (name, job)
-                started = True
+        """Start jobs until the workers are full or no host may start: critical hosts first, then in turn."""
+        while len(running) < self.workers and state.order:
+            now = self.clock()
+            name = self._critical(state, now) or self._in_turn(state, now)
+            if name is None:
+                return
+            job = state.queues[name].popleft()
+            state.remaining -= 1
+            state.by_size.remove(name)
+            if state.queues[name]:
+                bisect.insort(state.by_size, name, key=state.size_key)
+            else:
+                state.order.remove(name)
+            state.in_flight[name] += 1
+            state.next_start[name] = now + self.host_gap
+            stats = self.stats.setdefault(name, HostStats())
+            stats.started += 1
+            stats.peak = max(stats.peak, state.in_flight[name])
+            running[executor.submit(work, job)] = (name, job, now)
 
-    def _pause(self, order: deque[str], in_flight: Counter[str],
-               next_start: dict[str, float], busy: int) -> float | None:
+    def _eligible(self, state: _State[T], name: str, now: float) -> bool:
+        return state.in_flight[name] < self.per_host and state.next_start.get(name, 0.0) <= now
+
+    def _critical(self, state: _State[T], now: float) -> str | None:
+        """The eligible host with the most jobs left, if its floor is at least the pool's (module docstring)."""
+        job_time = state.busy_seconds / state.ended if state.ended else (self.host_gap or 1.0)
+        per_job = max(job_time / self.per_host, self.host_gap)
+        pool_floor = state.remaining * job_time / self.workers
+        for name in state.by_size:
+            if len(state.queues[name]) * per_job < pool_floor:
+                return None
+            if self._eligible(state, name, now):
+                return name
+        return None
+
+    def _in_turn(self, state: _State[T], now: float) -> str | None:
+        """The next eligible host in turn (round robin), or None when every host must wait."""
+        for _ in range(len(state.order)):
+            name = state.order[0]
+            state.order.rotate(-1)
+            if self._eligible(state, name, now):
+                return name
+        return None
+
+    def _pause(self, state: _State[T], busy: int) -> float | None:
         """Seconds until a pacing host may start, or None to wait for a job to end.
 
         With all ``busy`` workers taken nothing can start before a job ends,
@@ -169,11 +197,12 @@ class HostPool(Generic[T, R]):
         """
         if busy >= self.workers:
             return None
-        waits = [next_start[h] for h in order if in_flight[h] < self.per_host and h in next_start]
+        waits = [state.next_start[h] for h in state.order
+                 if state.in_flight[h] < self.per_host and h in state.next_start]
         return max(0.0, min(waits) - self.clock()) if waits else None
 
     def _judge(self, name: str, verdict: Verdict, failures: Counter[str],
-               queues: dict[str, deque[T]], order: deque[str]) -> Iterator[tuple[T, Skipped]]:
+               state: _State[T]) -> Iterator[tuple[T, Skipped]]:
         if verdict == "ok":
             failures[name] = 0
             return
@@ -183,11 +212,33 @@ class HostPool(Generic[T, R]):
             reason = "throttled"
         elif self.breaker and failures[name] >= self.breaker:
             reason = "breaker"
-        if reason is None or not queues.get(name):
+        if reason is None or not state.queues.get(name):
             return
-        skipped = queues.pop(name)
-        if name in order:
-            order.remove(name)
+        skipped = state.queues.pop(name)
+        state.remaining -= len(skipped)
+        state.order.remove(name)
+        state.by_size.remove(name)
         self.stats.setdefault(name, HostStats()).skipped += len(skipped)
         for job in skipped:
             yield job, Skipped(reason, name)
+
+
+@dataclass
+class _State(Generic[T]):
+    """One run's bookkeeping: the jobs waiting per host and what is known of the running ones."""
+
+    queues: dict[str, deque[T]]
+    order: deque[str]  # hosts with jobs waiting, in turn
+    index: dict[str, int]  # host -> its place in the first turn (sites.yaml order)
+    by_size: list[str] = field(default_factory=list)  # hosts with jobs waiting, most first (size_key)
+    in_flight: Counter[str] = field(default_factory=Counter)
+    next_start: dict[str, float] = field(default_factory=dict)
+    remaining: int = 0
+    ended: int = 0
+    busy_seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.remaining = sum(len(queue) for queue in self.queues.values())
+
+    def size_key(self, name: str) -> tuple[int, int]:
+        return -len(self.queues[name]), self.index[name]

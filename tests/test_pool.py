@@ -205,3 +205,22 @@ def test_wait_first_returns_the_futures_that_are_done() -> None:
     assert wait_first({pending}, 0.0) == set()
     pending.set_result(2)
     assert wait_first({finished, pending}, None) == {finished, pending}
+
+
+def test_a_host_with_most_of_the_jobs_is_served_as_soon_as_it_would_end_last() -> None:
+    """Turns alone serve the big host once a round and leave its jobs to run alone at the end."""
+    fake = FakeTime()
+    small = [j for h in range(60) for j in jobs_of(f"small{h}", 1)]
+    runs = done(run(fake, small + jobs_of("big", 40), workers=8, per_host=2))
+    assert max(d.end for d in runs) == 20  # the big host's own floor: 40 jobs, 2 at a time
+    big = [d for d in runs if d.job.host == "big"]
+    assert most_at_once(big) == 2 and min(d.start for d in big) <= 4
+
+
+def test_a_paced_host_keeps_its_pace_from_the_start() -> None:
+    fake = FakeTime()
+    small = [j for h in range(30) for j in jobs_of(f"small{h}", 1, seconds=0.1)]
+    runs = done(run(fake, small + jobs_of("big", 10, seconds=0.1), workers=4, per_host=2, host_gap=1.0))
+    starts = [d.start for d in runs if d.job.host == "big"]
+    assert starts == pytest.approx([float(n) for n in range(10)])  # one start a second, the first at once
+    assert max(d.end for d in runs) == pytest.approx(9.1)
