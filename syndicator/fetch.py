@@ -259,7 +259,7 @@ class Fetcher:
     def _failure(self, url: str, error: Exception, redirected: bool = False) -> FetchError:
         """Classify a requests/urllib3 exception by its type and by whether the deadline passed."""
         if DEADLINES.expired():  # the watchdog cut the socket, or no time was left to resolve or connect
-            return FetchError(url, f"no complete answer within {self._local.total:g} s", kind="timeout")
+            return FetchError(url, f"no complete answer within {self._local.total:.3g} s", kind="timeout")
         if isinstance(error, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
             return FetchError(url, f"TLS error: {_reason(error)}", kind="tls")
         if isinstance(error, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError):
@@ -309,7 +309,7 @@ class Fetcher:
         # With Content-Length or chunked framing urllib3 raises on a cut body; without framing the
         # end is the connection's close, which a cut socket imitates: only one seen in time counts.
         if not DEADLINES.finish() and not _framed(response.raw):
-            raise FetchError(url, f"body not complete within {self._local.total:g} s", kind="timeout")
+            raise FetchError(url, f"body not complete within {self._local.total:.3g} s", kind="timeout")
         return b"".join(chunks)
 
 

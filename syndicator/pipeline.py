@@ -106,7 +106,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         key = site_key(config, options.templates, store.generation(), (status.stale for status in statuses))
         published = Publication.read(store.value(PUBLISHED_KEY))
         if published is not None and published.current(key, config.output):
-            report.entries, report.rendered = published.entries, False
+            report.entries = published.entries
             report.seconds = time.monotonic() - started
             write_report(report, options.now, config.cache)
             return report
@@ -125,6 +125,8 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
                                   f"{config.output} is unchanged" + offline)
         from . import render  # here: a build that renders nothing never loads jinja2
         render.render_site(config, selected, statuses, options.now, config.output, options.templates)
+        report.rendered = True
+        write_report(report, options.now, config.cache)
         mark = output_mark(config.output)
         if mark is not None:
             store.keep(PUBLISHED_KEY, Publication(key, mark, report.entries).text())

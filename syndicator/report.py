@@ -48,8 +48,9 @@ class BuildReport:
         hosts: {host key: {"sources": n requested, "requests": n HTTP requests,
             "peak_concurrency": n, "skipped": n}}.
         stale_copies, entries: sites shown from a last good copy; entries published.
-        rendered: the site was written; False when nothing a render reads
-            changed since the last build that wrote it (:mod:`sitekey`), so it was left as it was.
+        rendered: the site was written. False until it is, and False when
+            nothing a render reads changed since the last build that wrote it
+            (:mod:`sitekey`), so it was left as it was.
         seconds: wall time of the build.
         offline: every request failed to connect, to several hosts: this
             machine was offline, and no source was counted as failing for it.
@@ -73,7 +74,7 @@ class BuildReport:
     hosts: dict[str, dict[str, int]] = field(default_factory=dict)
     stale_copies: int = 0
     entries: int = 0
-    rendered: bool = True
+    rendered: bool = False
     seconds: float = 0.0
     offline: bool = False
 

@@ -1,13 +1,15 @@
 """Is the published site still what a render would write? Then a build that changed nothing renders nothing.
 
 A render reads five things: the entries and site states (both in the store,
-whose generation counts every save), the settings, the templates,
+whose generation counts every save), the settings, the templates (every
+file under each template folder, subfolders and symlinks included),
 syndicator's version, and the clock. The clock shows in two places: a
 site's "stale" badge (so each site's stale flag is part of the key) and
 the "Updated" time in the pages' footer, which therefore tells when the
-site last changed, not when a build last ran. The published folder's
-marker file, rewritten by every publish, is checked too, so a site deleted
-or replaced by hand is written again.
+site last changed, not when a build last ran. The published folder is
+checked too: every file in it (name, size, modification time, inode) as
+the last publish left it, so a page deleted, edited or replaced by hand is
+written again.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,27 +53,51 @@ def site_key(config: Config, templates: Path | None, generation: int, stale: Ite
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     for folder in template_folders(templates):
         digest.update(f"{folder}\0".encode("utf-8", "surrogateescape"))
-        try:
-            files = sorted(os.scandir(folder), key=lambda item: item.name)
-        except OSError:
-            continue  # a missing folder: render says so
-        for item in files:
-            info = item.stat()
-            digest.update(f"{item.name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
+        for line in _file_lines(folder):  # a missing folder adds nothing: render says so
+            digest.update(line)
     return digest.hexdigest()
 
 
 def output_mark(output: Path) -> str | None:
-    """The identity of the published folder's marker file (str), or None when there is none.
+    """A digest of the published folder as it is now (hex str), or None when it holds no :data:`MARKER` file.
 
-    Every publish writes a new marker file, so the mark changes with each
-    publish, whoever made it.
+    It covers every file in the folder: its relative path, size,
+    modification time and inode. Every publish writes new files, so the
+    mark changes with each publish, whoever made it, and with any page
+    deleted, edited or replaced since.
     """
-    try:
-        info = (target_of(output) / MARKER).stat()
-    except OSError:
+    folder = target_of(output)
+    if not (folder / MARKER).is_file():
         return None
-    return f"{info.st_dev}:{info.st_ino}:{info.st_mtime_ns}"
+    digest = hashlib.sha256()
+    for line in _file_lines(folder, inode=True):
+        digest.update(line)
+    return digest.hexdigest()
+
+
+def _file_lines(folder: Path, inode: bool = False) -> Iterator[bytes]:
+    """One line (bytes) per file under ``folder``: recursively, following symlinks, each folder once."""
+    seen: set[tuple[int, int]] = set()
+    for root, folders, files in os.walk(folder, followlinks=True):
+        try:
+            info = os.stat(root)
+        except OSError:
+            folders[:] = []
+            continue
+        if (info.st_dev, info.st_ino) in seen:  # a symlink back up the tree: walked already
+            folders[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        folders.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue  # a dangling symlink
+            identity = f"\0{info.st_ino}" if inode else ""
+            line = f"{os.path.relpath(path, folder)}\0{info.st_size}\0{info.st_mtime_ns}{identity}\0"
+            yield line.encode("utf-8", "surrogateescape")
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,7 @@ def test_summary_counts_add_up(figures: dict[str, Any], line: str) -> None:
     """due = requested + skipped; requested = changed + unchanged + failed (README, "Commands")."""
     for name in ("outcomes", "skipped"):
         figures[name] = Counter(figures.get(name, {}))
-    assert BuildReport(**figures).summary() == line
+    assert BuildReport(**figures, rendered=True).summary() == line
 
 
 def test_readme_shows_the_summary_line_as_printed() -> None:

@@ -77,6 +77,41 @@ def test_a_site_deleted_or_replaced_by_hand_is_written_again(server: HTTPServer,
     os.utime(tmp_path / "public" / ".syndicator-output", ns=(1, 1))  # another publish wrote the folder
     build(config, now="2026-11-30T12:06:00Z")
     assert report(tmp_path)["rendered"] is True
+    published = tree(tmp_path / "public")
+    (tmp_path / "public" / "sites.html").unlink()  # one page deleted by hand
+    build(config, now="2026-11-30T12:07:00Z")
+    assert report(tmp_path)["rendered"] is True and tree(tmp_path / "public").keys() == published.keys()
+    (tmp_path / "public" / "index.html").write_text("defaced")  # one page edited by hand
+    build(config, now="2026-11-30T12:08:00Z")
+    assert report(tmp_path)["rendered"] is True and "Planet Test" in (tmp_path / "public" / "index.html").read_text()
+    build(config, now="2026-11-30T12:09:00Z")
+    assert report(tmp_path)["rendered"] is False
+
+
+def test_a_template_in_a_subfolder_of_the_theme_renders_again(server: HTTPServer, tmp_path: Path) -> None:
+    config = one_site(server, tmp_path)
+    partials = tmp_path / "theme" / "partials"
+    partials.mkdir(parents=True)
+    (tmp_path / "theme" / "index.html").write_text('<p>{% include "partials/banner.html" %}</p>\n')
+    (partials / "banner.html").write_text("Hello")
+    build(config, "--templates", str(tmp_path / "theme"))
+    assert (tmp_path / "public" / "index.html").read_text() == "<p>Hello</p>\n"
+    build(config, "--templates", str(tmp_path / "theme"), now="2026-11-30T12:05:00Z")
+    assert report(tmp_path)["rendered"] is False
+    (partials / "banner.html").write_text("Goodbye")
+    build(config, "--templates", str(tmp_path / "theme"), now="2026-11-30T12:06:00Z")
+    assert report(tmp_path)["rendered"] is True
+    assert (tmp_path / "public" / "index.html").read_text() == "<p>Goodbye</p>\n"
+
+
+def test_a_build_that_publishes_nothing_reports_nothing_rendered(server: HTTPServer, tmp_path: Path) -> None:
+    config = one_site(server, tmp_path)
+    (tmp_path / "theme").mkdir()
+    (tmp_path / "theme" / "index.html").write_text("{% if %}\n")  # a template error: exit 6
+    result = build(config, "--templates", str(tmp_path / "theme"))
+    assert result.exit_code == 6, result.output
+    assert report(tmp_path)["rendered"] is False and report(tmp_path)["entries"] == 2
+    assert not (tmp_path / "public").exists()
 
 
 def test_a_site_turning_stale_changes_the_key(tmp_path: Path) -> None:
