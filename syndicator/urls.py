@@ -40,6 +40,19 @@ TRACKING_PARAMETERS = frozenset({
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # C0 and C1 controls, lone surrogates and non-characters: never part of a link we publish.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+#: An absolute http(s) URL in plain ASCII that :func:`join` gives back as it is, whatever the base,
+#: and :func:`split` accepts (with the port checked apart): lower-case scheme, a host of letters,
+#: digits, dots and hyphens, no ";" in the path (urlunparse would drop an empty parameter), no empty
+#: query or fragment (it would drop those too), no space or control. Most links in feeds are this;
+#: matching it costs a tenth of splitting and joining them.
+_PLAIN_WEB = re.compile(r"https?://[A-Za-z0-9.-]+(?::([0-9]{1,5}))?(?:/[\x21\x22\x24-\x3a\x3c-\x3e\x40-\x7e]*)?"
+                        r"(?:\?[\x21\x22\x24-\x7e]+)?(?:#[\x21-\x7e]+)?")
+
+
+def _plain_web(url: str) -> bool:
+    """True when ``url`` matches :data:`_PLAIN_WEB` with a port in range (RFC 3986 section 3.2.3)."""
+    match = _PLAIN_WEB.fullmatch(url)
+    return match is not None and len(url) <= MAX_LENGTH and int(match.group(1) or 0) <= 65535
 
 
 def split(url: object) -> SplitResult | None:
@@ -77,6 +90,8 @@ def join(base: object, ref: object) -> str | None:
     """
     if not isinstance(ref, str) or len(ref) > MAX_LENGTH:
         return None
+    if _plain_web(ref):
+        return ref
     result = ref
     if isinstance(base, str) and base and len(base) <= MAX_LENGTH:
         try:
@@ -88,6 +103,8 @@ def join(base: object, ref: object) -> str | None:
 
 def scheme(url: object) -> str:
     """The scheme of ``url`` in lower case (RFC 3986 section 3.1), "" if none or unusable."""
+    if isinstance(url, str) and _plain_web(url):
+        return "https" if url[4] == "s" else "http"
     parts = split(url)
     return parts.scheme if parts is not None else ""
 
@@ -124,6 +141,8 @@ def absolute(link: object, base: object) -> str | None:
     """
     if not isinstance(link, str) or not link.strip():
         return None
+    if _plain_web(link):
+        return link
     result = join(base, _CONTROL.sub("", " ".join(link.split())))
     parts = split(result)
     return result if parts is not None and parts.scheme in WEB_SCHEMES and parts.hostname else None

@@ -137,3 +137,18 @@ def test_the_shortcut_for_plain_links_gives_what_urllib_gives(url: str) -> None:
         assert fast == urls.canonical(url)
     finally:
         urls._PLAIN = shortcut
+
+
+@settings(max_examples=600)
+@given(url=st.one_of(st.from_regex(r"\A[hH][tT][tT][pP][sS]?://[A-Za-z0-9.:\[\]-]{0,12}(/[\x21-\x7e]{0,12})?"
+                                   r"(\?[\x21-\x7e]{0,6})?(#[\x21-\x7e]{0,6})?\Z"),
+                     st.from_regex(r"\Ahttps?://[a-z0-9.-]{1,12}(:[0-9]{1,6})?(/[\x00-\x7f]{0,12})?([?#;][;?#]?)?\Z")),
+       base=st.sampled_from([BASE, "http://other.example/a/b;c?d#e", None, "", "http://[oops/", "ftp://x/"]))
+def test_the_shortcut_for_absolute_links_gives_what_urllib_gives(url: str, base: str | None) -> None:
+    fast = (urls.join(base, url), urls.absolute(url, base), urls.scheme(url))
+    shortcut = urls._PLAIN_WEB
+    urls._PLAIN_WEB = re.compile(r"(?!)")  # never matches: every URL through urllib
+    try:
+        assert fast == (urls.join(base, url), urls.absolute(url, base), urls.scheme(url))
+    finally:
+        urls._PLAIN_WEB = shortcut
