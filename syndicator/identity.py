@@ -25,9 +25,10 @@ import hashlib
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .model import Entry
+from .sanitize import html_to_text
 from .urls import WEB_SCHEMES, canonical, scheme
 
 
@@ -41,7 +42,9 @@ class Candidate:
         title: plain-text title ("" when none).
         date_text: the entry's date as written ("" when none).
         enclosures: enclosure URLs, in document order.
-        text: plain text of the summary or content.
+        body: the sanitized HTML of the summary or content; its :attr:`text`
+            is worked out only when identity needs it (rarely: see :func:`assign`).
+            Two candidates are equal when their other fields are and their texts are.
     """
 
     guid: str | None
@@ -49,7 +52,23 @@ class Candidate:
     title: str = ""
     date_text: str = ""
     enclosures: tuple[str, ...] = ()
-    text: str = ""
+    body: str = field(default="", compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        """Plain text of :attr:`body` (str)."""
+        return html_to_text(self.body)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Candidate):
+            return NotImplemented
+        return self._fields() == other._fields() and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.guid, self.link, self.title, self.date_text, self.enclosures)
 
 
 @dataclass(frozen=True)
@@ -89,7 +108,7 @@ def assign(candidates: Sequence[Candidate]) -> list[str | None]:
     for candidate in candidates:
         if candidate.guid:
             groups.setdefault(candidate.guid, []).append(candidate)
-    trusted = {guid for guid, group in groups.items() if len(set(group)) == 1}
+    trusted = {guid for guid, group in groups.items() if len(group) == 1 or len(set(group)) == 1}
     fallback = [c for c in candidates if not (c.guid and c.guid in trusted)]
     links = Counter(canonical(c.link) for c in fallback if c.link)
     stable = Counter(_stable(c) for c in fallback)

@@ -115,7 +115,7 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime, 
     entry = Entry(id="", title=title, link=link, author=_author(item) or feed_author, date=date, updated=chosen[1],
                   summary=summary, content=content, date_note=None if date else "; ".join(notes) or None)
     candidate = Candidate(guid or None, link, title, (raws[0] or raws[1])[:DATE_MAX_CHARS], enclosures,
-                          html_to_text(summary or content))
+                          summary or content)
     return Draft(entry, candidate)
 
 

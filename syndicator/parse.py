@@ -234,8 +234,7 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, versio
     author = _xml_author(item) or _xml_author(dict.get(item, "source") or {}) or feed_author
     entry = Entry(id="", title=title, link=link, author=author,
                   date=date, updated=updated, summary=summary, content=content, date_note=note)
-    text = html_to_text(summary or content)
-    return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, text))
+    return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, summary or content))
 
 
 def _with_media(draft: Draft, item: Any, base: str) -> Draft:
