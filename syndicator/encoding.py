@@ -74,9 +74,12 @@ _DECLARED = re.compile(rb"^<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._:-]+)[\"
 _FALLBACK = "syndicator-cp1252-per-byte"
 #: Characters XML 1.0 (section 2.2) does not allow, and references to them.
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-# A CDATA section or comment (kept as is), or an ampersand and what follows it.
+# A CDATA section or comment (kept as is), or an ampersand and what follows it, unless that is
+# one of XML's own entities or a decimal reference to a character XML allows (32-9999): those
+# stay as they are, and skipping them here spares a call per reference.
 _REFERENCE = re.compile(r"<!\[CDATA\[.*?(?:\]\]>|$)|<!--.*?(?:-->|$)"
-                        r"|&(#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9._-]*;)?", re.S)
+                        r"|&(?!(?:amp|lt|gt|quot|apos|#(?:3[2-9]|[4-9][0-9]|[1-9][0-9]{2,3}));)"
+                        r"(#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9._-]*;)?", re.S)
 #: One well-formed UTF-8 sequence of two to four bytes (RFC 3629 section 4).
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
                             rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}"
