@@ -76,6 +76,12 @@ _ISO = re.compile(
     r"^(\d{4})(?:-?(\d{2})(?:-?(\d{2})(?:[Tt ]+(\d{2}):?(\d{2})(?::?(\d{2})([.,]\d+)?)?)?)?)?"
     r"\s*(?:([Zz]|UTC|GMT)|([+-])(\d{2}):?(\d{2})?)?$")
 _WORD = re.compile(r"[^\W\d_]+\.?", re.UNICODE)
+#: RFC 822 as most feeds write it (RFC 2822 section 3.3): English names, a four-digit year, a
+#: numeric zone or GMT/UTC/UT/Z. Read directly, it gives what the general path gives.
+_PLAIN_RFC822 = re.compile(r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), )?([0-9]{1,2}) "
+                           r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([1-9][0-9]{3}) "
+                           r"([0-9]{2}):([0-9]{2})(?::([0-9]{2}))? (?:([+-])([0-9]{2})([0-9]{2})|GMT|UTC|UT|Z)")
+_MONTH_NUMBERS = {name: number for number, name in enumerate(_ENGLISH) if name}
 
 
 def parse_date(text: str | None) -> datetime | None:
@@ -92,7 +98,7 @@ def parse_date(text: str | None) -> datetime | None:
     if len(text) > DATE_MAX_CHARS:
         return None
     try:
-        return _iso(text) or _rfc822(_translate(text)) or _dateutil(_translate(text))
+        return _iso(text) or _plain_rfc822(text) or _rfc822(_translate(text)) or _dateutil(_translate(text))
     except (ValueError, OverflowError):
         return None
 
@@ -112,6 +118,20 @@ def _iso(text: str) -> datetime | None:
     if sign:
         offset = timedelta(hours=int(off_h), minutes=int(off_m or 0))
         value = value.replace(tzinfo=timezone(offset if sign == "+" else -offset))
+    return value.astimezone(UTC)
+
+
+def _plain_rfc822(text: str) -> datetime | None:
+    """``text`` read when it matches :data:`_PLAIN_RFC822` (raising ValueError for an impossible date), else None."""
+    match = _PLAIN_RFC822.fullmatch(text)
+    if not match:
+        return None
+    day, month, year, hour, minute, second, sign, off_h, off_m = match.groups()
+    offset = 0
+    if sign:
+        offset = (int(off_h) * 3600 + int(off_m) * 60) * (-1 if sign == "-" else 1)
+    value = datetime(int(year), _MONTH_NUMBERS[month], int(day), int(hour), int(minute), min(int(second or 0), 59),
+                     tzinfo=timezone(timedelta(seconds=offset)))
     return value.astimezone(UTC)
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from syndicator import dates
 from syndicator.dates import parse_date, trusted
 from syndicator.parse import parse_feed
 from syndicator.selection import select_entries
@@ -162,3 +166,16 @@ def test_equal_dates_keep_a_deterministic_order() -> None:
     first = [s.entry.title for s in select_entries(sites, snapshots, 5)]
     again = [s.entry.title for s in select_entries(sites, dict(reversed(snapshots.items())), 5)]
     assert first == again == ["a.example 0", "a.example 1", "a.example 2", "b.example 0", "b.example 1", "b.example 2"]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.from_regex(r"\A((Mon|Tue|Sat|Mar|mon), ?)?[0-9]{1,2} (Jan|Feb|Mar|Sep|Dec|dec|Mai) [0-9]{2,4} "
+                     r"[0-9]{1,2}:[0-9]{2}(:[0-9]{2})? ?(GMT|UTC|UT|Z|EST|[+-][0-9]{4}|[+-][0-9]{2}:[0-9]{2})?\Z"))
+def test_the_shortcut_for_plain_rfc822_dates_gives_what_the_general_path_gives(text: str) -> None:
+    fast = parse_date(text)
+    shortcut = dates._PLAIN_RFC822
+    dates._PLAIN_RFC822 = re.compile(r"(?!)")  # never matches: every date through the general path
+    try:
+        assert fast == parse_date(text)
+    finally:
+        dates._PLAIN_RFC822 = shortcut
