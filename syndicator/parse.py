@@ -214,7 +214,6 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
     for item in document.entries:
         budget.check("reading entries")
         drafts.append(_xml_entry(item, feed_link, url, now, version, feed_author))
-    drafts = [_with_media(draft, item, feed_link or url) for draft, item in zip(drafts, document.entries, strict=True)]
     if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
         reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
         raise ParseError(url, f"not a readable feed: {reason}")
@@ -223,31 +222,28 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
 
 def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str,
                feed_author: str | None) -> Draft:
+    """One feedparser entry as a Draft, with its enclosures and image (:mod:`media`).
+
+    Relative URLs resolve against the entry's link, else the feed's link,
+    else the fetch URL. An entry with nothing to show but its image is
+    identified by it too (``Candidate.enclosures``); every other entry keeps
+    the identity it always had.
+    """
     link = _entry_link(item, feed_link or url)
     bases = (link, feed_link, url)
     summary, content = _bodies(item, bases, url)
     date, updated, note, raw_date = _xml_dates(item, now)
-    enclosures = tuple(filter(None, (absolute(e.get("href"), link or feed_link or url)
-                                     for e in item.get("enclosures") or [])))
+    base = link or feed_link or url
+    enclosures = tuple(filter(None, (absolute(e.get("href"), base) for e in item.get("enclosures") or [])))
     title = _text_field(item, "title", version)
     guid = one_line(dict.get(item, "id")) or None
     author = _xml_author(item) or _xml_author(dict.get(item, "source") or {}) or feed_author
-    entry = Entry(id="", title=title, link=link, author=author,
-                  date=date, updated=updated, summary=summary, content=content, date_note=note)
-    return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, summary or content))
-
-
-def _with_media(draft: Draft, item: Any, base: str) -> Draft:
-    """``draft`` with the enclosures and image of its feedparser entry (:mod:`media`); relative
-    URLs resolve against the entry's link, else ``base`` (the feed's link, else the fetch URL).
-
-    An entry with nothing to show but its image is identified by it too
-    (``Candidate.enclosures``); every other entry keeps the identity it always had.
-    """
-    base = draft.entry.link or base
     image = media.xml_image(item, base)
-    candidate = replace(draft.candidate, enclosures=(image,)) if image and _empty(draft) else draft.candidate
-    return Draft(replace(draft.entry, enclosures=media.xml_enclosures(item, base), image=image), candidate)
+    entry = Entry(id="", title=title, link=link, author=author, date=date, updated=updated, summary=summary,
+                  content=content, date_note=note, enclosures=media.xml_enclosures(item, base), image=image)
+    if image and not (title or link or summary or content or enclosures):
+        enclosures = (image,)
+    return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, summary or content))
 
 
 def _bodies(item: Any, bases: tuple[str | None, ...], url: str) -> tuple[str, str]:
@@ -283,8 +279,10 @@ def _bodies(item: Any, bases: tuple[str | None, ...], url: str) -> tuple[str, st
 
 def _richer(first: str, second: str) -> bool:
     """True when sanitized HTML ``first`` holds more text than ``second`` and no fewer images."""
-    return (len(html_to_text(first)) > len(html_to_text(second))
-            and first.count("<img") >= second.count("<img"))
+    if first.count("<img") < second.count("<img"):
+        return False
+    shorter = len(html_to_text(second))
+    return len(first) > shorter and len(html_to_text(first)) > shorter  # text is never longer than its HTML
 
 
 def _is_html(detail: Mapping[str, Any]) -> bool:
