@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
-from dataclasses import fields, replace
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -324,53 +324,62 @@ class Store:
                 return
             self._db.execute("DELETE FROM entries WHERE source = ?", (state.url,))
             entries = list(entries)
-            for position, (entry, resolved) in enumerate(zip(entries, self._resolve(state.url, entries),
-                                                             strict=True)):
-                resolved = self._keep_first_date(state.url, resolved)
-                self._db.execute("INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)",
-                                 (state.url, resolved.id, position, _entry_to_json(resolved)))
-                self._remember(state.url, resolved, now)
+            known = self._known(state.url, entries)
+            rows: list[tuple[str, str, int, str]] = []
+            aliases: list[tuple[str, str, str]] = []
+            for position, (entry, resolved) in enumerate(zip(entries, self._resolve(known, entries), strict=True)):
+                resolved = self._keep_first_date(known, resolved)
+                rows.append((state.url, resolved.id, position, _entry_to_json(resolved)))
+                self._remember(state.url, known, resolved, now)
                 keys = entry.aliases + ((f"id:{entry.id}",) if entry.id != resolved.id else ())
-                self._db.executemany("INSERT OR IGNORE INTO aliases (source, key, id) VALUES (?, ?, ?)",
-                                     [(state.url, key, resolved.id) for key in keys])
+                aliases.extend((state.url, key, resolved.id) for key in keys)
+            self._db.executemany("INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT OR IGNORE INTO aliases (source, key, id) VALUES (?, ?, ?)", aliases)
 
-    def _resolve(self, source: str, entries: list[Entry]) -> list[Entry]:
+    def _known(self, source: str, entries: list[Entry]) -> _Known:
+        """What the store knows of the ids and alias keys ``entries`` could resolve to, and of the ids
+        those keys name: a query or two for the whole snapshot, not several per entry."""
+        keys = {key for entry in entries for key in (f"id:{entry.id}", *entry.aliases)}
+        ids = {entry.id for entry in entries}
+        for key in keys:
+            kind, _, bare = key.partition(":")
+            if kind in ("uri", "link"):
+                ids.update((f"https:{bare}", f"http:{bare}"))
+        known = _Known({}, {})
+        for chunk in _chunks(sorted(keys)):
+            rows = self._db.execute("SELECT key, id FROM aliases WHERE source = ? AND key IN "
+                                    f"({', '.join('?' * len(chunk))})", (source, *chunk))
+            known.aliases.update((key, str(entry_id)) for key, entry_id in rows)
+        ids.update(known.aliases.values())
+        for chunk in _chunks(sorted(ids)):
+            rows = self._db.execute("SELECT id, first_date, content_hash FROM seen WHERE source = ? AND id IN "
+                                    f"({', '.join('?' * len(chunk))})", (source, *chunk))
+            known.seen.update((entry_id, (first_date, digest)) for entry_id, first_date, digest in rows)
+        return known
+
+    @staticmethod
+    def _resolve(known: _Known, entries: list[Entry]) -> list[Entry]:
         """Each entry under the id of the seen entry it is an alias of, else as it is.
 
         Exact ids claim first, then ids a publisher switched to, then alias
         keys in order; a seen entry is claimed by one entry at most.
         """
-        resolved: list[Entry | None] = [e if self._seen(source, e.id) else None for e in entries]
+        resolved: list[Entry | None] = [e if e.id in known.seen else None for e in entries]
         claimed = {e.id for e in resolved if e is not None}
         for keys_of in (lambda e: (f"id:{e.id}",), lambda e: e.aliases):
             for index, entry in enumerate(entries):
                 if resolved[index] is not None:
                     continue
                 for key in keys_of(entry):
-                    target = self._alias(source, key)
+                    target = known.alias(key)
                     if target is not None and target not in claimed:
                         resolved[index] = replace(entry, id=target)
                         claimed.add(target)
                         break
         return [r if r is not None else e for r, e in zip(resolved, entries, strict=True)]
 
-    def _alias(self, source: str, key: str) -> str | None:
-        """The seen id an alias key names: recorded, or for a URL key, a seen id equal
-        to that URL under either scheme (entries stored before aliases were kept)."""
-        row = self._db.execute("SELECT id FROM aliases WHERE source = ? AND key = ?", (source, key)).fetchone()
-        if row:
-            return str(row[0])
-        kind, _, bare = key.partition(":")
-        if kind in ("uri", "link"):
-            return next((f"{scheme}:{bare}" for scheme in ("https", "http") if self._seen(source, f"{scheme}:{bare}")),
-                        None)
-        return None
-
-    def _seen(self, source: str, entry_id: str) -> bool:
-        row = self._db.execute("SELECT 1 FROM seen WHERE source = ? AND id = ?", (source, entry_id)).fetchone()
-        return row is not None
-
-    def _keep_first_date(self, source: str, entry: Entry) -> Entry:
+    @staticmethod
+    def _keep_first_date(known: _Known, entry: Entry) -> Entry:
         """A seen entry whose only date moved forward, with its first date back (README, "Edits").
 
         Sites that regenerate their feed rewrite the one date of every entry
@@ -385,30 +394,53 @@ class Store:
         """
         if entry.date is None or (entry.updated is not None and entry.updated != entry.date):
             return entry
-        row = self._db.execute("SELECT first_date FROM seen WHERE source = ? AND id = ?",
-                               (source, entry.id)).fetchone()
-        if row is None or row[0] is None:
+        first_date = known.seen.get(entry.id, (None, None))[0]
+        if first_date is None:
             return entry
-        first = datetime.fromisoformat(row[0])
+        first = datetime.fromisoformat(first_date)
         return replace(entry, date=first, updated=entry.date) if entry.date > first else entry
 
-    def _remember(self, source: str, entry: Entry, now: datetime) -> None:
+    def _remember(self, source: str, known: _Known, entry: Entry, now: datetime) -> None:
         """Record first-seen and first date for a new id; mark an edit when the content hash
         changes; keep the earliest date as the first date."""
         digest = content_hash(entry.title, entry.link, entry.summary, entry.content)
-        row = self._db.execute("SELECT content_hash, first_date FROM seen WHERE source = ? AND id = ?",
-                               (source, entry.id)).fetchone()
         date = entry.date.isoformat() if entry.date else None
-        if row is None:
+        if entry.id not in known.seen:
             self._db.execute("INSERT INTO seen (source, id, first_seen, content_hash, first_date) "
                              "VALUES (?, ?, ?, ?, ?)", (source, entry.id, now.isoformat(), digest, date))
             return
-        if entry.date is not None and (row[1] is None or entry.date < datetime.fromisoformat(row[1])):
+        first_date, stored_digest = known.seen[entry.id]
+        if entry.date is not None and (first_date is None or entry.date < datetime.fromisoformat(first_date)):
             self._db.execute("UPDATE seen SET first_date = ? WHERE source = ? AND id = ?", (date, source, entry.id))
-        if row[0] != digest:
-            changed = now.isoformat() if row[0] is not None else None
+        if stored_digest != digest:
+            changed = now.isoformat() if stored_digest is not None else None
             self._db.execute("UPDATE seen SET content_hash = ?, changed = COALESCE(?, changed) "
                              "WHERE source = ? AND id = ?", (digest, changed, source, entry.id))
+
+
+@dataclass
+class _Known:
+    """What one save reads of a source's history: ``seen`` {id: (first date, content hash)} and
+    ``aliases`` {key: id}, for the ids and keys of the entries being saved."""
+
+    seen: dict[str, tuple[str | None, str | None]]
+    aliases: dict[str, str]
+
+    def alias(self, key: str) -> str | None:
+        """The seen id an alias key names: recorded, or for a URL key, a seen id equal
+        to that URL under either scheme (entries stored before aliases were kept)."""
+        if key in self.aliases:
+            return self.aliases[key]
+        kind, _, bare = key.partition(":")
+        if kind in ("uri", "link"):
+            return next((f"{scheme}:{bare}" for scheme in ("https", "http") if f"{scheme}:{bare}" in self.seen), None)
+        return None
+
+
+def _chunks(values: list[str]) -> Iterator[list[str]]:
+    """``values`` in lists of at most :data:`_ROWS_PER_QUERY`."""
+    for start in range(0, len(values), _ROWS_PER_QUERY):
+        yield values[start:start + _ROWS_PER_QUERY]
 
 
 class _transaction:
