@@ -327,13 +327,16 @@ class Store:
             known = self._known(state.url, entries)
             rows: list[tuple[str, str, int, str]] = []
             aliases: list[tuple[str, str, str]] = []
+            new: list[tuple[str, str, str, str, str | None]] = []
             for position, (entry, resolved) in enumerate(zip(entries, self._resolve(known, entries), strict=True)):
                 resolved = self._keep_first_date(known, resolved)
                 rows.append((state.url, resolved.id, position, _entry_to_json(resolved)))
-                self._remember(state.url, known, resolved, now)
+                self._remember(state.url, known, resolved, now, new)
                 keys = entry.aliases + ((f"id:{entry.id}",) if entry.id != resolved.id else ())
                 aliases.extend((state.url, key, resolved.id) for key in keys)
             self._db.executemany("INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT INTO seen (source, id, first_seen, content_hash, first_date) "
+                                 "VALUES (?, ?, ?, ?, ?)", new)
             self._db.executemany("INSERT OR IGNORE INTO aliases (source, key, id) VALUES (?, ?, ?)", aliases)
 
     def _known(self, source: str, entries: list[Entry]) -> _Known:
@@ -400,14 +403,15 @@ class Store:
         first = datetime.fromisoformat(first_date)
         return replace(entry, date=first, updated=entry.date) if entry.date > first else entry
 
-    def _remember(self, source: str, known: _Known, entry: Entry, now: datetime) -> None:
-        """Record first-seen and first date for a new id; mark an edit when the content hash
-        changes; keep the earliest date as the first date."""
+    def _remember(self, source: str, known: _Known, entry: Entry, now: datetime,
+                  new: list[tuple[str, str, str, str, str | None]]) -> None:
+        """Record first-seen and first date for a new id (a row added to ``new``, for one
+        insert of them all); mark an edit when the content hash changes; keep the earliest
+        date as the first date."""
         digest = content_hash(entry.title, entry.link, entry.summary, entry.content)
         date = entry.date.isoformat() if entry.date else None
         if entry.id not in known.seen:
-            self._db.execute("INSERT INTO seen (source, id, first_seen, content_hash, first_date) "
-                             "VALUES (?, ?, ?, ?, ?)", (source, entry.id, now.isoformat(), digest, date))
+            new.append((source, entry.id, now.isoformat(), digest, date))
             return
         first_date, stored_digest = known.seen[entry.id]
         if entry.date is not None and (first_date is None or entry.date < datetime.fromisoformat(first_date)):
