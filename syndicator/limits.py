@@ -106,10 +106,11 @@ def check_structure(text: str, url: str) -> None:
             than :data:`MIN_CHARS_PER_TAG` characters each, or nesting
             deeper than :data:`MAX_DEPTH`.
     """
-    tags, depth = xml_shape(text, MAX_TAGS, MAX_DEPTH)
+    opens = text.count("<")  # every tag, broken ones included: feedparser's tolerant parser pays for each
+    # Every tag starts with a "<" and depth never exceeds the tags: a document with few needs no count.
+    tags, depth = xml_shape(text, MAX_TAGS, MAX_DEPTH) if opens > min(MAX_TAGS, MAX_DEPTH) else (opens, 0)
     if tags > MAX_TAGS:
         raise ParseError(url, f"too complex to parse: more than {MAX_TAGS:,} tags", kind="too_complex")
-    opens = text.count("<")  # every tag, broken ones included: feedparser's tolerant parser pays for each
     if opens > DENSE_MIN_TAGS and len(text) < opens * MIN_CHARS_PER_TAG:
         raise ParseError(url, f"too complex to parse: {opens:,} tags in {len(text):,} characters, more than "
                               f"one per {MIN_CHARS_PER_TAG}", kind="too_complex")
