@@ -98,18 +98,31 @@ def read(prepared: str, budget: Budget) -> Any | None:
         return None
 
 
+#: Names of tags seen, for those whose name does not depend on the prefix written (bounded).
+_NAMES: dict[str, str] = {}
+_NAMES_KEPT = 4096
+
+
 def _name(element: Any) -> str:
     """The element's name as feedparser dispatches on it: ``title``, ``media_content``, ``x_foo``."""
     tag = element.tag
+    known = _NAMES.get(tag)
+    if known is not None:
+        return known
     if not isinstance(tag, str):
         raise _Unsure  # an entity reference left in the tree
     if tag[0] != "{":
-        return tag.lower()
-    uri, local = tag[1:].split("}", 1)
-    prefix = PREFIXES.get(uri.lower())
-    if prefix is None:
-        prefix = element.prefix or ""
-    return f"{prefix}_{local}".lower() if prefix else local.lower()
+        name = tag.lower()
+    else:
+        uri, local = tag[1:].split("}", 1)
+        prefix = PREFIXES.get(uri.lower())
+        if prefix is None:  # a namespace feedparser does not know: named by the prefix written
+            written = element.prefix or ""
+            return f"{written}_{local}".lower() if written else local.lower()
+        name = f"{prefix}_{local}".lower() if prefix else local.lower()
+    if len(_NAMES) < _NAMES_KEPT:
+        _NAMES[tag] = name
+    return name
 
 
 def _attributes(element: Any) -> dict[str, str]:
