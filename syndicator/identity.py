@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .model import Entry
-from .sanitize import html_to_text
 from .urls import WEB_SCHEMES, canonical, scheme
 
 
@@ -57,6 +56,9 @@ class Candidate:
     @property
     def text(self) -> str:
         """Plain text of :attr:`body` (str)."""
+        # Imported here: the store imports this module, and a build with nothing due loads no sanitizer.
+        from .sanitize import html_to_text
+
         return html_to_text(self.body)
 
     def __eq__(self, other: object) -> bool:

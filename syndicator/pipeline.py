@@ -39,7 +39,7 @@ from .decide import decide
 from .errors import ConfigError, EmptyBuildError, StoreError
 from .failures import kind_of
 from .hosts import host_key
-from .model import Config, Decision, Observation, SourceState
+from .model import Config, Decision, Observation, SelectedEntry, SourceState
 from .pool import HostPool
 from .publish import output_lock
 from .report import BuildReport, write_report
@@ -110,8 +110,10 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
             report.seconds = time.monotonic() - started
             write_report(report, options.now, config.cache)
             return report
-        snapshots = store.snapshots(config.sources, complete=config.items_per_feed)
-        selected = select_entries(config.sites, snapshots, config.items_per_feed)
+        snapshots = store.snapshots(config.sources, complete=0)  # ids, links and dates: what selection reads
+        selected = select_entries(config.sites, snapshots, config.items_per_feed)[:config.feed_entries]
+        selected = [SelectedEntry(chosen.site, stored)
+                    for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)]
         counts = {url: len(stored) for url, stored in snapshots.items()}
         statuses = site_statuses(config.sites, states, counts, options.now, config.stale_after)
         report.entries = min(len(selected), config.feed_entries)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from pathlib import Path
@@ -283,6 +283,24 @@ class Store:
                 source, position = wanted[rowid]
                 result[source][position] = replace(result[source][position], entry=_entry_from_json(data))
         return result
+
+    def complete(self, chosen: Sequence[StoredEntry]) -> list[StoredEntry]:
+        """``chosen`` (light entries of :meth:`snapshots`) with each entry read in full, in the same order.
+
+        A build reads every snapshot light, selects, then reads in full only
+        the entries it publishes. An entry no longer stored is returned as it was.
+        """
+        pairs = sorted({(stored.source, stored.entry.id) for stored in chosen})
+        full: dict[tuple[str, str], Entry] = {}
+        step = _ROWS_PER_QUERY // 2  # two parameters a row
+        for start in range(0, len(pairs), step):
+            chunk = pairs[start:start + step]
+            rows = self._db.execute("SELECT source, id, data FROM entries WHERE (source, id) IN "
+                                    f"(VALUES {', '.join(['(?, ?)'] * len(chunk))})",
+                                    [value for pair in chunk for value in pair])
+            for source, entry_id, data in rows:
+                full[(source, entry_id)] = _entry_from_json(data)
+        return [replace(stored, entry=full.get((stored.source, stored.entry.id), stored.entry)) for stored in chosen]
 
     def aliases(self, source: str) -> dict[str, str]:
         """The recorded aliases of one source: {alias key: entry id}."""

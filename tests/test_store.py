@@ -275,3 +275,16 @@ def test_only_the_newest_entries_of_each_snapshot_are_loaded_in_full(tmp_path: P
     assert light[other] == full[other]
     assert select_entries([Site("A", URL), Site("B", other)], light, 2) == \
         select_entries([Site("A", URL), Site("B", other)], full, 2)
+
+
+def test_light_entries_are_completed_in_the_order_given(tmp_path: Path) -> None:
+    entries = [entry(3), entry(1), entry(2)]
+    with Store.open(tmp_path) as store:
+        store.save(state(), entries, NOW)
+        full = store.snapshots([URL])[URL]
+        light = store.snapshots([URL], complete=0)[URL]
+        assert all(s.entry.title == "" for s in light)
+        chosen = [light[2], light[0]]
+        assert store.complete(chosen) == [full[2], full[0]]
+        store.save(state(), [entry(1)], NOW)  # entries 2 and 3 leave the snapshot
+        assert store.complete(chosen) == chosen  # no longer stored: left as they were
