@@ -32,7 +32,7 @@ import os
 import secrets
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -82,17 +82,19 @@ def output_lock(output: Path) -> Iterator[None]:
         lock.release()
 
 
-def publish(output: Path, files: dict[str, str]) -> list[Path]:
+def publish(output: Path, files: Mapping[str, str | Iterable[str]]) -> list[Path]:
     """Replace the folder ``output`` with exactly ``files``, atomically (see the module docstring).
 
     Args:
         output: the folder to publish (a symlink is followed).
-        files: {file name: UTF-8 text}; :data:`MARKER` is added.
+        files: {file name: text, or pieces of text written one after another
+            (a generator is read once)}, written as UTF-8; :data:`MARKER` is added.
     Returns:
         the paths written, inside ``output``.
     Raises:
         RenderError: the folder is not ours or cannot be written; the
             previous output is left in place.
+        Exception: whatever producing the pieces raised; the previous output is left in place.
     """
     target = target_of(output)
     _recover(target)
@@ -105,11 +107,18 @@ def publish(output: Path, files: dict[str, str]) -> list[Path]:
     try:
         staging.mkdir()
         for name, text in files.items():
-            (staging / name).write_text(text, encoding="utf-8", newline="\n")
+            with open(staging / name, "w", encoding="utf-8", newline="\n") as file:
+                if isinstance(text, str):
+                    file.write(text)
+                else:
+                    file.writelines(text)
         _swap(staging, target, target.with_name(f".{target.name}.old-{token}"))
     except OSError as e:
         _remove(staging)
         raise RenderError(f"{target}: cannot publish: {e.strerror or e}") from e
+    except BaseException:
+        _remove(staging)
+        raise
     return [output / name for name in files]
 
 

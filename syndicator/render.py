@@ -2,9 +2,10 @@
 
 Templates come from ``--templates DIR`` first, then the bundled
 ``templates/`` folder, so a user may override any one of them. Templates
-autoescape. Every file is rendered before anything is written; then
-:mod:`publish` swaps the whole folder in at once, so a failure leaves the
-previous output exactly as it was. The same entries, statuses and clock
+autoescape. Every file is written into a staging folder, the pages piece
+by piece as templates produce them (a feed.xml of 1,000 entries is never
+whole in memory); then :mod:`publish` swaps the whole folder in at once,
+so a failure leaves the previous output exactly as it was. The same entries, statuses and clock
 give byte-identical files.
 
 Files: index.html, sites.html, feed.xml (Atom 1.0, RFC 4287), feed.json
@@ -13,11 +14,13 @@ Files: index.html, sites.html, feed.xml (Atom 1.0, RFC 4287), feed.json
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -114,20 +117,34 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
     }
     folders = template_folders(templates)
     env = _environment(folders)
-    files: dict[str, str] = {}
+    files: dict[str, str | Iterable[str]] = {}
     for name in (*TEMPLATES, *STATIC):
-        try:
+        with _template_errors(name, folders):
             if name in STATIC:
                 files[name] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
             else:
-                files[name] = env.get_template(name).render(context)
-        except Exception as e:
-            error = _template_error(e, name, folders)
-            if error is None:
-                raise  # raised outside template code: a bug
-            raise error from e
+                files[name] = _generated(env.get_template(name), context, name, folders)
     files["feed.json"] = _json_feed(config, str(context["base"]), page_entries)
     return publish(output, files)
+
+
+def _generated(template: jinja2.Template, context: dict[str, Any], name: str,
+               folders: Sequence[Path]) -> Iterator[str]:
+    """The template's output in pieces, as publish writes them: a page is never whole in memory."""
+    with _template_errors(name, folders):
+        yield from template.generate(context)
+
+
+@contextmanager
+def _template_errors(name: str, folders: Sequence[Path]) -> Iterator[None]:
+    """Turn an error of template ``name`` into a RenderError (:func:`_template_error`); a bug of ours propagates."""
+    try:
+        yield
+    except Exception as e:
+        error = _template_error(e, name, folders)
+        if error is None:
+            raise  # raised outside template code: a bug
+        raise error from e
 
 
 def _template_error(error: Exception, name: str, folders: Sequence[Path]) -> RenderError | None:
@@ -256,7 +273,7 @@ def _attachments(e: PageEntry) -> dict[str, Any]:
     return {"attachments": attachments} if attachments else {}
 
 
-def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
+def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> Iterable[str]:
     """The merged stream as JSON Feed 1.1 (https://www.jsonfeed.org/version/1.1/)."""
     items: list[dict[str, Any]] = []
     for e in entries:
@@ -280,7 +297,7 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> str:
         "feed_url": base + "feed.json",
         "items": items,
     }
-    return json.dumps(document, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+    return itertools.chain(json.JSONEncoder(ensure_ascii=False, indent=1).iterencode(document), ("\n",))
 
 
 def _file_name(entry: Entry) -> str:

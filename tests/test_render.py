@@ -354,6 +354,7 @@ def test_template_error_names_the_file_and_line(server: HTTPServer, tmp_path: Pa
     assert message in result.stderr
     assert result.stderr.count("\n") == 1
     assert tree(tmp_path / "public") == before
+    assert not list(tmp_path.glob(".public.*-*"))  # pages are written as they render: no staging folder is left
 
 
 def test_a_missing_included_template_is_named(server: HTTPServer, tmp_path: Path) -> None:
