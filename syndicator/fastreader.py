@@ -134,7 +134,7 @@ def _attributes(element: Any) -> dict[str, str]:
     is one feedparser reads (then the fast path is unsure).
     """
     found: dict[str, str] = {}
-    for key, value in element.attrib.items():
+    for key, value in element.items():  # items(): no attribute proxy built for each element
         if key[0] == "{":
             uri, local = key[1:].split("}", 1)
             prefix = "xml" if uri == "http://www.w3.org/XML/1998/namespace" else PREFIXES.get(uri.lower(), "")
