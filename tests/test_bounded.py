@@ -11,6 +11,7 @@ import io
 import json
 import re
 import sys
+import time
 import xml.sax
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,6 +81,19 @@ def test_budget_raises_once_spent_and_names_the_step() -> None:
     with pytest.raises(ParseError, match="three") as caught:
         budget.check("three")
     assert caught.value.kind == "too_complex" and caught.value.url == URL
+
+
+def test_the_budget_on_the_thread_clock_raises_once_cpu_time_is_spent() -> None:
+    budget = Budget(URL, 0.05)
+    budget.check("at once")  # nothing spent yet
+    time.sleep(0.1)  # wall time passes, CPU time does not
+    budget.check("after sleeping")
+    started = time.thread_time()
+    with pytest.raises(ParseError, match="busy") as caught:
+        while time.thread_time() - started < 5.0:  # bounded: the budget ends it after 0.05 s of CPU time
+            budget.check("busy")
+    assert caught.value.kind == "too_complex"
+    assert time.thread_time() - started < 5.0
 
 
 def test_the_budget_is_checked_while_feedparser_reads() -> None:
