@@ -202,7 +202,7 @@ class Enclosure:
     duration: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One item of a feed, normalized.
 
@@ -449,7 +449,7 @@ class SourceState:
     discovered: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredEntry:
     """An entry of a stored snapshot.
 
@@ -482,7 +482,7 @@ def newest(stored: Sequence[StoredEntry], count: int) -> list[int]:
     return sorted(range(len(stored)), key=lambda i: (-stored[i].date.timestamp(), i))[:max(count, 0)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SelectedEntry:
     """An entry chosen for output, with the site it is credited to."""
 
