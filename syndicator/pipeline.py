@@ -43,7 +43,7 @@ from .model import Config, Decision, Observation, SelectedEntry, SourceState
 from .pool import HostPool
 from .publish import output_lock
 from .report import BuildReport, write_report
-from .selection import select_entries, site_statuses
+from .selection import condense, select_condensed, site_statuses
 from .sitekey import Publication, output_mark, site_key
 from .store import Store
 
@@ -110,11 +110,14 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
             report.seconds = time.monotonic() - started
             write_report(report, options.now, config.cache)
             return report
-        snapshots = store.snapshots(config.sources, complete=0)  # ids, links and dates: what selection reads
-        selected = select_entries(config.sites, snapshots, config.items_per_feed)[:config.feed_entries]
+        # Light snapshots (ids, links, dates), one at a time, each reduced to what selection reads;
+        # then only the entries published are read in full.
+        condensed = {url: condense(stored, config.items_per_feed)
+                     for url, stored in store.light_snapshots(config.sources)}
+        selected = select_condensed(config.sites, condensed)[:config.feed_entries]
         selected = [SelectedEntry(chosen.site, stored)
                     for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)]
-        counts = {url: len(stored) for url, stored in snapshots.items()}
+        counts = {url: part.count for url, part in condensed.items()}
         statuses = site_statuses(config.sites, states, counts, options.now, config.stale_after)
         report.entries = min(len(selected), config.feed_entries)
         report.seconds = time.monotonic() - started

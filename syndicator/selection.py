@@ -25,12 +25,40 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from .model import SelectedEntry, Site, SiteStatus, SourceState, StoredEntry, newest
 from .urls import canonical, hostname, split
 
 _GLOBAL_ID = re.compile(r"^(?!urn:sha256:)[A-Za-z][A-Za-z0-9+.-]*:\S+$")
+
+
+@dataclass(frozen=True)
+class Condensed:
+    """What selection needs of one feed's snapshot (:func:`condense`).
+
+    Attributes:
+        newest: (position in the snapshot, entry) of its ``items_per_feed``
+            newest entries, newest first (:func:`model.newest`).
+        shared: post keys held by more than one of its entries (rule 3).
+        count: entries in the snapshot.
+    """
+
+    newest: tuple[tuple[int, StoredEntry], ...] = ()
+    shared: frozenset[str] = frozenset()
+    count: int = 0
+
+
+def condense(stored: Sequence[StoredEntry], items_per_feed: int) -> Condensed:
+    """One feed's snapshot reduced to what selection reads, so that a build holds one whole snapshot at a time.
+
+    Args:
+        stored: the snapshot, in document order; ids, links and dates suffice.
+        items_per_feed: how many newest entries the feed contributes.
+    """
+    return Condensed(tuple((position, stored[position]) for position in newest(stored, items_per_feed)),
+                     frozenset(_shared_keys(stored)), len(stored))
 
 
 def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[StoredEntry]],
@@ -46,6 +74,11 @@ def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[Store
     Returns:
         SelectedEntry values, newest first, each post once.
     """
+    return select_condensed(sites, {feed: condense(stored, items_per_feed) for feed, stored in snapshots.items()})
+
+
+def select_condensed(sites: Sequence[Site], condensed: Mapping[str, Condensed]) -> list[SelectedEntry]:
+    """:func:`select_entries` from snapshots already reduced by :func:`condense` ({feed URL: Condensed})."""
     order: dict[str, int] = {}
     credited: dict[str, Site] = {}
     for index, site in enumerate(sites):
@@ -54,18 +87,16 @@ def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[Store
             order[site.feed] = index
     candidates: list[tuple[datetime, int, int, SelectedEntry]] = []
     for feed, site in credited.items():
-        stored = list(snapshots.get(feed, ()))
-        for position in newest(stored, items_per_feed):
-            candidates.append((stored[position].date, order[feed], position,
-                               SelectedEntry(site, stored[position])))
+        for position, stored in condensed.get(feed, Condensed()).newest:
+            candidates.append((stored.date, order[feed], position, SelectedEntry(site, stored)))
     candidates.sort(key=lambda c: (-c[0].timestamp(), c[1], c[2]))
-    ambiguous = {feed: _shared_keys(snapshots.get(feed, ())) for feed in credited}
+    ambiguous = {feed: condensed.get(feed, Condensed()).shared for feed in credited}
     chosen = _one_per_post([c[3] for c in candidates], order, ambiguous)
     return [c[3] for c in candidates if id(c[3]) in chosen]
 
 
 def _one_per_post(entries: list[SelectedEntry], order: Mapping[str, int],
-                  ambiguous: Mapping[str, set[str]]) -> set[int]:
+                  ambiguous: Mapping[str, frozenset[str]]) -> set[int]:
     """Python ids of the entries to keep: one copy of each post that several sources carry (rule 3).
 
     Entries are taken in order of preference (the site owning the post's

@@ -262,27 +262,37 @@ class Store:
                     result[source].append(StoredEntry(source, _entry_from_json(data),
                                                       datetime.fromisoformat(first_seen), _moment(changed)))
             return result
-        light = self._db.execute(
-            "SELECT e.source, e.rowid, e.id, json_extract(e.data, '$.link'), json_extract(e.data, '$.date'), "
+        result.update(self.light_snapshots(result))
+        chosen = [(source, position) for source, stored in result.items() for position in newest(stored, complete)]
+        full = self.complete([result[source][position] for source, position in chosen])
+        for (source, position), stored_entry in zip(chosen, full, strict=True):
+            result[source][position] = stored_entry
+        return result
+
+    def light_snapshots(self, sources: Iterable[str]) -> Iterator[tuple[str, list[StoredEntry]]]:
+        """(url, snapshot) of each of ``sources`` that has entries, one source at a time, entries
+        in document order with their id, link and dates alone (title, text and media empty).
+
+        One query, read as it goes: a caller that keeps only what it needs of
+        each snapshot never holds them all. Finish iterating before writing.
+        """
+        wanted = set(sources)
+        rows = self._db.execute(
+            "SELECT e.source, e.id, json_extract(e.data, '$.link'), json_extract(e.data, '$.date'), "
             "s.first_seen, s.changed FROM entries e JOIN seen s ON s.source = e.source AND s.id = e.id "
             "ORDER BY e.source, e.position")
-        rowids: dict[str, list[int]] = {}
-        for source, rowid, entry_id, link, date, first_seen, changed in light:
-            if source in result:
+        current: str | None = None
+        stored: list[StoredEntry] = []
+        for source, entry_id, link, date, first_seen, changed in rows:
+            if source != current:
+                if current in wanted and stored:
+                    yield current, stored
+                current, stored = source, []
+            if source in wanted:
                 entry = Entry(id=entry_id, link=link if isinstance(link, str) else None, date=_moment(date))
-                result[source].append(StoredEntry(source, entry, datetime.fromisoformat(first_seen), _moment(changed)))
-                rowids.setdefault(source, []).append(rowid)
-        wanted = {rowids[source][position]: (source, position)
-                  for source, stored in result.items() for position in newest(stored, complete)}
-        chosen = list(wanted)
-        for start in range(0, len(chosen), _ROWS_PER_QUERY):
-            chunk = chosen[start:start + _ROWS_PER_QUERY]
-            rows = self._db.execute(f"SELECT rowid, data FROM entries WHERE rowid IN ({','.join('?' * len(chunk))})",
-                                    chunk)
-            for rowid, data in rows:
-                source, position = wanted[rowid]
-                result[source][position] = replace(result[source][position], entry=_entry_from_json(data))
-        return result
+                stored.append(StoredEntry(source, entry, datetime.fromisoformat(first_seen), _moment(changed)))
+        if current in wanted and stored:
+            yield current, stored
 
     def complete(self, chosen: Sequence[StoredEntry]) -> list[StoredEntry]:
         """``chosen`` (light entries of :meth:`snapshots`) with each entry read in full, in the same order.
