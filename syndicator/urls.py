@@ -49,8 +49,9 @@ _PLAIN_WEB = re.compile(r"https?://[A-Za-z0-9.-]+(?::([0-9]{1,5}))?(?:/[\x21\x22
                         r"(?:\?[\x21\x22\x24-\x7e]+)?(?:#[\x21-\x7e]+)?")
 
 
-def _plain_web(url: str) -> bool:
-    """True when ``url`` matches :data:`_PLAIN_WEB` with a port in range (RFC 3986 section 3.2.3)."""
+def plain_web(url: str) -> bool:
+    """True when ``url`` is an absolute http(s) URL in plain ASCII (:data:`_PLAIN_WEB`) with a port in
+    range (RFC 3986 section 3.2.3): usable as it is, with a host and no credentials, no urllib needed."""
     match = _PLAIN_WEB.fullmatch(url)
     return match is not None and len(url) <= MAX_LENGTH and int(match.group(1) or 0) <= 65535
 
@@ -90,7 +91,7 @@ def join(base: object, ref: object) -> str | None:
     """
     if not isinstance(ref, str) or len(ref) > MAX_LENGTH:
         return None
-    if _plain_web(ref):
+    if plain_web(ref):
         return ref
     result = ref
     if isinstance(base, str) and base and len(base) <= MAX_LENGTH:
@@ -103,7 +104,7 @@ def join(base: object, ref: object) -> str | None:
 
 def scheme(url: object) -> str:
     """The scheme of ``url`` in lower case (RFC 3986 section 3.1), "" if none or unusable."""
-    if isinstance(url, str) and _plain_web(url):
+    if isinstance(url, str) and plain_web(url):
         return "https" if url[4] == "s" else "http"
     parts = split(url)
     return parts.scheme if parts is not None else ""
@@ -141,7 +142,7 @@ def absolute(link: object, base: object) -> str | None:
     """
     if not isinstance(link, str) or not link.strip():
         return None
-    if _plain_web(link):
+    if plain_web(link):
         return link
     result = join(base, _CONTROL.sub("", " ".join(link.split())))
     parts = split(result)

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from typing import Any
 
-from .urls import MAX_LENGTH, WEB_SCHEMES, split
+from .urls import MAX_LENGTH, WEB_SCHEMES, plain_web, split
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -65,6 +65,8 @@ def url_problem(value: Any) -> str | None:
         return f"{text!r} contains a space or a control character"
     if len(text) > MAX_LENGTH:
         return f"a URL of {len(text)} characters is longer than the {MAX_LENGTH} allowed"
+    if plain_web(text):
+        return None
     parts = split(text)  # None for a malformed host or port, among others
     if parts is None or parts.scheme not in WEB_SCHEMES or not parts.hostname:
         return f"{text!r} is not an http(s) URL"

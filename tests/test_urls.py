@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from syndicator import urls
+from syndicator.values import url_problem
 
 BASE = "https://blog.example.org/posts/"
 LONG = "https://example.org/" + "a" * 100_000
@@ -145,10 +146,10 @@ def test_the_shortcut_for_plain_links_gives_what_urllib_gives(url: str) -> None:
                      st.from_regex(r"\Ahttps?://[a-z0-9.-]{1,12}(:[0-9]{1,6})?(/[\x00-\x7f]{0,12})?([?#;][;?#]?)?\Z")),
        base=st.sampled_from([BASE, "http://other.example/a/b;c?d#e", None, "", "http://[oops/", "ftp://x/"]))
 def test_the_shortcut_for_absolute_links_gives_what_urllib_gives(url: str, base: str | None) -> None:
-    fast = (urls.join(base, url), urls.absolute(url, base), urls.scheme(url))
+    fast = (urls.join(base, url), urls.absolute(url, base), urls.scheme(url), url_problem(url))
     shortcut = urls._PLAIN_WEB
     urls._PLAIN_WEB = re.compile(r"(?!)")  # never matches: every URL through urllib
     try:
-        assert fast == (urls.join(base, url), urls.absolute(url, base), urls.scheme(url))
+        assert fast == (urls.join(base, url), urls.absolute(url, base), urls.scheme(url), url_problem(url))
     finally:
         urls._PLAIN_WEB = shortcut
