@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from pathlib import Path
@@ -533,28 +533,35 @@ def _flat(value: Any) -> dict[str, Any]:
     return {f.name: getattr(value, f.name) for f in fields(value)}
 
 
-def _from_db(value: Any, name: str) -> Any:
-    if name == "history":
-        return tuple(Check(datetime.fromisoformat(at), float(elapsed), bool(changed), int(new), bool(rest and rest[0]))
-                     for at, elapsed, changed, new, *rest in json.loads(value or "[]"))
-    if value is None:
-        return None
-    if name in _DATETIME_FIELDS:
-        return datetime.fromisoformat(value)
-    if name == "hints":
-        data = json.loads(value)
-        return FeedHints(**{**data, "skip_hours": tuple(data.get("skip_hours", ())),
-                            "skip_days": tuple(data.get("skip_days", ()))})
-    if name == "habits":
-        data = json.loads(value)
-        for key in ("at", "newest", "oldest"):
-            data[key] = data[key] and datetime.fromisoformat(data[key])
-        return Habits(**{**data, "hours": tuple(data["hours"]), "days": tuple(data["days"])})
-    return value
+def _history_from_db(value: str | None) -> tuple[Check, ...]:
+    return tuple(Check(datetime.fromisoformat(at), float(elapsed), bool(changed), int(new), bool(rest and rest[0]))
+                 for at, elapsed, changed, new, *rest in json.loads(value or "[]"))
+
+
+def _hints_from_db(value: str) -> FeedHints:
+    data = json.loads(value)
+    return FeedHints(**{**data, "skip_hours": tuple(data.get("skip_hours", ())),
+                        "skip_days": tuple(data.get("skip_days", ()))})
+
+
+def _habits_from_db(value: str) -> Habits:
+    data = json.loads(value)
+    for key in ("at", "newest", "oldest"):
+        data[key] = data[key] and datetime.fromisoformat(data[key])
+    return Habits(**{**data, "hours": tuple(data["hours"]), "days": tuple(data["days"])})
+
+
+#: How each column of ``sources`` becomes a SourceState field: a converter for a value that is not
+#: NULL (history: for NULL too), or None for a value taken as it is. Chosen once, not per cell.
+_STATE_CONVERTERS: tuple[tuple[str, Callable[[Any], Any] | None], ...] = tuple(
+    (name, _history_from_db if name == "history" else datetime.fromisoformat if name in _DATETIME_FIELDS
+     else _hints_from_db if name == "hints" else _habits_from_db if name == "habits" else None)
+    for name in _STATE_FIELDS)
 
 
 def _state_from_row(row: tuple[Any, ...]) -> SourceState:
-    return SourceState(**{name: _from_db(value, name) for name, value in zip(_STATE_FIELDS, row, strict=True)})
+    return SourceState(**{name: value if convert is None or (value is None and name != "history") else convert(value)
+                          for (name, convert), value in zip(_STATE_CONVERTERS, row, strict=True)})
 
 
 def _entry_to_json(entry: Entry) -> str:
