@@ -17,6 +17,10 @@
    provided the text names the year, month and day (``12``, ``Mar 12`` or
    ``10:00`` are unreadable, never completed from the clock).
 
+A year written with leading zeros outside ISO 8601 (``Mon, 01 Jan 0001``,
+Go's zero time, which some generators print for an undated page) is
+unreadable: both the email package and dateutil would widen it to 2001.
+
 A date without a time zone is read as UTC; one without a time of day is
 read as midnight. The result never depends on the clock. :func:`trusted` then decides
 whether a date may be used for sorting (DESIGN.md: an untrusted date falls
@@ -98,7 +102,9 @@ def parse_date(text: str | None) -> datetime | None:
     if len(text) > DATE_MAX_CHARS:
         return None
     try:
-        return _iso(text) or _plain_rfc822(text) or _rfc822(_translate(text)) or _dateutil(_translate(text))
+        if (found := _iso(text)) or _ZERO_PADDED_YEAR.search(text):
+            return found
+        return _plain_rfc822(text) or _rfc822(_translate(text)) or _dateutil(_translate(text))
     except (ValueError, OverflowError):
         return None
 
@@ -165,6 +171,11 @@ def _fold(word: str) -> str:
     """Lower case, without accents or a trailing dot: 'Févr.' -> 'fevr'."""
     decomposed = unicodedata.normalize("NFKD", word.rstrip(".").lower())
     return "".join(char for char in decomposed if not unicodedata.combining(char)).replace("ı", "i")
+
+
+#: A year written with leading zeros (``0001``, as Go's zero time prints): the email package and
+#: dateutil would widen it like a two-digit year (2001). No feed's real date is that old: unreadable.
+_ZERO_PADDED_YEAR = re.compile(r"(?<![\d:+\-.])0[0-9]{2,3}(?![\d:])")
 
 
 def _rfc822(text: str) -> datetime | None:

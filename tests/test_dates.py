@@ -179,3 +179,14 @@ def test_the_shortcut_for_plain_rfc822_dates_gives_what_the_general_path_gives(t
         assert fast == parse_date(text)
     finally:
         dates._PLAIN_RFC822 = shortcut
+
+
+@pytest.mark.parametrize("text", ["Mon, 01 Jan 0001 00:00:00 +0000", "Mon, 01 Jan 0099 00:00:00 GMT", "Jan 01 0001",
+                                  "01 Jan 0026 10:00 GMT"])
+def test_a_year_written_with_leading_zeros_is_unreadable_not_widened(text: str) -> None:
+    assert parse_date(text) is None  # the email package and dateutil would read 0001 as 2001
+
+
+def test_two_digit_years_are_still_widened() -> None:
+    assert parse_date("Mon, 01 Jan 01 00:00:00 +0000") == datetime(2001, 1, 1, tzinfo=UTC)
+    assert parse_date("Fri, 01 Jan 99 00:00:00 +0000") == datetime(1999, 1, 1, tzinfo=UTC)
