@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sysconfig
 import traceback
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,6 +30,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import jinja2
+import markupsafe
 from markupsafe import Markup
 
 from . import __version__
@@ -152,9 +154,12 @@ def _template_error(error: Exception, name: str, folders: Sequence[Path]) -> Ren
 
     A syntax error carries its file and line; for an error while rendering,
     the innermost traceback frame in a template file gives them (jinja2
-    rewrites template frames to the template's file and line). An exception
-    that is not a jinja2 TemplateError counts only when it was raised in
-    template code itself (``{{ 1 // 0 }}``); one raised in our own code is a bug.
+    rewrites template frames to the template's file and line). Any error
+    is the template's (``{{ 1 // 0 }}``, a jinja2 filter given the wrong
+    value, a macro recursing without end, a template file that is not
+    UTF-8) when only jinja2, markupsafe and the standard library ran below
+    the template code; when other code did (one of our filters, a property
+    of a page entry), it is a bug.
     """
     where: str | None = None
     if isinstance(error, jinja2.TemplateSyntaxError):
@@ -162,17 +167,32 @@ def _template_error(error: Exception, name: str, folders: Sequence[Path]) -> Ren
         message = error.message or str(error)
     else:
         frames = traceback.extract_tb(error.__traceback__)
-        in_templates = [f for f in frames if any(Path(f.filename).is_relative_to(d) for d in folders)]
-        raised_in_template = bool(in_templates) and frames[-1] is in_templates[-1]
-        if not isinstance(error, jinja2.TemplateError) and not raised_in_template:
+        in_template = [any(Path(f.filename).is_relative_to(d) for d in folders) for f in frames]
+        here = [Path(f.filename) == _THIS_FILE for f in frames]
+        last = max((i for i, flag in enumerate(in_template) if flag), default=None)
+        if last is None:  # not raised from template code: below the last frame of this module
+            last = max((i for i, flag in enumerate(here) if flag), default=-1)
+        if not all(in_template[i] or _is_library(f.filename) for i, f in enumerate(frames) if i > last):
             return None
-        if in_templates:
-            where = f"{in_templates[-1].filename}:{in_templates[-1].lineno}"
+        templates = [f for f, flag in zip(frames, in_template, strict=True) if flag]
+        if templates:
+            where = f"{templates[-1].filename}:{templates[-1].lineno}"
         message = str(error) or type(error).__name__
     if isinstance(error, jinja2.TemplateNotFound):
         message = f"{error.name} not found in {', '.join(map(str, folders))}"
     message = " ".join(message.split())
     return RenderError(f"template {where or name}: {message}")
+
+
+_THIS_FILE = Path(__file__)
+#: Code a template calls that is not ours: jinja2 (its filters, its runtime), markupsafe and the
+#: standard library. An error raised in them below template code is the template's.
+_LIBRARIES = (Path(jinja2.__file__).parent, Path(markupsafe.__file__).parent, Path(sysconfig.get_paths()["stdlib"]))
+
+
+def _is_library(filename: str) -> bool:
+    """True for a traceback frame's file in :data:`_LIBRARIES` (or frozen: ``<frozen codecs>``)."""
+    return filename.startswith("<") or any(Path(filename).is_relative_to(folder) for folder in _LIBRARIES)
 
 
 def _environment(folders: Sequence[Path]) -> jinja2.Environment:

@@ -337,6 +337,12 @@ def test_a_symlink_left_as_the_retired_output_does_not_break_later_builds(server
                  "by zero", id="error-in-an-expression"),
     pytest.param("_layout.html", "<html>\n{{ planet.nosuchsetting }}\n</html>\n", 2, "has no attribute",
                  id="in-the-layout-of-another-template"),
+    pytest.param("feed.xml", "<feed>\n\n{{ entries[0]|tojson }}\n</feed>\n", 3, "not JSON serializable",
+                 id="a-jinja2-filter-given-the-wrong-value"),
+    pytest.param("sites.html", '<p>\n{{ "%d"|format("x") }}\n</p>\n', 2, "number is required",
+                 id="a-format-string-that-does-not-fit"),
+    pytest.param("opml.xml", "{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}\n{{ r(0) }}\n", 1, "recursion",
+                 id="a-macro-recursing-without-end"),
 ])
 def test_template_error_names_the_file_and_line(server: HTTPServer, tmp_path: Path, name: str, text: str,
                                                 line: int, message: str) -> None:
@@ -355,6 +361,19 @@ def test_template_error_names_the_file_and_line(server: HTTPServer, tmp_path: Pa
     assert result.stderr.count("\n") == 1
     assert tree(tmp_path / "public") == before
     assert not list(tmp_path.glob(".public.*-*"))  # pages are written as they render: no staging folder is left
+
+
+def test_a_template_that_is_not_utf8_is_named(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "style.css").write_bytes(b"body { font-family: caf\xe9; }\n")
+    result = build(config, "--templates", str(templates))
+    assert result.exit_code == 6
+    assert result.stderr.startswith("syndicator: error: template style.css: 'utf-8' codec can't decode"), result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not (tmp_path / "public").exists()
 
 
 def test_a_missing_included_template_is_named(server: HTTPServer, tmp_path: Path) -> None:
