@@ -2,12 +2,14 @@
 
 A render reads five things: the entries and site states (both in the store,
 whose generation counts every save), the settings, the templates (every
-file under each template folder, subfolders and symlinks included),
+file under each template folder, subfolders and symlinks included, by
+size, modification time and change time: a write that puts the
+modification time back still moves the change time),
 syndicator's version, and the clock. The clock shows in two places: a
 site's "stale" badge (so each site's stale flag is part of the key) and
 the "Updated" time in the pages' footer, which therefore tells when the
 site last changed, not when a build last ran. The published folder is
-checked too: every file in it (name, size, modification time, inode) as
+checked too: every file in it (name, size, modification and change time, inode) as
 the last publish left it, so a page deleted, edited or replaced by hand is
 written again.
 """
@@ -62,7 +64,7 @@ def output_mark(output: Path) -> str | None:
     """A digest of the published folder as it is now (hex str), or None when it holds no :data:`MARKER` file.
 
     It covers every file in the folder: its relative path, size,
-    modification time and inode. Every publish writes new files, so the
+    modification and change times and inode. Every publish writes new files, so the
     mark changes with each publish, whoever made it, and with any page
     deleted, edited or replaced since.
     """
@@ -96,7 +98,8 @@ def _file_lines(folder: Path, inode: bool = False) -> Iterator[bytes]:
             except OSError:
                 continue  # a dangling symlink
             identity = f"\0{info.st_ino}" if inode else ""
-            line = f"{os.path.relpath(path, folder)}\0{info.st_size}\0{info.st_mtime_ns}{identity}\0"
+            line = (f"{os.path.relpath(path, folder)}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}"
+                    f"{identity}\0")
             yield line.encode("utf-8", "surrogateescape")
 
 

@@ -81,6 +81,12 @@ def test_a_site_deleted_or_replaced_by_hand_is_written_again(server: HTTPServer,
     (tmp_path / "public" / "sites.html").unlink()  # one page deleted by hand
     build(config, now="2026-11-30T12:07:00Z")
     assert report(tmp_path)["rendered"] is True and tree(tmp_path / "public").keys() == published.keys()
+    page = tmp_path / "public" / "index.html"
+    before = page.stat()
+    page.write_text("x" * before.st_size)  # one page edited by hand, its size and modification time kept
+    os.utime(page, ns=(before.st_atime_ns, before.st_mtime_ns))
+    build(config, now="2026-11-30T12:07:30Z")
+    assert report(tmp_path)["rendered"] is True and "Planet Test" in page.read_text()
     (tmp_path / "public" / "index.html").write_text("defaced")  # one page edited by hand
     build(config, now="2026-11-30T12:08:00Z")
     assert report(tmp_path)["rendered"] is True and "Planet Test" in (tmp_path / "public" / "index.html").read_text()
@@ -102,6 +108,12 @@ def test_a_template_in_a_subfolder_of_the_theme_renders_again(server: HTTPServer
     build(config, "--templates", str(tmp_path / "theme"), now="2026-11-30T12:06:00Z")
     assert report(tmp_path)["rendered"] is True
     assert (tmp_path / "public" / "index.html").read_text() == "<p>Goodbye</p>\n"
+    before = (partials / "banner.html").stat()
+    (partials / "banner.html").write_text("Welcome")  # same size, and the modification time put back
+    os.utime(partials / "banner.html", ns=(before.st_atime_ns, before.st_mtime_ns))
+    build(config, "--templates", str(tmp_path / "theme"), now="2026-11-30T12:07:00Z")
+    assert report(tmp_path)["rendered"] is True
+    assert (tmp_path / "public" / "index.html").read_text() == "<p>Welcome</p>\n"
 
 
 def test_a_build_that_publishes_nothing_reports_nothing_rendered(server: HTTPServer, tmp_path: Path) -> None:
