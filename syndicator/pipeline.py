@@ -131,6 +131,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         from . import render  # here: a build that renders nothing never loads jinja2
         render.render_site(config, selected, statuses, options.now, config.output, options.templates)
         report.rendered = True
+        report.seconds = time.monotonic() - started
         write_report(report, options.now, config.cache)
         mark = output_mark(config.output)
         if mark is not None:
