@@ -40,6 +40,10 @@ TRACKING_PARAMETERS = frozenset({
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # C0 and C1 controls, lone surrogates and non-characters: never part of a link we publish.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+#: What the WHATWG URL Standard removes from anywhere in a URL before parsing it.
+_TAB_OR_NEWLINE = re.compile("[\t\n\r]")
+#: The authority (user, host, port) of an absolute or scheme-relative reference (RFC 3986 section 3.2).
+_AUTHORITY = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//([^/?#]*)")
 #: An absolute http(s) URL in plain ASCII that :func:`join` gives back as it is, whatever the base,
 #: and :func:`split` accepts (with the port checked apart): lower-case scheme, a host of letters,
 #: digits, dots and hyphens, no ";" in the path (urlunparse would drop an empty parameter), no empty
@@ -127,10 +131,12 @@ def is_web(url: object) -> bool:
 def absolute(link: object, base: object) -> str | None:
     """An absolute http(s) URL from a link found in a document, else None.
 
-    Whitespace around and inside ``link`` is squeezed (feeds wrap long
-    links), control characters, lone surrogates and non-characters are
-    removed, and the result is resolved against ``base`` (RFC 3986
-    section 5.2).
+    As the WHATWG URL Standard parses a link: tabs and line breaks inside
+    are removed (feeds wrap long links) and white space around it is
+    stripped; any other white space left inside becomes one ``%20``, and a
+    space in the host makes the link unusable. Control characters, lone
+    surrogates and non-characters are removed, and the result is resolved
+    against ``base`` (RFC 3986 section 5.2).
 
     Args:
         link: the value found (anything; only a non-blank str can give a URL).
@@ -144,7 +150,13 @@ def absolute(link: object, base: object) -> str | None:
         return None
     if plain_web(link):
         return link
-    result = join(base, _CONTROL.sub("", " ".join(link.split())))
+    text = " ".join(_TAB_OR_NEWLINE.sub("", link).split())
+    if " " in text:
+        authority = _AUTHORITY.match(text)
+        if authority and " " in authority.group(1):
+            return None
+        text = text.replace(" ", "%20")
+    result = join(base, _CONTROL.sub("", text))
     parts = split(result)
     return result if parts is not None and parts.scheme in WEB_SCHEMES and parts.hostname else None
 

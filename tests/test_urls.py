@@ -153,3 +153,15 @@ def test_the_shortcut_for_absolute_links_gives_what_urllib_gives(url: str, base:
         assert fast == (urls.join(base, url), urls.absolute(url, base), urls.scheme(url), url_problem(url))
     finally:
         urls._PLAIN_WEB = shortcut
+
+
+@pytest.mark.parametrize(("link", "expected"), [
+    pytest.param("http://h.example/ a b", "http://h.example/%20a%20b", id="spaces-in-the-path"),
+    pytest.param("http://h.example/p?x=a b#f g", "http://h.example/p?x=a%20b#f%20g", id="spaces-in-query-and-fragment"),
+    pytest.param("http://h.example/very/long\n/path", "http://h.example/very/long/path", id="a-wrapped-link"),
+    pytest.param("/a b", "https://blog.example.org/a%20b", id="a-relative-link"),
+    pytest.param("https://ex ample.com/", None, id="a-space-in-the-host"),
+    pytest.param("//ex ample.com/x", None, id="a-space-in-a-scheme-relative-host"),
+])
+def test_white_space_inside_a_link_is_never_published(link: str, expected: str | None) -> None:
+    assert urls.absolute(link, BASE) == expected
