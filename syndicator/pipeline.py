@@ -126,8 +126,9 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
             offline = (" (every request failed to connect: is this machine offline? No site was counted as "
                        "failing for it; the next build tries them all again, `--force` at once)") if report.offline \
                 else " (is the network down?)" * _offline(report)
+            left = "is unchanged" if Path(config.output).exists() else "was not created"
             raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
-                                  f"{config.output} is unchanged" + offline)
+                                  f"{config.output} {left}" + offline)
         from . import render  # here: a build that renders nothing never loads jinja2
         render.render_site(config, selected, statuses, options.now, config.output, options.templates)
         report.rendered = True

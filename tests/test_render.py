@@ -195,6 +195,7 @@ def test_empty_build_fails_with_exit_3_and_leaves_the_output_untouched(server: H
     assert result.exit_code == 3
     assert result.stdout == ""
     assert "no entries" in result.stderr.splitlines()[-1]
+    assert "public is unchanged" in result.stderr.splitlines()[-1]
     assert tree(tmp_path / "public") == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         ".public.lock", "cache", "fresh-cache", "public", "sites.yaml"]
@@ -206,6 +207,7 @@ def test_empty_build_publishes_no_folder_at_all(server: HTTPServer, tmp_path: Pa
     result = build(config)
     assert result.exit_code == 3
     assert not (tmp_path / "public").exists()
+    assert f"nothing was published and {tmp_path / 'public'} was not created" in result.stderr
 
 
 TEXT_TITLE_ATOM = """<?xml version="1.0" encoding="utf-8"?>
