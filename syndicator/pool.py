@@ -37,6 +37,7 @@ from __future__ import annotations
 import bisect
 import ctypes
 import os
+import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -263,10 +264,10 @@ _M_ARENA_MAX = -8
 def _cap_malloc_arenas() -> None:
     """Cap glibc's malloc arenas at :data:`MALLOC_ARENAS` (see the module docstring); once per process.
 
-    Does nothing when ``MALLOC_ARENA_MAX`` is set (the user chose) or the C
-    library has no ``mallopt`` (not glibc).
+    Does nothing when ``MALLOC_ARENA_MAX`` is set (the user chose), off
+    Linux, or when the C library has no ``mallopt`` (musl's does nothing).
     """
-    if "MALLOC_ARENA_MAX" in os.environ:
+    if "MALLOC_ARENA_MAX" in os.environ or not sys.platform.startswith("linux"):
         return
     try:
         mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
