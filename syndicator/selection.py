@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from .model import SelectedEntry, Site, SiteStatus, SourceState, StoredEntry, newest
-from .urls import canonical, hostname, split
+from .urls import canonical, hostname, plain_web, split
 
 _GLOBAL_ID = re.compile(r"^(?!urn:sha256:)[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
@@ -138,7 +138,8 @@ def _keys(link: str | None, entry_id: str) -> list[str]:
     keys = []
     if link:
         keys.append("link:" + canonical(link).split(":", 1)[-1])
-    if _GLOBAL_ID.match(entry_id) and split(entry_id) is not None:  # "http://[oops/1" is no URI
+    # "http://[oops/1" is no URI; one without "//" has no authority, the only part urllib refuses.
+    if _GLOBAL_ID.match(entry_id) and ("//" not in entry_id or plain_web(entry_id) or split(entry_id) is not None):
         keys.append("id:" + entry_id)
     return keys
 

@@ -6,8 +6,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pytest_httpserver import HTTPServer
 
+from syndicator import selection, urls
 from syndicator.model import Entry, Site, SourceState, StoredEntry
 from syndicator.selection import select_entries, site_statuses
 
@@ -259,3 +262,12 @@ def test_a_feed_whose_items_link_to_one_index_page_shows_them_all(server: HTTPSe
     assert "3 entries written" in result.stdout
     assert entry_titles(tmp_path / "public" / "feed.xml") == ["Episode 3", "Episode 2", "Episode 1"]
     assert '<td data-label="Entries">3</td>' in (tmp_path / "public" / "sites.html").read_text()
+
+
+@settings(max_examples=600)
+@given(st.one_of(st.from_regex(r"\A[a-zA-Z][a-zA-Z0-9+.-]{0,5}:[\x21-\x7e]{0,20}\Z"),
+                 st.from_regex(r"\A(https?|tag|urn):(//)?[\[\]a-z0-9.:%@-]{0,12}(/[\x21-\x7e]{0,8})?\Z")))
+def test_the_shortcuts_for_post_keys_of_ids_give_what_urllib_gives(entry_id: str) -> None:
+    """An id is a post key when it is a global URI that urllib can split; the shortcuts skip urllib."""
+    usable = selection._GLOBAL_ID.match(entry_id) is not None and urls.split(entry_id) is not None
+    assert selection._keys(None, entry_id) == (["id:" + entry_id] if usable else [])
