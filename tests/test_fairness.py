@@ -10,6 +10,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from syndicator.hosts import host_key
+
 from .conftest import NOW, loopback_server, rss, write_config
 from .polite_helpers import Feed, build, later, reset_concurrency, site, status
 
@@ -31,6 +33,35 @@ def test_no_host_sees_more_than_per_host_concurrency(server: HTTPServer, tmp_pat
     report = build(config)
     assert Feed.peak == limit  # measured by the server
     assert report["hosts"] == {"127.0.0.1": {"sources": 6, "requests": 6, "peak_concurrency": limit, "skipped": 0}}
+
+
+def test_one_address_spelled_two_ways_is_one_host(server: HTTPServer, tmp_path: Path) -> None:
+    reset_concurrency()
+    feeds = [Feed(server, f"/s{n}.xml", delay=0.15) for n in range(4)]
+    sites = [site(f) for f in feeds]
+    for entry in sites[::2]:  # the same server as 127.1, which the resolver reads as 127.0.0.1
+        entry["feed"] = entry["feed"].replace("127.0.0.1", "127.1")
+    config = write_config(tmp_path, sites, workers=8, per_host_concurrency=1, **FAST)
+    report = build(config)
+    assert Feed.peak == 1  # measured by the server: one request at a time, whichever spelling
+    assert report["hosts"] == {"127.0.0.1": {"sources": 4, "requests": 4, "peak_concurrency": 1, "skipped": 0}}
+
+
+@pytest.mark.parametrize(("url", "key"), [
+    ("https://a.b.example.co.uk/feed", "example.co.uk"),
+    ("https://alice.blogspot.com/feeds", "alice.blogspot.com"),
+    ("http://127.0.0.2:8080/x", "127.0.0.2"),
+    ("http://127.1/x", "127.0.0.1"),
+    ("http://2130706433/x", "127.0.0.1"),
+    ("http://0x7f.0.0.1/x", "127.0.0.1"),
+    ("http://0177.0.0.1/x", "127.0.0.1"),
+    ("http://[::1]:8080/x", "::1"),
+    ("http://cafe.babe/x", "cafe.babe"),
+    ("http://999.1/x", "999.1"),
+    ("not a url", ""),
+])
+def test_host_keys(url: str, key: str) -> None:
+    assert host_key(url) == key
 
 
 def test_host_gap_spaces_request_starts(server: HTTPServer, tmp_path: Path) -> None:
