@@ -173,9 +173,10 @@ def _fold(word: str) -> str:
     return "".join(char for char in decomposed if not unicodedata.combining(char)).replace("ı", "i")
 
 
-#: A year written with leading zeros (``0001``, as Go's zero time prints): the email package and
-#: dateutil would widen it like a two-digit year (2001). No feed's real date is that old: unreadable.
-_ZERO_PADDED_YEAR = re.compile(r"(?<![\d:+\-.])0[0-9]{2,3}(?![\d:])")
+#: A year written with leading zeros (``0001``, as Go's zero time prints) after a month name, or a
+#: month name and a day: the email package and dateutil would widen it like a two-digit year (2001).
+#: No feed's real date is that old: unreadable.
+_ZERO_PADDED_YEAR = re.compile(r"[^\W\d_]+\.?,?\s+(?:[0-9]{1,2},?\s+)?0[0-9]{2,3}(?![\d:])")
 
 
 def _rfc822(text: str) -> datetime | None:

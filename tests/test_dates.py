@@ -190,3 +190,5 @@ def test_a_year_written_with_leading_zeros_is_unreadable_not_widened(text: str) 
 def test_two_digit_years_are_still_widened() -> None:
     assert parse_date("Mon, 01 Jan 01 00:00:00 +0000") == datetime(2001, 1, 1, tzinfo=UTC)
     assert parse_date("Fri, 01 Jan 99 00:00:00 +0000") == datetime(1999, 1, 1, tzinfo=UTC)
+    # a zone written without its sign has four digits and a leading zero too, but is no year
+    assert parse_date("Mon, 01 Jan 2024 10:00:00 0000") == datetime(2024, 1, 1, 10, tzinfo=UTC)
