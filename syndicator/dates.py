@@ -102,9 +102,9 @@ def parse_date(text: str | None) -> datetime | None:
     if len(text) > DATE_MAX_CHARS:
         return None
     try:
-        if (found := _iso(text)) or _ZERO_PADDED_YEAR.search(text):
-            return found
-        return _plain_rfc822(text) or _rfc822(_translate(text)) or _dateutil(_translate(text))
+        if (found := _iso(text) or _plain_rfc822(text)) or _ZERO_PADDED_YEAR.search(text):
+            return found  # the plain RFC 822 form never has a zero-padded year
+        return _rfc822(_translate(text)) or _dateutil(_translate(text))
     except (ValueError, OverflowError):
         return None
 

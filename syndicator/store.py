@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from filelock import FileLock, Timeout
 
@@ -55,6 +55,7 @@ DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
 #: Rows asked for by one query (SQLite allows 32,766 parameters since 3.32, 999 before).
 _ROWS_PER_QUERY = 900
+_Value = TypeVar("_Value")
 #: The ``meta`` key counting writes of sources and entries (:meth:`Store.generation`).
 GENERATION_KEY = "generation"
 
@@ -295,16 +296,14 @@ class Store:
             yield current, stored
 
     def complete(self, chosen: Sequence[StoredEntry]) -> list[StoredEntry]:
-        """``chosen`` (light entries of :meth:`snapshots`) with each entry read in full, in the same order.
+        """``chosen`` (light entries of :meth:`light_snapshots`) with each entry read in full, in the same order.
 
         A build reads every snapshot light, selects, then reads in full only
         the entries it publishes. An entry no longer stored is returned as it was.
         """
         pairs = sorted({(stored.source, stored.entry.id) for stored in chosen})
         full: dict[tuple[str, str], Entry] = {}
-        step = _ROWS_PER_QUERY // 2  # two parameters a row
-        for start in range(0, len(pairs), step):
-            chunk = pairs[start:start + step]
+        for chunk in _chunks(pairs, _ROWS_PER_QUERY // 2):  # two parameters a row
             rows = self._db.execute("SELECT source, id, data FROM entries WHERE (source, id) IN "
                                     f"(VALUES {', '.join(['(?, ?)'] * len(chunk))})",
                                     [value for pair in chunk for value in pair])
@@ -469,10 +468,10 @@ class _Known:
         return None
 
 
-def _chunks(values: list[str]) -> Iterator[list[str]]:
-    """``values`` in lists of at most :data:`_ROWS_PER_QUERY`."""
-    for start in range(0, len(values), _ROWS_PER_QUERY):
-        yield values[start:start + _ROWS_PER_QUERY]
+def _chunks(values: list[_Value], size: int = _ROWS_PER_QUERY) -> Iterator[list[_Value]]:
+    """``values`` in lists of at most ``size`` (one query's parameters)."""
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
 
 
 class _transaction:

@@ -93,7 +93,6 @@ def test_the_budget_on_the_thread_clock_raises_once_cpu_time_is_spent() -> None:
         while time.thread_time() - started < 5.0:  # bounded: the budget ends it after 0.05 s of CPU time
             budget.check("busy")
     assert caught.value.kind == "too_complex"
-    assert time.thread_time() - started < 5.0
 
 
 def test_the_budget_is_checked_while_feedparser_reads() -> None:
