@@ -24,6 +24,7 @@ import click
 from . import __version__
 from .config import WORKERS_MAX, load_config
 from .errors import FeedError, InternalErrorsExit, SyndicatorError
+from .model import is_local
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
 from .schedule import duration_text
@@ -231,9 +232,12 @@ def _status_text(row: dict[str, Any]) -> str:
 
 
 def _next_due(row: dict[str, Any]) -> str:
-    """When a site is checked next: ``on hold``, ``now (never attempted)``, or a time, ``(due now)`` if past."""
+    """When a site is checked next: ``on hold``, ``now (never attempted)``, ``every build`` (a local
+    file), or a time, ``(due now)`` if past."""
     if row["health"] in _ON_HOLD:
         return "on hold"
+    if is_local(row["feed"]):
+        return "every build (a local file)"
     if row["next_due"] is None:
         return "now (never attempted)" if row["health"] == "new" else "now"
     return _when(row["next_due"]) + (" (due now)" if row["due_now"] else "")

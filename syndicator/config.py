@@ -7,6 +7,7 @@ field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -187,7 +188,7 @@ def _build(path: Path, data: Any) -> Config:
         path=path,
         title=title,
         link=link,
-        sites=_sites(data),
+        sites=_sites(data, base),
         user_agent=f"syndicator/{__version__} (+{contact})",
         **settings,
     )
@@ -206,7 +207,7 @@ def _check_intervals(data: _LineDict, settings: dict[str, Any]) -> None:
             raise _FieldError(data.lines.get(key, data.line), key, problem)
 
 
-def _sites(data: _LineDict) -> tuple[Site, ...]:
+def _sites(data: _LineDict, base: Path) -> tuple[Site, ...]:
     items = data["sites"]
     if not isinstance(items, list) or not items:
         raise _FieldError(data.lines["sites"], "sites", "must be a non-empty list of sites")
@@ -231,7 +232,7 @@ def _sites(data: _LineDict) -> tuple[Site, ...]:
             problem = f"duplicate site name {name!r} (first at sites[{seen[name]}])"
             raise _FieldError(item.lines["name"], f"{where}.name", problem)
         seen[name] = index
-        feed = _url(item, "feed", item["feed"], where)
+        feed = _feed(item, item["feed"], where, base)
         link = _url(item, "link", item["link"], where) if item.get("link") is not None else None
         sites.append(Site(name=name, feed=feed, link=link))
     return tuple(sites)
@@ -256,6 +257,36 @@ def _url(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
     if problem is not None:
         raise _FieldError(mapping.lines[key], _field(where, key), problem)
     return str(value).strip()
+
+
+#: A value that starts like a URL (a scheme and a colon, RFC 3986 section 3.1): anything else
+#: given as a site's feed is a local file path.
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _feed(mapping: _LineDict, value: Any, where: str, base: Path) -> str:
+    """A site's feed: an http(s) URL as written, or a local file path as a ``file:`` URI.
+
+    A path (one that does not start with a URL scheme) is relative to the
+    folder of sites.yaml and becomes the ``file:`` URI of the absolute path
+    (RFC 8089). The file must exist now (a URL missing its ``https://``
+    reads as a path, and is caught here); one that goes missing later, or
+    cannot be read, fails its site like an unreachable feed.
+    """
+    if isinstance(value, str) and value.strip() and not _SCHEME.match(value.strip()):
+        text, line, field = value.strip(), mapping.lines["feed"], f"{where}.feed"
+        if strip_control(text) != text:
+            raise _FieldError(line, field, f"{text!r} contains a control character")
+        try:
+            path = (base / text).resolve()
+            found = path.is_file()
+        except (OSError, RuntimeError):  # a symlink loop, a name too long
+            found = False
+        if not found:
+            raise _FieldError(line, field, f"{text!r} is neither an http(s) URL nor a file (a path is relative "
+                                           "to the folder of sites.yaml)")
+        return path.as_uri()
+    return _url(mapping, "feed", value, where)
 
 
 def _field(where: str, key: str) -> str:

@@ -82,6 +82,8 @@ _TABLE = (
     FailureKind("http_429", "rate limited (429)", "transient"),
     FailureKind("http_5xx", "server error (5xx)", "transient", host=True, retry=True),
     FailureKind("http_other", "unexpected HTTP status", "slow"),
+    FailureKind("file", "local file cannot be read", "cadence",
+                advice="check the path in sites.yaml and the file's permissions"),
     FailureKind("parse", "not a valid feed", "cadence"),
     FailureKind("not_a_feed", "an HTML page, not a feed", "cadence"),  # its message names the feeds to use
     FailureKind("too_complex", "too costly to parse", "cadence",

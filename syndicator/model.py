@@ -22,13 +22,30 @@ class Site:
 
     Attributes:
         name: display name, unique within the config.
-        feed: the configured feed URL; the identity of its source.
+        feed: the configured feed URL; the identity of its source. A local
+            file given as a path in sites.yaml is the ``file:`` URI of its
+            absolute path (RFC 8089).
         link: the site's home page (http(s) URL) or None.
     """
 
     name: str
     feed: str
     link: str | None = None
+
+    @property
+    def local(self) -> bool:
+        """True when the feed is a local file, read from disk rather than fetched (bool)."""
+        return is_local(self.feed)
+
+    @property
+    def public_feed(self) -> str | None:
+        """The feed URL to publish (str), or None for a local file, whose path is not published."""
+        return None if self.local else self.feed
+
+
+def is_local(url: str) -> bool:
+    """True for a ``file:`` URI: a feed read from a local file (str -> bool)."""
+    return url.startswith("file:")
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from . import __version__
+from . import __version__, localfile
 from .decide import snapshot_hash
 from .discover import choose_feed
 from .errors import FeedError, InternalError, NotAFeedError, ParseError
 from .fetch import Fetcher
 from .hosts import host_key
-from .model import Failed, Fetched, FetchRequest, FetchResult, NotModified, NotRequested, Observation, SourceState
+from .model import (
+    Failed,
+    Fetched,
+    FetchRequest,
+    FetchResult,
+    NotModified,
+    NotRequested,
+    Observation,
+    SourceState,
+    is_local,
+)
 from .parse import parse_feed
 from .pool import HostPool, Skipped
 
@@ -54,8 +64,13 @@ def observe_all(pool: HostPool[Job, Observation], fetcher: Fetcher, jobs: list[J
 
     A source the pool skipped (its host asked to stop, or its breaker
     opened) is NotRequested, with the Retry-After its host asked for.
+    Local files (:mod:`localfile`) are read first, on the calling thread.
     ``started`` is the build's start (time.monotonic(), seconds).
     """
+    for job in jobs:  # local files first, on this thread: no request, no host to be fair to
+        if is_local(job.request.source):
+            yield observe(job, fetcher, now, started)
+    jobs = [job for job in jobs if not is_local(job.request.source)]
     waits: dict[str, float | None] = {}  # host -> the Retry-After it asked for
     results = pool.run(jobs, host=lambda job: host_key(job.request.url),
                        work=lambda job: observe(job, fetcher, now, started),
@@ -80,7 +95,10 @@ def observe(job: Job, fetcher: Fetcher, now: datetime, build_started: float) -> 
     started = clock - build_started
     result: FetchResult | None = None
     try:
-        result = fetcher.fetch(job.request)
+        if is_local(job.request.source):
+            result = localfile.read(job.request, fetcher.max_bytes)
+        else:
+            result = fetcher.fetch(job.request)
         observation = _parse(job, result, now, started)
         feed = _advertised(observation)
         if feed is None or not isinstance(result, Fetched):

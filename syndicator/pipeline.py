@@ -39,7 +39,7 @@ from .decide import decide
 from .errors import ConfigError, EmptyBuildError, StoreError
 from .failures import kind_of
 from .hosts import host_key
-from .model import Config, Decision, Observation, SelectedEntry, SourceState
+from .model import Config, Decision, Observation, SelectedEntry, SourceState, is_local
 from .pool import HostPool
 from .publish import output_lock
 from .report import BuildReport, write_report
@@ -225,8 +225,9 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
             state = states.get(source) or SourceState(source, source)
             observation, decision = _decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
             stored[source] = decision.state
-            report.add(observation, decision, host_key(observation.request.url))
-            hosts.add(host_key(observation.request.url))
+            host = "(local files)" if is_local(source) else host_key(observation.request.url)
+            report.add(observation, decision, host)
+            hosts.add(host)
             trouble.note(observation)
             log_failure(observation)
             log_followed(observation, states.get(source), names.get(source, []))

@@ -72,7 +72,7 @@ class PageEntry:
     author_known: bool  # False when ``author`` is the site's name: no author is claimed in feeds
     site_name: str
     site_link: str | None
-    site_feed: str
+    site_feed: str | None  # None for a local file: its path is not published
     published: str  # RFC 3339, UTC
     updated: str  # RFC 3339, UTC
     human_date: str
@@ -242,7 +242,7 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
         author_known=bool(author),
         site_name=site.name,
         site_link=site.link,
-        site_feed=site.feed,
+        site_feed=site.public_feed,
         published=isoformat(date),
         updated=isoformat(updated),
         human_date=date.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -101,7 +101,7 @@ class BuildReport:
         self.bytes_saved += decision.bytes_saved
         if observation.status is not None:
             self.statuses[observation.status] += 1
-        if isinstance(result, Fetched):
+        if isinstance(result, Fetched) and result.requests:  # a local file is read, not downloaded
             self.bytes_downloaded += len(result.body)
         if decision.due_lag is not None:
             self.due_lags.append(decision.due_lag)

@@ -50,7 +50,7 @@ from datetime import datetime, timedelta
 from . import habits
 from .failures import kind_of
 from .hints import Hint, document_hints, next_allowed
-from .model import Check, Site, SourceState
+from .model import Check, Site, SourceState, is_local
 
 #: A hint may lengthen the observed interval by at most this factor.
 HINT_STRETCH = 4.0
@@ -120,6 +120,8 @@ def due_sources(urls: Iterable[str], states: Mapping[str, SourceState], now: dat
                 only: Iterable[str] | None = None) -> list[str]:
     """The configured URLs to fetch in this build, most overdue first.
 
+    A local file (:func:`model.is_local`) is always due: reading it makes no request.
+
     Args:
         urls: configured feed URLs.
         states: stored state per URL (a missing URL was never attempted).
@@ -139,7 +141,8 @@ def due_sources(urls: Iterable[str], states: Mapping[str, SourceState], now: dat
         wanted = set(only)
         chosen = [url for url in urls if url in wanted]
     else:
-        chosen = [url for url in urls if force or is_due(states.get(url), now, fingerprints.get(url))]
+        chosen = [url for url in urls
+                  if force or is_local(url) or is_due(states.get(url), now, fingerprints.get(url))]
     position = {url: index for index, url in enumerate(urls)}
 
     def overdue(url: str) -> tuple[int, float, int]:
