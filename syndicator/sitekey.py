@@ -9,9 +9,9 @@ syndicator's version, and the clock. The clock shows in two places: a
 site's "stale" badge (so each site's stale flag is part of the key) and
 the "Updated" time in the pages' footer, which therefore tells when the
 site last changed, not when a build last ran. The published folder is
-checked too: every file in it (name, size, modification and change time, inode) as
-the last publish left it, so a page deleted, edited or replaced by hand is
-written again.
+checked too: every file the last publish wrote (name, size, modification
+and change time, inode) as that publish left it, so a page deleted, edited
+or replaced by hand is written again.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import __version__
 from .model import Config
-from .publish import MARKER, target_of
+from .publish import MARKER, target_of, written_files
 
 
 def bundled_templates() -> Path:
@@ -61,23 +61,33 @@ def site_key(config: Config, templates: Path | None, generation: int, stale: Ite
 
 
 def output_mark(output: Path) -> str | None:
-    """A digest of the published folder as it is now (hex str), or None when it holds no :data:`MARKER` file.
+    """A digest of what syndicator published in a folder as it is now (hex str), or None when
+    the folder holds no :data:`MARKER` file.
 
-    It covers every file in the folder: its relative path, size,
-    modification and change times and inode. Every publish writes new files, so the
-    mark changes with each publish, whoever made it, and with any page
-    deleted, edited or replaced since.
+    It covers each file the last publish wrote (as its :data:`MARKER` lists
+    them) and the marker itself: relative path, size, modification and change
+    times and inode. Every publish writes new files, so the mark changes with
+    each publish, whoever made it, and with any of those files deleted,
+    edited or replaced since. Other files (a ``.git`` folder, say) are not read.
     """
     folder = target_of(output)
-    if not (folder / MARKER).is_file():
+    written = written_files(folder)
+    if written is None:
         return None
     digest = hashlib.sha256()
-    for line in _file_lines(folder, inode=True):
-        digest.update(line)
+    for name in (MARKER, *written):
+        path = os.path.join(folder, name)
+        try:
+            info = os.stat(path)
+        except OSError:
+            line = f"{name}\0missing\0"
+        else:
+            line = f"{name}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0{info.st_ino}\0"
+        digest.update(line.encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
-def _file_lines(folder: Path, inode: bool = False) -> Iterator[bytes]:
+def _file_lines(folder: Path) -> Iterator[bytes]:
     """One line (bytes) per file under ``folder``: recursively, following symlinks, each folder once."""
     seen: set[tuple[int, int]] = set()
     for root, folders, files in os.walk(folder, followlinks=True):
@@ -97,9 +107,7 @@ def _file_lines(folder: Path, inode: bool = False) -> Iterator[bytes]:
                 info = os.stat(path)
             except OSError:
                 continue  # a dangling symlink
-            identity = f"\0{info.st_ino}" if inode else ""
-            line = (f"{os.path.relpath(path, folder)}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}"
-                    f"{identity}\0")
+            line = f"{os.path.relpath(path, folder)}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0"
             yield line.encode("utf-8", "surrogateescape")
 
 

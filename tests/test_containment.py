@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -169,9 +169,14 @@ def test_a_copy_set_aside_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     aside.mkdir()
     (aside / MARKER).write_text("x")
     (aside / "index.html").write_text("old page")
-    with pytest.raises(Exception, match="cannot publish"):
-        publish(tmp_path / "public", {"missing-folder/index.html": "cannot be written"})
+    def failing() -> Iterator[str]:
+        yield "half a page"
+        raise RuntimeError("a template failed")
+
+    with pytest.raises(RuntimeError, match="a template failed"):
+        publish(tmp_path / "public", {"index.html": failing()})
     assert (tmp_path / "public" / "index.html").read_text() == "old page"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["public"]
 
 
 @pytest.mark.parametrize("kind", ["http_404", "http_other", "timeout", "internal", "parse", "too_complex"])

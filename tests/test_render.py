@@ -260,17 +260,20 @@ def test_output_given_as_the_current_folder(server: HTTPServer, tmp_path: Path, 
     assert sorted(p.name for p in folder.iterdir()) == ["sites.yaml"]
     result = build(config, "--output", published, "--cache", str(tmp_path / "cache"))
     assert result.exit_code == 6  # the folder holds sites.yaml: refused with a message, not a traceback
-    assert "refusing to replace a folder syndicator did not write" in result.stderr
+    assert "refusing to publish into a folder syndicator did not write" in result.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["sites.yaml"]
 
 
-def test_each_build_replaces_the_whole_output(server: HTTPServer, tmp_path: Path) -> None:
+def test_each_build_replaces_what_it_wrote_and_keeps_the_rest(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
     config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
     assert build(config).exit_code == 0
-    (tmp_path / "public" / "leftover.html").write_text("old")
+    public = tmp_path / "public"
+    (public / "added-by-hand.html").write_text("mine")
+    (public / "index.html").write_text("edited by hand")
     assert build(config, "--force").exit_code == 0
-    assert not (tmp_path / "public" / "leftover.html").exists()
+    assert (public / "added-by-hand.html").read_text() == "mine"
+    assert "edited by hand" not in (public / "index.html").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".public.lock", "cache", "public", "sites.yaml"]
 
 
@@ -286,7 +289,7 @@ def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     (retired / ".syndicator-output").write_text("x")
     (retired / "index.html").write_text("old page")
     with pytest.raises(RenderError):
-        publish(output, {"missing-folder/index.html": "cannot be written"})
+        publish(output, {"n" * 300 + ".html": "a name too long to be written"})
     assert (output / "index.html").read_text() == "old page"
 
 
