@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import http.cookiejar
+import os
 import socket
 import threading
 import time
@@ -62,7 +63,7 @@ from requests.adapters import HTTPAdapter
 from . import coding, urls
 from .dates import http_date
 from .deadline import DEADLINES, POOL_CLASSES, Resolver
-from .errors import FeedError, FetchError, HTTPStatusError
+from .errors import ConfigError, FeedError, FetchError, HTTPStatusError
 from .failures import kind_of
 from .model import Failed, Fetched, FetchRequest, FetchResult, NotModified
 
@@ -91,6 +92,31 @@ class _DeadlineAdapter(HTTPAdapter):
     def init_poolmanager(self, *args: object, **kwargs: object) -> None:
         super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
         self.poolmanager.pool_classes_by_scheme = dict(POOL_CLASSES)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> urllib3.PoolManager:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = dict(POOL_CLASSES)  # a proxied fetch keeps its deadline too
+        return manager
+
+
+#: Environment variables naming a CA bundle (a file, or a folder of certificates), in the order
+#: they are read: requests' own two, then OpenSSL's.
+CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+def environment_ca_bundle() -> str | None:
+    """The CA bundle the environment names (:data:`CA_VARIABLES`, the first set and non-empty), or None.
+
+    Raises:
+        ConfigError: the variable names no file or folder (requests would
+            fail every https fetch with it).
+    """
+    name = next((name for name in CA_VARIABLES if os.environ.get(name)), None)
+    if name is None:
+        return None
+    if not os.path.exists(os.environ[name]):
+        raise ConfigError(f"{name}={os.environ[name]}: no such CA bundle file or folder")
+    return os.environ[name]
 
 
 class _Session(requests.Session):
@@ -127,6 +153,14 @@ class Fetcher:
     connection goes back to its pool only when its answer was read to the
     end within the deadline; anything else closes it. Cookies never outlive
     one fetch's redirect chain. Call :meth:`close` when done.
+
+    Proxies come from the environment as curl and requests read them
+    (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, lower case
+    too), per URL, and the CA bundle from :data:`CA_VARIABLES` (read when the
+    fetcher is made); credentials in ``.netrc`` are never sent.
+
+    Raises:
+        ConfigError: a CA bundle variable names a missing path (:func:`environment_ca_bundle`).
     """
 
     def __init__(self, user_agent: str, timeout: float = 15.0, retries: int = 1,
@@ -138,6 +172,7 @@ class Fetcher:
         self.max_bytes = max_bytes
         self.retry_delay = retry_delay
         self.resolver = resolver
+        self.ca_bundle = environment_ca_bundle()
         self._local = threading.local()
         self._adapter = _DeadlineAdapter(pool_connections=_host_pools(per_host), pool_maxsize=max(1, per_host))
 
@@ -202,7 +237,10 @@ class Fetcher:
         session = getattr(self._local, "session", None)
         if session is None:
             session = _Session()
-            session.trust_env = False  # no proxies or .netrc credentials from the environment
+            # Not requests' trust_env, which would also send .netrc credentials to feed servers: proxies and
+            # the CA bundle are read from the environment by hand (see the class docstring).
+            session.trust_env = False
+            session.verify = self.ca_bundle or True
             session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
             session.headers.clear()
             session.mount("http://", self._adapter)  # one adapter, so one pool per host, for every thread
@@ -252,7 +290,8 @@ class Fetcher:
         self._local.requests += 1
         try:
             return self._session().get(url, headers=self._headers(request, url), cookies=jar, stream=True,
-                                       allow_redirects=False, timeout=self.timeout)
+                                       allow_redirects=False, timeout=self.timeout,
+                                       proxies=requests.utils.get_environ_proxies(url))
         except (requests.exceptions.RequestException, urllib3.exceptions.LocationValueError) as e:
             raise self._failure(url, e, redirected) from e  # LocationValueError: a host urllib3 cannot encode
 

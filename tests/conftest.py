@@ -65,6 +65,18 @@ def loopback_server(address: str = "127.0.0.1", setup: Callable[[HTTPServer], No
             http.stop()
 
 
+#: Proxy variables (requests and curl read them, either case): the tests' requests go to loopback
+#: servers directly, whatever proxy the machine running them is set up with.
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
 @pytest.fixture(scope="session")
 def _session_server() -> Iterator[HTTPServer]:
     """One threaded HTTP server on 127.0.0.1 for the whole run (stopping one takes 0.5 s)."""
