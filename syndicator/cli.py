@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import sys
+from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -184,10 +185,14 @@ def _build_with_progress(config: Any, options: BuildOptions, show: bool) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with one object per site).")
 @click.option("--now", "now_given", type=IsoTime(), metavar="ISO-8601-TIME",
               help="Judge due and stale as if at this time (default: the clock).")
-def status(config_path: Path, cache: Path | None, as_json: bool, now_given: datetime | None) -> None:
+@click.option("--failing", is_flag=True,
+              help="Show only the sites in trouble: failing, gone, denied or stale.")
+def status(config_path: Path, cache: Path | None, as_json: bool, now_given: datetime | None,
+           failing: bool) -> None:
     """Show each site's polling state: URLs, times, interval and why, failures, validators.
 
-    Reads the cache without changing it; safe while a build runs.
+    Reads the cache without changing it; safe while a build runs. The text
+    ends with a line of totals.
     """
     now = _now(now_given)
     try:
@@ -197,11 +202,21 @@ def status(config_path: Path, cache: Path | None, as_json: bool, now_given: date
         rows = site_status(config, now)
     except SyndicatorError as error:
         raise CommandError(error) from error
+    shown = [row for row in rows if row["health"] not in ("ok", "new") or row["stale"]] if failing else rows
     if as_json:
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
         return
-    for row in rows:
+    for row in shown:
         click.echo(_status_text(row))
+    click.echo(_status_totals(rows))
+
+
+def _status_totals(rows: list[dict[str, Any]]) -> str:
+    """One line: how many sites, and how many in each health (ok, failing, ...) and stale."""
+    health = Counter(str(row["health"]) for row in rows)
+    parts = [f"{health[name]} {name}" for name in ("ok", "failing", "denied", "gone", "new") if health[name]]
+    stale = sum(1 for row in rows if row["stale"])
+    return f"{len(rows)} site{'' if len(rows) == 1 else 's'}: " + ", ".join(parts + [f"{stale} stale"])
 
 
 #: Health values of a source on hold (410): not attempted until its sites.yaml entry changes.

@@ -527,9 +527,24 @@ class SiteStatus:
         stale: True when the last success is older than ``stale_after``
             (or there never was one while attempts were made).
         entries: number of entries its snapshot holds.
+        last_post: the date of its newest entry (its first-seen time when
+            undated; UTC), or None when it holds none.
     """
 
     site: Site
     state: SourceState | None
     stale: bool
     entries: int
+    last_post: datetime | None = None
+
+    @property
+    def health(self) -> str:
+        """``failing`` (its last attempt failed), ``ok`` (it succeeded), or ``new`` (never attempted) (str)."""
+        if self.state is None or self.state.last_attempt is None:
+            return "new"
+        return "failing" if self.state.error_kind else "ok"
+
+
+def by_health(statuses: Sequence[SiteStatus]) -> list[SiteStatus]:
+    """The sites page's order: failing sites first, then stale ones, then the rest, each in sites.yaml order."""
+    return sorted(statuses, key=lambda status: 0 if status.health == "failing" else 1 if status.stale else 2)

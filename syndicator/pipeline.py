@@ -118,7 +118,8 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         selected = [SelectedEntry(chosen.site, stored)
                     for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)]
         counts = {url: part.count for url, part in condensed.items()}
-        statuses = site_statuses(config.sites, states, counts, options.now, config.stale_after)
+        latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
+        statuses = site_statuses(config.sites, states, counts, options.now, config.stale_after, latest)
         report.entries = min(len(selected), config.feed_entries)
         report.seconds = time.monotonic() - started
         write_report(report, options.now, config.cache)

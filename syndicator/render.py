@@ -38,12 +38,12 @@ from .dates import isoformat
 from .errors import RenderError
 from .failures import KINDS
 from .mediaview import PageEnclosure, page_enclosures, shown_image, with_image
-from .model import Config, Entry, SelectedEntry, SiteStatus
+from .model import Config, Entry, SelectedEntry, SiteStatus, by_health
 from .publish import publish
 from .sanitize import author_name, html_to_text, one_line, truncate_html
 from .sitekey import template_folders
 from .urls import scheme, split
-from .values import strip_control
+from .values import duration_text, strip_control
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
@@ -109,6 +109,9 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         "entries": page_entries,
         "front_entries": page_entries[:FRONT_PAGE_ENTRIES],
         "sites": statuses,
+        "sites_by_health": by_health(statuses),
+        "totals": _totals(statuses),
+        "stale_after": duration_text(config.stale_after),
         "now": now,
         "generated": isoformat(now),
         "feed_updated": max((e.updated for e in page_entries), default=isoformat(now)),
@@ -128,6 +131,16 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
                 files[name] = _generated(env.get_template(name), context, name, folders)
     files["feed.json"] = _json_feed(config, str(context["base"]), page_entries)
     return publish(output, files)
+
+
+def _totals(statuses: Sequence[SiteStatus]) -> dict[str, int]:
+    """The sites page's totals: sites, and how many are ok, failing, stale, new; entries held."""
+    totals = {"sites": len(statuses), "ok": 0, "failing": 0, "new": 0, "stale": 0,
+              "entries": sum(status.entries for status in statuses)}
+    for status in statuses:
+        totals[status.health] += 1
+        totals["stale"] += status.stale
+    return totals
 
 
 def _generated(template: jinja2.Template, context: dict[str, Any], name: str,

@@ -291,7 +291,9 @@ def test_status_text_says_when_each_site_is_due(server: HTTPServer, tmp_path: Pa
         result = CliRunner().invoke(main, ["status", "--config", str(config), "--now", now],
                                     catch_exceptions=False)
         assert result.exit_code == 0, result.output
-        names = [line.split("  [")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
+        *sites, totals = result.stdout.splitlines()
+        assert totals == "2 sites: 1 ok, 1 new, 0 stale"
+        names = [line.split("  [")[0] for line in sites if not line.startswith(" ")]
         dues = [line.split("next due: ")[1].split("   ")[0] for line in result.stdout.splitlines()
                 if line.startswith("  next due: ")]
         return dict(zip(names, dues, strict=True))

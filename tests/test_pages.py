@@ -51,7 +51,8 @@ def test_no_e_mail_address_of_an_author_is_published(server: HTTPServer, tmp_pat
         assert b"@example.org" not in data, name
     index = (public / "index.html").read_text()
     metas = [part.split("</p>")[0] for part in index.split('<p class="meta">')[1:]]
-    assert [" · Jane Doe · " in meta for meta in metas] == [True, False]  # the bare address: the site name only
+    # the bare address: the site name only
+    assert [" · <bdi>Jane Doe</bdi> · " in meta for meta in metas] == [True, False]
     authors = [e.findtext(f"{ATOM}author/{ATOM}name") for e in ET.parse(public / "feed.xml").getroot()
                .findall(f"{ATOM}entry")]
     assert authors == ["Jane Doe", None]  # no author is claimed for the site: it is named in atom:source
@@ -189,7 +190,7 @@ def test_every_cell_of_the_sites_table_is_labelled_for_narrow_screens(wide_plane
     headers = re.findall(r"<th>([^<]*)</th>", sites_html)
     for row in re.findall(r"<tr class=[^>]*>(.*?)</tr>", sites_html, re.S):
         cells = re.findall(r"<td( [^>]*)?>", row)
-        assert cells[0] == ' class="site"'
+        assert cells[0] == ' class="site" dir="auto"'
         labels = [re.search(r'data-label="([^"]*)"', cell)[1] for cell in cells[1:]]  # type: ignore[index]
         assert labels == headers[1:]
 

@@ -1,0 +1,78 @@
+"""The sites page as a health dashboard: totals, failing and stale sites first, last post; and text in any direction."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from syndicator.cli import main
+
+from .conftest import build, post, rss, write_config
+
+
+def rows(public: Path) -> list[tuple[str, str, str]]:
+    """(row class, site name, last post cell) of each row of sites.html, in page order."""
+    html = (public / "sites.html").read_text(encoding="utf-8")
+    found = re.findall(r'<tr class="([^"]*)">\s*<td class="site" dir="auto"><bdi>([^<]*)</bdi></td>.*?'
+                       r'<td data-label="Last post">(.*?)</td>', html, re.S)
+    return [(kind, name, re.sub(r"<[^>]*>", "", last)) for kind, name, last in found]
+
+
+LATER = "2026-12-05T12:00:00Z"
+
+
+def troubled_planet(tmp_path: Path) -> Path:
+    """A: ok; B: failing (stops parsing) and stale; C: stale (not fetched for 5 days); D: never fetched."""
+    for name, day in (("a", 3), ("b", 4), ("c", 5), ("d", 6)):
+        (tmp_path / f"{name}.xml").write_text(rss(post(day, day=day, host=f"{name}.example.org")), encoding="utf-8")
+    sites = [{"name": name, "feed": f"{name.lower()}.xml"} for name in ("A", "B", "C")]
+    config = write_config(tmp_path, sites)
+    assert build(config).exit_code == 0
+    (tmp_path / "b.xml").write_text("<rss><channel><item>", encoding="utf-8")
+    config = write_config(tmp_path, [*sites, {"name": "D", "feed": "d.xml"}])
+    result = build(config, "--site", "A", "--site", "B", now=LATER)
+    assert result.exit_code == 0, result.output
+    return config
+
+
+def test_status_failing_lists_the_sites_in_trouble_and_totals(tmp_path: Path) -> None:
+    config = troubled_planet(tmp_path)
+    result = CliRunner().invoke(main, ["status", "--config", str(config), "--failing", "--now", LATER],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if not line.startswith(" ")] == [
+        "B  [failing, stale]", "C  [ok, stale]", "4 sites: 2 ok, 1 failing, 1 new, 2 stale"]
+    everything = CliRunner().invoke(main, ["status", "--config", str(config), "--now", LATER]).stdout
+    assert [line.split("  [")[0] for line in everything.splitlines() if "  [" in line] == ["A", "B", "C", "D"]
+
+
+def test_failing_and_stale_sites_come_first_with_totals(tmp_path: Path) -> None:
+    troubled_planet(tmp_path)
+    public = tmp_path / "public"
+    assert rows(public) == [("failing stale", "B", "2026-11-04"), ("ok stale", "C", "2026-11-05"),
+                            ("ok", "A", "2026-11-03"), ("new", "D", "none")]
+    totals = re.search(r'<p class="totals">(.*?)</p>', (public / "sites.html").read_text(encoding="utf-8"))
+    assert totals is not None
+    assert totals[1].startswith("4 sites: 2 ok, 1 failing, 2 without a success for 4 days or more, "
+                                "1 not fetched yet · 3 entries held.")
+    opml = (public / "opml.xml").read_text(encoding="utf-8")
+    assert opml.count("<outline") == 0  # local files are not listed; order of opml.xml is sites.yaml's anyway
+
+
+def test_right_to_left_titles_and_names_get_their_own_direction(tmp_path: Path) -> None:
+    item = {"title": "مرحبا بالعالم", "link": "https://urdu.example.org/1", "guid": "https://urdu.example.org/1",
+            "pubDate": "Mon, 02 Nov 2026 10:00:00 +0000", "description": "خبر عاجل!", "dc:creator": "علي"}
+    (tmp_path / "ar.xml").write_text(rss(item), encoding="utf-8")
+    config = write_config(tmp_path, [{"name": "أخبار", "feed": "ar.xml", "link": "https://urdu.example.org/"}])
+    assert build(config).exit_code == 0
+    index = (tmp_path / "public" / "index.html").read_text(encoding="utf-8")
+    assert '<h2 dir="auto"><a href="https://urdu.example.org/1" rel="noopener noreferrer">مرحبا بالعالم</a></h2>' \
+        in index
+    assert '<bdi>أخبار</bdi></a> · <bdi>علي</bdi> · <time' in index
+    assert '<div class="summary" dir="auto">' in index
+    sites = (tmp_path / "public" / "sites.html").read_text(encoding="utf-8")
+    assert '<td class="site" dir="auto"><a href="https://urdu.example.org/" rel="noopener noreferrer">' \
+           "<bdi>أخبار</bdi></a></td>" in sites
