@@ -286,3 +286,41 @@ def discover(url: str, timeout: float) -> None:
         raise CommandError(FeedError(url, f"{url}: an HTML page that advertises no feed"))
     for feed in feeds:
         click.echo(feed)
+
+
+@main.command(name="import")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--config", "config_path", default="sites.yaml", show_default=True,
+              type=click.Path(path_type=Path), help="The site list to add to.")
+@click.option("--dry-run", is_flag=True, help="Print what would be added; write nothing.")
+def import_(file: Path, config_path: Path, dry_run: bool) -> None:
+    """Add the feeds of an OPML file or a Planet Venus / pluto INI file to sites.yaml.
+
+    Feeds already listed, listed twice, or not http(s) URLs are skipped and
+    reported; a name already taken gets " (2)". The file's comments and
+    layout are kept.
+    """
+    from .importing import import_list  # here: other commands need not load listparser or ruamel.yaml
+    try:
+        result = import_list(config_path, file, dry_run=dry_run)
+    except SyndicatorError as error:
+        raise CommandError(error) from error
+    for line in result.lines(dry_run):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("url", callback=_http_url)
+@click.option("--name", help="The site's name (default: the feed's title).")
+@click.option("--config", "config_path", default="sites.yaml", show_default=True,
+              type=click.Path(path_type=Path), help="The site list to add to.")
+@click.option("--timeout", type=click.FloatRange(0.1, 120), default=15.0, show_default=True,
+              help="Seconds to wait for the server.")
+def add(url: str, name: str | None, config_path: Path, timeout: float) -> None:
+    """Add the feed of URL (a feed, or a page advertising one) to sites.yaml as a site."""
+    from .importing import add_site  # here: other commands need not load requests or ruamel.yaml
+    try:
+        site = add_site(config_path, url, name, datetime.now(UTC), timeout=timeout)
+    except SyndicatorError as error:
+        raise CommandError(error) from error
+    click.echo(f"added {site.name} <{site.feed}>")
