@@ -8,8 +8,10 @@ field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
@@ -19,7 +21,7 @@ from .model import Config, Site
 from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, strip_control, url_problem
 from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
-_SITE_KEYS = {"name", "feed", "link"}
+_SITE_KEYS = ("name", "feed", "link", "face", "extra")
 #: A site's name is shown in every output: at most this many characters, none of them control
 #: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
@@ -64,7 +66,22 @@ _SETTINGS: dict[str, _Setting] = {
     "per_host_concurrency": _Setting("int", 2, 1, 16),
     "host_gap": _Setting("duration", 0.5, 0, 60),
     "host_breaker": _Setting("int", 5, 0, 1000),
+    # The pages (README.md, "Pages"): who runs the planet, how it shows times, how much it shows.
+    "description": _Setting("text", ""),
+    "owner": _Setting("text", ""),
+    "logo": _Setting("image", None),
+    "favicon": _Setting("image", None),
+    "timezone": _Setting("timezone", "UTC"),
+    "date_format": _Setting("date_format", "%Y-%m-%d %H:%M %Z"),
+    "page_entries": _Setting("int", 60, 1, 10_000),
+    "feed_content": _Setting("choice", "full", 0, 0),
+    "activity_threshold": _Setting("duration", 180 * _DAY, _DAY, 3650 * _DAY),
 }
+#: The values a "choice" setting takes, first the default.
+_CHOICES = {"feed_content": ("full", "summary")}
+#: Longest free text a setting holds (description, owner), and longest date format, in characters.
+TEXT_MAX_CHARS = 1000
+DATE_FORMAT_MAX_CHARS = 100
 
 
 class _LineDict(dict[str, Any]):
@@ -220,7 +237,8 @@ def _sites(data: _LineDict, base: Path) -> tuple[Site, ...]:
         _check_duplicate(item, where)
         for key in item:
             if key not in _SITE_KEYS:
-                raise _FieldError(item.lines[str(key)], f"{where}.{key}", "unknown field; expected name, feed or link")
+                raise _FieldError(item.lines[str(key)], f"{where}.{key}",
+                                  f"unknown field; expected {', '.join(_SITE_KEYS[:-1])} or {_SITE_KEYS[-1]}")
         for key in ("name", "feed"):
             if key not in item:
                 raise _FieldError(item.line, f"{where}.{key}", "is required")
@@ -234,8 +252,28 @@ def _sites(data: _LineDict, base: Path) -> tuple[Site, ...]:
         seen[name] = index
         feed = _feed(item, item["feed"], where, base)
         link = _url(item, "link", item["link"], where) if item.get("link") is not None else None
-        sites.append(Site(name=name, feed=feed, link=link))
+        face = _image(item, "face", item["face"], where) if item.get("face") is not None else None
+        sites.append(Site(name=name, feed=feed, link=link, face=face, extra=_extra(item, where)))
     return tuple(sites)
+
+
+def _extra(item: _LineDict, where: str) -> dict[str, Any]:
+    """A site's ``extra`` mapping, for templates (keys are text; values are kept as YAML gave them)."""
+    value = item.get("extra")
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise _FieldError(item.lines["extra"], f"{where}.extra", "must be a mapping of names to values")
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    """YAML data with every _LineDict made a plain dict."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _check_duplicate(mapping: _LineDict, where: str) -> None:
@@ -257,6 +295,57 @@ def _url(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
     if problem is not None:
         raise _FieldError(mapping.lines[key], _field(where, key), problem)
     return str(value).strip()
+
+
+def _free_text(mapping: _LineDict, key: str, value: Any, where: str) -> str:
+    """Text shown on the pages (description, owner): one line, at most TEXT_MAX_CHARS characters."""
+    if value is None:
+        return ""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise _FieldError(mapping.lines[key], _field(where, key), "must be text")
+    text = " ".join(strip_control(str(value)).split())
+    if len(text) > TEXT_MAX_CHARS:
+        raise _FieldError(mapping.lines[key], _field(where, key), f"must be at most {TEXT_MAX_CHARS} characters")
+    return text
+
+
+def _image(mapping: _LineDict, key: str, value: Any, where: str) -> str | None:
+    """An image for the pages: an http(s) URL, or a path inside the published folder (a file of a
+    ``static/`` folder, see README.md "Pages"): relative, without ``..``, a scheme or a backslash."""
+    if value is None:
+        return None
+    text = str(value).strip() if isinstance(value, str) else ""
+    if text and _SCHEME.match(text):
+        return _url(mapping, key, value, where)
+    parts = text.split("/")
+    if not text or text.startswith("/") or "\\" in text or ".." in parts or strip_control(text) != text \
+            or any(c.isspace() for c in text):
+        raise _FieldError(mapping.lines[key], _field(where, key),
+                          f"{value!r} is neither an http(s) URL nor a relative path such as faces/jane.png")
+    return text
+
+
+def _timezone(line: int, key: str, value: Any) -> str:
+    """An IANA time zone name (``Europe/Berlin``), checked with zoneinfo."""
+    try:
+        ZoneInfo(str(value))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise _FieldError(line, key, f"{value!r} is not a time zone; use an IANA name such as Europe/Berlin "
+                                     "or UTC") from None
+    return str(value)
+
+
+def _date_format(line: int, key: str, value: Any) -> str:
+    """A strftime format for dates on the pages (``%Y-%m-%d %H:%M %Z``)."""
+    if not isinstance(value, str) or not value.strip() or strip_control(value) != value \
+            or len(value) > DATE_FORMAT_MAX_CHARS or "%" not in value:
+        raise _FieldError(line, key, f"must be a strftime format of at most {DATE_FORMAT_MAX_CHARS} characters, "
+                                     "such as '%Y-%m-%d %H:%M %Z'")
+    try:
+        datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC).strftime(value)
+    except ValueError as e:
+        raise _FieldError(line, key, f"{value!r} is not a strftime format: {e}") from None
+    return value
 
 
 #: A value that starts like a URL (a scheme and a colon, RFC 3986 section 3.1): anything else
@@ -302,6 +391,18 @@ def _setting(data: _LineDict, key: str) -> Any:
         if not isinstance(value, str) or not value.strip():
             raise _FieldError(line, key, "must be a folder path")
         return value.strip()
+    if kind == "text":
+        return _free_text(data, key, value, "")
+    if kind == "image":
+        return _image(data, key, value, "")
+    if kind == "choice":
+        if value not in _CHOICES[key]:
+            raise _FieldError(line, key, f"must be one of {', '.join(_CHOICES[key])}")
+        return value
+    if kind == "timezone":
+        return _timezone(line, key, value)
+    if kind == "date_format":
+        return _date_format(line, key, value)
     if kind == "duration":
         try:
             seconds = parse_duration(value)

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .errors import FeedError
 from .failures import Verdict, host_verdict
@@ -26,11 +27,17 @@ class Site:
             file given as a path in sites.yaml is the ``file:`` URI of its
             absolute path (RFC 8089).
         link: the site's home page (http(s) URL) or None.
+        face: an image of the site or its author: an http(s) URL, or a
+            path inside the published folder (from a ``static/`` folder), or None.
+        extra: anything else the site's entry in sites.yaml gives under
+            ``extra``, for templates ({name: YAML value}).
     """
 
     name: str
     feed: str
     link: str | None = None
+    face: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def local(self) -> bool:
@@ -77,6 +84,15 @@ class Config:
         host_gap: minimum seconds between two request starts to one host.
         host_breaker: consecutive failures from one host in a build after
             which its remaining sources wait for the next build (0: never).
+        description, owner: one line of text each about the planet ("" when not given).
+        logo, favicon: images of the planet (an http(s) URL, or a path inside
+            the published folder), or None.
+        timezone: IANA name of the zone dates are shown in on the pages.
+        date_format: strftime format of dates on the pages.
+        page_entries: entries on the front page (at most ``feed_entries``).
+        feed_content: ``full`` (feed.xml and feed.json carry each entry's
+            content) or ``summary`` (its front-page summary only).
+        activity_threshold: seconds without a post before a site is shown as inactive.
     """
 
     path: Path
@@ -101,6 +117,15 @@ class Config:
     per_host_concurrency: int = 2
     host_gap: float = 0.5
     host_breaker: int = 5
+    description: str = ""
+    owner: str = ""
+    logo: str | None = None
+    favicon: str | None = None
+    timezone: str = "UTC"
+    date_format: str = "%Y-%m-%d %H:%M %Z"
+    page_entries: int = 60
+    feed_content: str = "full"
+    activity_threshold: float = 180 * 86400.0
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -529,6 +554,7 @@ class SiteStatus:
         entries: number of entries its snapshot holds.
         last_post: the date of its newest entry (its first-seen time when
             undated; UTC), or None when it holds none.
+        inactive: True when its newest entry is older than ``activity_threshold``.
     """
 
     site: Site
@@ -536,6 +562,7 @@ class SiteStatus:
     stale: bool
     entries: int
     last_post: datetime | None = None
+    inactive: bool = False
 
     @property
     def health(self) -> str:
@@ -546,5 +573,7 @@ class SiteStatus:
 
 
 def by_health(statuses: Sequence[SiteStatus]) -> list[SiteStatus]:
-    """The sites page's order: failing sites first, then stale ones, then the rest, each in sites.yaml order."""
-    return sorted(statuses, key=lambda status: 0 if status.health == "failing" else 1 if status.stale else 2)
+    """The sites page's order: failing sites first, then stale ones, then inactive ones, then the rest,
+    each in sites.yaml order."""
+    return sorted(statuses, key=lambda status: 0 if status.health == "failing" else 1 if status.stale
+                  else 2 if status.inactive else 3)

@@ -119,7 +119,8 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
                     for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)]
         counts = {url: part.count for url, part in condensed.items()}
         latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
-        statuses = site_statuses(config.sites, states, counts, options.now, config.stale_after, latest)
+        statuses = site_statuses(config.sites, states, counts, options.now, config.stale_after, latest,
+                                 config.activity_threshold)
         report.entries = min(len(selected), config.feed_entries)
         report.seconds = time.monotonic() - started
         write_report(report, options.now, config.cache)

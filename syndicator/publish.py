@@ -94,14 +94,15 @@ def output_lock(output: Path) -> Iterator[None]:
         lock.release()
 
 
-def publish(output: Path, files: Mapping[str, str | Iterable[str]]) -> list[Path]:
+def publish(output: Path, files: Mapping[str, str | Iterable[str] | Path]) -> list[Path]:
     """Publish ``files`` as the folder ``output``, atomically (see the module docstring).
 
     Args:
         output: the folder to publish (a symlink is followed).
         files: {relative file path ("feed.xml", "images/logo.png"): text, or
             pieces of text written one after another (a generator is read
-            once)}, written as UTF-8; :data:`MARKER` is added.
+            once), written as UTF-8; or a Path, a file copied byte for byte};
+            :data:`MARKER` is added.
     Returns:
         the paths written, inside ``output``.
     Raises:
@@ -120,6 +121,9 @@ def publish(output: Path, files: Mapping[str, str | Iterable[str]]) -> list[Path
         for name, text in files.items():
             path = staging / name
             path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(text, Path):
+                shutil.copyfile(text, path)
+                continue
             with open(path, "w", encoding="utf-8", newline="\n") as file:
                 if isinstance(text, str):
                     file.write(text)

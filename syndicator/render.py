@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import sysconfig
 import traceback
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
+from zoneinfo import ZoneInfo
 
 import jinja2
 import markupsafe
@@ -38,7 +40,7 @@ from .dates import isoformat
 from .errors import RenderError
 from .failures import KINDS
 from .mediaview import PageEnclosure, page_enclosures, shown_image, with_image
-from .model import Config, Entry, SelectedEntry, SiteStatus, by_health
+from .model import Config, Entry, SelectedEntry, Site, SiteStatus, by_health
 from .publish import publish
 from .sanitize import author_name, html_to_text, one_line, truncate_html
 from .sitekey import template_folders
@@ -47,8 +49,6 @@ from .values import duration_text, strip_control
 
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
-#: Entries shown on the front page; feed.xml and feed.json carry ``feed_entries``.
-FRONT_PAGE_ENTRIES = 100
 #: Longest title (and author) shown, in characters, "…" included: a feed's 2 MB title must not
 #: make a 2 MB page. Longer ones are cut on a word boundary.
 TITLE_CHARS = 300
@@ -70,6 +70,7 @@ class PageEntry:
     link: str | None
     author: str  # the entry's author, else the site's name
     author_known: bool  # False when ``author`` is the site's name: no author is claimed in feeds
+    site: Site
     site_name: str
     site_link: str | None
     site_feed: str | None  # None for a local file: its path is not published
@@ -103,15 +104,23 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         RenderError: a template fails or the folder cannot be written; the
             previous output is left in place.
     """
-    page_entries = [_page_entry(selected, config.summary_chars) for selected in entries[: config.feed_entries]]
+    zone = ZoneInfo(config.timezone)
+
+    def local(moment: datetime, form: str | None = None) -> str:
+        """A time as the pages show it: in the planet's time zone, with its date_format (or ``form``)."""
+        return moment.astimezone(zone).strftime(form or config.date_format)
+
+    page_entries = [_page_entry(selected, config.summary_chars, local)
+                    for selected in entries[: config.feed_entries]]
     context = {
         "planet": config,
         "entries": page_entries,
-        "front_entries": page_entries[:FRONT_PAGE_ENTRIES],
+        "front_entries": page_entries[:config.page_entries],
         "sites": statuses,
         "sites_by_health": by_health(statuses),
         "totals": _totals(statuses),
         "stale_after": duration_text(config.stale_after),
+        "activity_threshold": duration_text(config.activity_threshold),
         "now": now,
         "generated": isoformat(now),
         "feed_updated": max((e.updated for e in page_entries), default=isoformat(now)),
@@ -122,10 +131,14 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
     }
     folders = template_folders(templates)
     env = _environment(folders)
-    files: dict[str, str | Iterable[str]] = {}
-    for name in (*TEMPLATES, *STATIC):
+    env.filters["local"] = local
+    env.filters["absolute"] = lambda url: url if scheme(url) else str(context["base"]) + url
+    files: dict[str, str | Iterable[str] | Path] = {}
+    for folder in static_folders(config, templates):
+        files.update(_static_files(folder))
+    for name in (*TEMPLATES, *STATIC, *theme_pages(templates)):
         with _template_errors(name, folders):
-            if name in STATIC:
+            if name in STATIC or name.endswith(".css"):
                 files[name] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
             else:
                 files[name] = _generated(env.get_template(name), context, name, folders)
@@ -133,13 +146,49 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
     return publish(output, files)
 
 
+#: A file of the ``--templates`` folder with one of these suffixes, not a partial (``_layout.html``),
+#: is a page of its own, rendered to a file of the same name (``.css``: copied as it is).
+PAGE_SUFFIXES = (".html", ".htm", ".xml", ".rss", ".atom", ".opml", ".json", ".txt", ".css")
+
+
+def theme_pages(templates: Path | None) -> list[str]:
+    """The names of the pages a ``--templates`` folder adds to :data:`TEMPLATES` and :data:`STATIC`:
+    its top-level files with a :data:`PAGE_SUFFIXES` suffix whose name does not start with ``_`` or ``.``."""
+    if templates is None or not templates.is_dir():
+        return []
+    known = {*TEMPLATES, *STATIC, "feed.json"}
+    return sorted(entry.name for entry in templates.iterdir()
+                  if entry.is_file() and entry.name.endswith(PAGE_SUFFIXES) and entry.name not in known
+                  and not entry.name.startswith(("_", ".")))
+
+
+def static_folders(config: Config, templates: Path | None) -> list[Path]:
+    """The ``static/`` folders copied into the site, the later winning: the theme's, then the planet's
+    (beside sites.yaml); a missing one is skipped."""
+    folders = [templates / "static"] if templates is not None else []
+    return [folder for folder in (*folders, config.path.parent / "static") if folder.is_dir()]
+
+
+def _static_files(folder: Path) -> dict[str, Path]:
+    """{path in the site: file} for every file under ``folder`` (hidden ones and symlinked folders left out)."""
+    found: dict[str, Path] = {}
+    for root, subfolders, names in os.walk(folder):
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        for name in sorted(names):
+            path = Path(root, name)
+            if not name.startswith(".") and path.is_file():
+                found[path.relative_to(folder).as_posix()] = path
+    return found
+
+
 def _totals(statuses: Sequence[SiteStatus]) -> dict[str, int]:
-    """The sites page's totals: sites, and how many are ok, failing, stale, new; entries held."""
-    totals = {"sites": len(statuses), "ok": 0, "failing": 0, "new": 0, "stale": 0,
+    """The sites page's totals: sites, and how many are ok, failing, stale, new, inactive; entries held."""
+    totals = {"sites": len(statuses), "ok": 0, "failing": 0, "new": 0, "stale": 0, "inactive": 0,
               "entries": sum(status.entries for status in statuses)}
     for status in statuses:
         totals[status.health] += 1
         totals["stale"] += status.stale
+        totals["inactive"] += status.inactive
     return totals
 
 
@@ -236,7 +285,7 @@ def atom_id(entry_id: str, feed: str) -> str:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"{feed}#{entry_id}").urn
 
 
-def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
+def _page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[[datetime], str]) -> PageEntry:
     entry, site = selected.entry, selected.site
     date = selected.date
     updated = max(entry.updated or date, selected.stored.changed or date, date)
@@ -253,12 +302,13 @@ def _page_entry(selected: SelectedEntry, summary_chars: int) -> PageEntry:
         link=entry.link,
         author=author or site.name,
         author_known=bool(author),
+        site=site,
         site_name=site.name,
         site_link=site.link,
         site_feed=site.public_feed,
         published=isoformat(date),
         updated=isoformat(updated),
-        human_date=date.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        human_date=local(date),
         summary=Markup(summary),  # noqa: S704 - sanitized in parse
         content=Markup(with_image(body, entry.image, alt)),  # noqa: S704 - sanitized in parse
         more=summary != summary_source or _holds_more(entry.content, summary_source),
@@ -314,7 +364,7 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> Itera
         if e.link:
             item["url"] = e.link
         item.update({
-            "content_html": str(e.content),
+            "content_html": str(e.summary if config.feed_content == "summary" else e.content),
             "date_published": e.published,
             "date_modified": e.updated,
             **({"authors": [{"name": e.author}]} if e.author_known else {}),
@@ -326,6 +376,8 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> Itera
     document = {
         "version": "https://jsonfeed.org/version/1.1",
         "title": config.title,
+        **({"description": config.description} if config.description else {}),
+        **({"authors": [{"name": config.owner}]} if config.owner else {}),
         "home_page_url": config.link,
         "feed_url": base + "feed.json",
         "items": items,

@@ -158,13 +158,16 @@ def _host(url: str) -> str:
 
 def site_statuses(sites: Sequence[Site], states: Mapping[str, SourceState], counts: Mapping[str, int],
                   now: datetime, stale_after: float,
-                  latest: Mapping[str, datetime] | None = None) -> list[SiteStatus]:
+                  latest: Mapping[str, datetime] | None = None,
+                  activity_threshold: float | None = None) -> list[SiteStatus]:
     """Health of every site for the sites page, in sites.yaml order.
 
     Args:
         states: {configured feed URL: SourceState}.
         counts: {configured feed URL: entries stored}; a missing URL counts 0.
         latest: {configured feed URL: date of its newest entry (UTC)}; a missing URL has none.
+        activity_threshold: seconds without a post after which a site with
+            entries is inactive; None: none is.
         now: the build's clock (UTC).
         stale_after: seconds without success before a site is stale.
     Returns:
@@ -182,5 +185,8 @@ def site_statuses(sites: Sequence[Site], states: Mapping[str, SourceState], coun
             stale = state.last_attempt is not None
         else:
             stale = state.last_success < limit
-        result.append(SiteStatus(site, state, stale, counts.get(site.feed, 0), (latest or {}).get(site.feed)))
+        last_post = (latest or {}).get(site.feed)
+        inactive = activity_threshold is not None and last_post is not None \
+            and last_post < now - timedelta(seconds=activity_threshold)
+        result.append(SiteStatus(site, state, stale, counts.get(site.feed, 0), last_post, inactive))
     return result

@@ -1,8 +1,9 @@
 """Is the published site still what a render would write? Then a build that changed nothing renders nothing.
 
 A render reads five things: the entries and site states (both in the store,
-whose generation counts every save), the settings, the templates (every
-file under each template folder, subfolders and symlinks included, by
+whose generation counts every save), the settings, the templates and static
+files (every file under each template folder and the ``static/`` folder
+beside sites.yaml, subfolders and symlinks included, by
 size, modification time and change time: a write that puts the
 modification time back still moves the change time),
 syndicator's version, and the clock. The clock shows in two places: a
@@ -53,9 +54,9 @@ def site_key(config: Config, templates: Path | None, generation: int, stale: Ite
     digest = hashlib.sha256()
     for part in (__version__, repr(config), str(generation), "".join("1" if flag else "0" for flag in stale)):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
-    for folder in template_folders(templates):
+    for folder in (*template_folders(templates), Path(config.path).parent / "static"):
         digest.update(f"{folder}\0".encode("utf-8", "surrogateescape"))
-        for line in _file_lines(folder):  # a missing folder adds nothing: render says so
+        for line in _file_lines(folder):  # a missing folder adds nothing (render says so of a template folder)
             digest.update(line)
     return digest.hexdigest()
 

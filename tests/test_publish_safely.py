@@ -119,3 +119,56 @@ def test_a_change_inside_git_does_not_render_again(tmp_path: Path, server: HTTPS
     (public / "index.html").write_text("edited by hand")
     assert rendered(2) is True
     assert "edited by hand" not in (public / "index.html").read_text()
+
+
+def test_static_folders_are_copied_byte_for_byte_the_planets_winning(tmp_path: Path) -> None:
+    theme = tmp_path / "theme"
+    for folder, files in ((theme / "static", {"images/logo.png": b"\x89PNG theme", "robots.txt": b"theme"}),
+                          (tmp_path / "static", {"images/logo.png": b"\x89PNG\r\n\x1a\n\x00planet",
+                                                 ".hidden": b"x", "faces/a.jpg": b"\xff\xd8"})):
+        for name, data in files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(data)
+    config = local_planet(tmp_path)
+    assert build(config, "--templates", str(theme)).exit_code == 0
+    public = tmp_path / "public"
+    assert (public / "images" / "logo.png").read_bytes() == b"\x89PNG\r\n\x1a\n\x00planet"
+    assert (public / "faces" / "a.jpg").read_bytes() == b"\xff\xd8"
+    assert (public / "robots.txt").read_bytes() == b"theme"
+    assert not (public / ".hidden").exists()
+    (tmp_path / "static" / "faces" / "a.jpg").unlink()
+    assert build(config, "--templates", str(theme), now="2026-11-30T12:01:00Z").exit_code == 0
+    assert not (public / "faces" / "a.jpg").exists()  # syndicator wrote it, and no longer does
+
+
+def test_a_theme_page_becomes_a_file_of_its_own(tmp_path: Path) -> None:
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "rss20.xml").write_text('<rss version="2.0"><channel><title>{{ planet.title }}</title>'
+                                     "{% for e in entries %}<item><title>{{ e.title }}</title></item>{% endfor %}"
+                                     "</channel></rss>\n")
+    (theme / "about.html").write_text('{% extends "_layout.html" %}{% block main %}About us{% endblock %}')
+    (theme / "_partial.html").write_text("a partial")
+    (theme / "notes.md").write_text("not a page")
+    (theme / "extra.css").write_text("{{ not a template }}")
+    config = local_planet(tmp_path)
+    assert build(config, "--templates", str(theme)).exit_code == 0
+    public = tmp_path / "public"
+    assert (public / "rss20.xml").read_text() == \
+        '<rss version="2.0"><channel><title>Planet Test</title><item><title>Post 1</title></item></channel></rss>\n'
+    about = (public / "about.html").read_text()
+    assert "About us" in about and "<title>Planet Test</title>" in about
+    assert (public / "extra.css").read_text() == "{{ not a template }}"
+    assert not (public / "_partial.html").exists() and not (public / "notes.md").exists()
+
+
+def test_a_changed_static_file_renders_again(tmp_path: Path, server: HTTPServer) -> None:
+    server.expect_request("/a.xml").respond_with_data(rss(post(1)))
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}])
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "logo.svg").write_text("<svg/>")
+    assert build(config).exit_code == 0
+    (tmp_path / "static" / "logo.svg").write_text("<svg>new</svg>")
+    assert build(config, now="2026-11-30T12:01:00Z").exit_code == 0  # nothing due
+    assert json.loads((tmp_path / "cache" / "report.json").read_text())["rendered"] is True
+    assert (tmp_path / "public" / "logo.svg").read_text() == "<svg>new</svg>"

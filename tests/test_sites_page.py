@@ -24,14 +24,15 @@ LATER = "2026-12-05T12:00:00Z"
 
 
 def troubled_planet(tmp_path: Path) -> Path:
-    """A: ok; B: failing (stops parsing) and stale; C: stale (not fetched for 5 days); D: never fetched."""
+    """A: ok, inactive; B: failing (stops parsing), stale and inactive; C: stale (not fetched for 5 days);
+    D: never fetched. Inactive: no post for 31 days (A's is from 2026-11-03, B's from 11-04, C's from 11-05)."""
     for name, day in (("a", 3), ("b", 4), ("c", 5), ("d", 6)):
         (tmp_path / f"{name}.xml").write_text(rss(post(day, day=day, host=f"{name}.example.org")), encoding="utf-8")
     sites = [{"name": name, "feed": f"{name.lower()}.xml"} for name in ("A", "B", "C")]
     config = write_config(tmp_path, sites)
     assert build(config).exit_code == 0
     (tmp_path / "b.xml").write_text("<rss><channel><item>", encoding="utf-8")
-    config = write_config(tmp_path, [*sites, {"name": "D", "feed": "d.xml"}])
+    config = write_config(tmp_path, [*sites, {"name": "D", "feed": "d.xml"}], activity_threshold="31d")
     result = build(config, "--site", "A", "--site", "B", now=LATER)
     assert result.exit_code == 0, result.output
     return config
@@ -52,12 +53,12 @@ def test_status_failing_lists_the_sites_in_trouble_and_totals(tmp_path: Path) ->
 def test_failing_and_stale_sites_come_first_with_totals(tmp_path: Path) -> None:
     troubled_planet(tmp_path)
     public = tmp_path / "public"
-    assert rows(public) == [("failing stale", "B", "2026-11-04"), ("ok stale", "C", "2026-11-05"),
-                            ("ok", "A", "2026-11-03"), ("new", "D", "none")]
+    assert rows(public) == [("failing stale inactive", "B", "2026-11-04 inactive"), ("ok stale", "C", "2026-11-05"),
+                            ("ok inactive", "A", "2026-11-03 inactive"), ("new", "D", "none")]
     totals = re.search(r'<p class="totals">(.*?)</p>', (public / "sites.html").read_text(encoding="utf-8"))
     assert totals is not None
     assert totals[1].startswith("4 sites: 2 ok, 1 failing, 2 without a success for 4 days or more, "
-                                "1 not fetched yet · 3 entries held.")
+                                "1 not fetched yet, 2 without a post for 31 days or more · 3 entries held.")
     opml = (public / "opml.xml").read_text(encoding="utf-8")
     assert opml.count("<outline") == 0  # local files are not listed; order of opml.xml is sites.yaml's anyway
 
