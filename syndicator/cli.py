@@ -10,15 +10,17 @@ bug: please report it with the tracebacks logged).
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -46,20 +48,117 @@ class CommandError(click.ClickException):
         click.echo(f"syndicator: error: {self.format_message()}", err=True)
 
 
-class _Formatter(logging.Formatter):
+class UsageLine(click.ClickException):
+    """A click usage error (unknown option, bad value, missing argument) in the style of every
+    other error: ``syndicator: error: MESSAGE`` on one line, then the help to read; exit code 2."""
+
+    exit_code = 2
+
+    def __init__(self, error: click.UsageError, command_path: str) -> None:
+        super().__init__(" ".join(error.format_message().splitlines()))
+        self.command_path = command_path
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"syndicator: error: {self.format_message()}", err=True)
+        click.echo(f"Try '{self.command_path} --help'.", err=True)
+
+
+def _usage_line(error: click.UsageError, command: click.Command, info_name: str | None,
+                parent: click.Context | None) -> UsageLine:
+    """``error`` as a :class:`UsageLine`, naming the command it is about (click's parser leaves
+    ``error.ctx`` unset for some errors, such as an option missing its value)."""
+    ctx = error.ctx or click.Context(command, info_name=info_name, parent=parent)
+    return UsageLine(error, ctx.command_path)
+
+
+class _Command(click.Command):
+    """A command whose line in ``syndicator --help`` is its help's first sentence, whole
+    (click's default cuts it at about 45 characters with "..."), and whose usage errors
+    are :class:`UsageLine`."""
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return first_sentence(self.help or "")
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            raise _usage_line(error, self, info_name, parent) from error
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a docstring's first paragraph, on one line."""
+    words = " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+    end = words.find(". ")
+    return words if end < 0 else words[:end + 1]
+
+
+class _Group(click.Group):
+    """The ``syndicator`` group: its commands are :class:`_Command`, and a usage error of the
+    group (an unknown option or command) is a :class:`UsageLine` too."""
+
+    command_class = _Command
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # `syndicator` alone prints the help
+        except click.UsageError as error:
+            raise _usage_line(error, self, info_name, parent) from error
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            raise _usage_line(error, self, ctx.info_name, ctx.parent) from error
+
+
+class LogHandler(logging.StreamHandler):
+    """Log records as lines on a stream: ``syndicator: LEVEL: MESSAGE``.
+
+    While a progress bar is drawn on that stream (``bar_shown``), a record
+    first clears the bar's line, so no log line is written onto the bar; the
+    bar draws itself again on the line below at its next step.
+    """
+
+    CLEAR_LINE = "\r\033[K"  # back to the start of the line, then erase to its end (ANSI)
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(stream)
+        self.bar_shown = False
+
     def format(self, record: logging.LogRecord) -> str:
         return f"syndicator: {record.levelname.lower()}: {record.getMessage()}"
 
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            # One write, so a bar drawn from another thread cannot come between the clearing and the line.
+            self.stream.write((self.CLEAR_LINE if self.bar_shown else "") + self.format(record) + self.terminator)
+            self.flush()
+        except Exception:
+            self.handleError(record)
 
-def _setup_logging(verbose: int, quiet: int) -> None:
+
+def _setup_logging(verbose: int, quiet: int) -> LogHandler:
     level = logging.WARNING + 10 * (quiet - verbose)
     logger = logging.getLogger("syndicator")
     logger.handlers.clear()
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Formatter())
+    handler = LogHandler(sys.stderr)
     logger.addHandler(handler)
     logger.setLevel(max(logging.DEBUG, min(level, logging.CRITICAL)))
     logger.propagate = False
+    return handler
+
+
+def progress_shown(stream: TextIO, quiet: int, environ: Mapping[str, str]) -> bool:
+    """Whether a build draws a progress bar on ``stream``: only for a person watching, so not
+    with ``-q``, not when the stream is not a terminal, and not in CI (the ``CI`` variable set
+    to anything but empty, ``false`` or ``0``, as CI services set it)."""
+    in_ci = environ.get("CI", "").strip().lower() not in ("", "false", "0")
+    return quiet == 0 and not in_ci and stream.isatty()
 
 
 #: The years a --now time may fall in (inclusive).
@@ -97,7 +196,7 @@ def _now(value: datetime | None) -> datetime:
     return value if value is not None else datetime.now(UTC)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(name="syndicator", cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="syndicator")
 def main() -> None:
     """Build a planet-style static site from the feeds listed in sites.yaml."""
@@ -127,7 +226,7 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
 
     Also writes the build's figures to report.json in the cache folder.
     """
-    _setup_logging(verbose, quiet)
+    handler = _setup_logging(verbose, quiet)
     now = _now(now_given)
     try:
         config = load_config(config_path)
@@ -140,7 +239,8 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
             changes["workers"] = workers
         config = replace(config, **changes)
         options = BuildOptions(now=now, force=force, sites=site_names, templates=templates)
-        report = _build_with_progress(config, options, show=sys.stderr.isatty() and quiet == 0)
+        shown = progress_shown(handler.stream, quiet, os.environ)
+        report = _build_with_progress(config, options, handler if shown else None)
     except SyndicatorError as error:
         raise CommandError(error) from error
     except KeyboardInterrupt:
@@ -158,23 +258,36 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
             "please report it with the traceback logged above"))
 
 
-def _build_with_progress(config: Any, options: BuildOptions, show: bool) -> Any:
-    if not show:
+def _build_with_progress(config: Any, options: BuildOptions, handler: LogHandler | None) -> Any:
+    """Run the build; with a handler, draw a progress bar on its stream while feeds are fetched.
+
+    The bar is drawn from the first fetched feed and finished (its line ended)
+    after the last one; meanwhile the handler clears the bar's line before each
+    log line.
+    """
+    if handler is None:
         return run_build(config, options)
     bar: Any = None
+
+    def finish() -> None:
+        if handler.bar_shown:
+            bar.__exit__(None, None, None)
+            handler.bar_shown = False
 
     def progress(done: int, total: int) -> None:
         nonlocal bar
         if bar is None:
-            bar = click.progressbar(length=total, label="fetching", file=sys.stderr)
+            bar = click.progressbar(length=total, label="fetching", file=handler.stream, show_pos=True)
             bar.__enter__()
-        bar.update(1)
+            handler.bar_shown = True
+        bar.update(1)  # show_pos: each step changes the line, so a bar cleared by a log line is drawn again
+        if done == total:
+            finish()
 
     try:
         return run_build(config, replace(options, progress=progress))
     finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+        finish()
 
 
 @main.command()
@@ -275,8 +388,11 @@ def _http_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option("--timeout", type=click.FloatRange(0.1, 120), default=15.0, show_default=True,
               help="Seconds to wait for the server.")
 def discover(url: str, timeout: float) -> None:
-    """Print the feed URLs of a site: URL itself if it is a feed, else the
-    feeds its page advertises with <link rel="alternate">, one per line."""
+    """Print the feed URLs of a site, one per line.
+
+    That is URL itself if it is a feed, else the feeds its page advertises
+    with <link rel="alternate">.
+    """
     from .observe import discover as run_discover  # here: other commands need not load requests
     try:
         feeds = run_discover(url, datetime.now(UTC), timeout=timeout)
