@@ -26,7 +26,7 @@ import click
 
 from . import __version__
 from .config import WORKERS_MAX, load_config
-from .errors import FeedError, InternalErrorsExit, SyndicatorError
+from .errors import ConfigError, FeedError, InternalErrorsExit, SyndicatorError
 from .model import is_local
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
@@ -217,11 +217,14 @@ def main() -> None:
 @click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
 @click.option("--now", "now_given", type=IsoTime(), metavar="ISO-8601-TIME",
               help="Run as if at this time, for testing and replaying (default: the clock).")
+@click.option("--restore-from", "restore_from", metavar="URL-OR-PATH",
+              help="Where to load the state from when the cache folder is empty (default: 'restore_from' "
+                   "in sites.yaml).")
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
 def build(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None,
           force: bool, site_names: tuple[str, ...], workers: int | None, now_given: datetime | None,
-          verbose: int, quiet: int) -> None:
+          restore_from: str | None, verbose: int, quiet: int) -> None:
     """Fetch the feeds that are due and publish the site.
 
     Also writes the build's figures to report.json in the cache folder.
@@ -237,6 +240,8 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
             changes["cache"] = cache
         if workers is not None:
             changes["workers"] = workers
+        if restore_from is not None:
+            changes["restore_from"] = _location(restore_from)
         config = replace(config, **changes)
         options = BuildOptions(now=now, force=force, sites=site_names, templates=templates)
         shown = progress_shown(handler.stream, quiet, os.environ)
@@ -256,6 +261,17 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
         raise CommandError(InternalErrorsExit(
             f"published, but {count} source{'s' * (count != 1)} hit an internal error; "
             "please report it with the traceback logged above"))
+
+
+def _location(value: str) -> str:
+    """A --restore-from value: an http(s) URL as given, or a path made absolute (it is read
+    relative to sites.yaml otherwise)."""
+    problem = url_problem(value)
+    if problem is None:
+        return value.strip()
+    if "://" in value:
+        raise ConfigError(f"--restore-from: {problem}")
+    return str(Path(value).resolve())
 
 
 def _build_with_progress(config: Any, options: BuildOptions, handler: LogHandler | None) -> Any:

@@ -76,6 +76,10 @@ _SETTINGS: dict[str, _Setting] = {
     "page_entries": _Setting("int", 60, 1, 10_000),
     "feed_content": _Setting("choice", "full", 0, 0),
     "activity_threshold": _Setting("duration", 180 * _DAY, _DAY, 3650 * _DAY),
+    # Running from CI (README.md, "Running from CI"): the state published beside the site, and where to
+    # restore it from when the cache folder is empty.
+    "snapshot": _Setting("bool", False),
+    "restore_from": _Setting("location", None),
 }
 #: The values a "choice" setting takes, first the default.
 _CHOICES = {"feed_content": ("full", "summary")}
@@ -393,6 +397,15 @@ def _setting(data: _LineDict, key: str) -> Any:
         return value.strip()
     if kind == "text":
         return _free_text(data, key, value, "")
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise _FieldError(line, key, "must be true or false")
+        return value
+    if kind == "location":
+        if isinstance(value, str) and value.strip() and not _SCHEME.match(value.strip()) \
+                and strip_control(value) == value:
+            return value.strip()  # a path, relative to the folder of sites.yaml
+        return _url(data, key, value)
     if kind == "image":
         return _image(data, key, value, "")
     if kind == "choice":

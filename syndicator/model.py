@@ -93,6 +93,9 @@ class Config:
         feed_content: ``full`` (feed.xml and feed.json carry each entry's
             content) or ``summary`` (its front-page summary only).
         activity_threshold: seconds without a post before a site is shown as inactive.
+        snapshot: publish the state beside the site (statefile.py).
+        restore_from: where a build with an empty cache folder loads the
+            state from: an http(s) URL, or a path relative to sites.yaml; or None.
     """
 
     path: Path
@@ -126,6 +129,8 @@ class Config:
     page_entries: int = 60
     feed_content: str = "full"
     activity_threshold: float = 180 * 86400.0
+    snapshot: bool = False
+    restore_from: str | None = None
 
     @property
     def sources(self) -> tuple[str, ...]:

@@ -27,25 +27,27 @@ are imported where they are first needed.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from . import habits, schedule
+from . import habits, schedule, statefile
 from .buildlog import HostTrouble, log_failure, log_followed, log_health
 from .decide import decide
-from .errors import ConfigError, EmptyBuildError, StoreError
+from .errors import ConfigError, EmptyBuildError, FeedError, StoreError
 from .failures import kind_of
 from .hosts import host_key
-from .model import Config, Decision, Observation, SelectedEntry, SourceState, is_local
+from .model import Config, Decision, Failed, Fetched, Observation, SelectedEntry, SourceState, is_local
 from .pool import HostPool
 from .publish import output_lock
 from .report import BuildReport, write_report
 from .selection import condense, select_condensed, site_statuses
 from .sitekey import Publication, output_mark, site_key
-from .store import Store
+from .store import DATABASE, Store
+from .values import is_http_url
 
 __all__ = ["BuildOptions", "BuildReport", "build"]
 
@@ -56,6 +58,7 @@ OFFLINE_HOSTS = 2
 LEDGER_KEY = "schedule.ledger"
 #: Where the store keeps what the last rendering build published (sitekey.Publication).
 PUBLISHED_KEY = "site.published"
+log = logging.getLogger("syndicator")
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,10 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     _check_folders(config)
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
+    fresh = not (Path(config.cache) / DATABASE).exists()
     with Store.open(config.cache) as store, output_lock(config.output):
+        if fresh:
+            report.restored = restore(config, store)
         states = store.states()
         states.update(_poll(config, options, store, states, only, report, started))
         statuses = site_statuses(config.sites, states, {}, options.now, config.stale_after)
@@ -132,7 +138,9 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
             raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
                                   f"{config.output} {left}" + offline)
         from . import render  # here: a build that renders nothing never loads jinja2
-        render.render_site(config, selected, statuses, options.now, config.output, options.templates)
+        extra = {statefile.NAME: statefile.write(store, Path(config.cache) / statefile.NAME, options.now)} \
+            if config.snapshot else {}
+        render.render_site(config, selected, statuses, options.now, config.output, options.templates, extra)
         report.rendered = True
         report.seconds = time.monotonic() - started
         write_report(report, options.now, config.cache)
@@ -140,6 +148,58 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         if mark is not None:
             store.keep(PUBLISHED_KEY, Publication(key, mark, report.entries).text())
     return report
+
+
+def restore(config: Config, store: Store) -> bool:
+    """Load the state ``config.restore_from`` names into the empty ``store`` (see statefile.py).
+
+    Says in one warning what a build without it loses when there is no
+    ``restore_from``, and why it failed when it fails; the build goes on
+    from an empty state either way.
+
+    Returns:
+        True when the state was restored.
+    """
+    where = config.restore_from
+    if where is None:
+        log.warning("%s holds no state (a first build, or a CI cache that was lost): every entry is dated when "
+                    "first seen, no request is conditional and a site that is down has no last good copy; set "
+                    "restore_from to start from the state published with snapshot: true "
+                    "(README, \"Running from CI\")", config.cache)
+        return False
+    try:
+        data = _read_location(config, where)
+        rows = statefile.load(store, data, where)
+    except (StoreError, FeedError) as error:
+        log.warning("could not restore the state from %s: %s; starting from an empty state", where,
+                    getattr(error, "message", None) or error)
+        return False
+    log.info("restored the state from %s: %d rows", where, rows)
+    return True
+
+
+def _read_location(config: Config, where: str) -> bytes:
+    """The bytes of a restore_from location: a path (relative to sites.yaml) or an http(s) URL.
+
+    Raises:
+        FeedError: the file cannot be read or fetched.
+    """
+    if not is_http_url(where):
+        path = Path(config.path).parent / where
+        try:
+            return path.read_bytes()
+        except OSError as error:
+            raise FeedError(where, f"cannot read {path}: {error.strerror or error}") from error
+    from .fetch import Fetcher  # here: most builds never restore
+    from .model import FetchRequest
+    with Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
+                 max_bytes=statefile.MAX_BYTES) as fetcher:
+        result = fetcher.fetch(FetchRequest(where, where))
+    if isinstance(result, Failed):
+        raise result.error
+    if not isinstance(result, Fetched):
+        raise FeedError(where, "no state file in the answer")
+    return result.body
 
 
 def _offline(report: BuildReport) -> bool:

@@ -14,6 +14,7 @@ Files: index.html, sites.html, feed.xml (Atom 1.0, RFC 4287), feed.json
 
 from __future__ import annotations
 
+import calendar
 import itertools
 import json
 import os
@@ -21,7 +22,7 @@ import re
 import sysconfig
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -77,6 +78,8 @@ class PageEntry:
     published: str  # RFC 3339, UTC
     updated: str  # RFC 3339, UTC
     human_date: str
+    day: str  # the day it was published in the planet's timezone, ISO 8601 (2026-11-30): the front page's groups
+    day_heading: str  # that day as a heading shows it: "Monday 30 November 2026"
     summary: Markup
     content: Markup
     more: bool  # the summary was cut, or the content holds more than it shows
@@ -87,7 +90,8 @@ class PageEntry:
 
 
 def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequence[SiteStatus],
-                now: datetime, output: Path, templates: Path | None = None) -> list[Path]:
+                now: datetime, output: Path, templates: Path | None = None,
+                extra: Mapping[str, Path] | None = None) -> list[Path]:
     """Write the whole site to ``output``, atomically.
 
     Args:
@@ -98,6 +102,8 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         output: the folder to publish into (replaced as a whole); a symlink
             is followed, so it keeps pointing at the published folder.
         templates: a folder whose templates override the bundled ones.
+        extra: {name in the site: file} published as they are (the state
+            file, statefile.py); a page of the same name wins.
     Returns:
         the paths written, inside ``output``.
     Raises:
@@ -136,6 +142,7 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
     files: dict[str, str | Iterable[str] | Path] = {}
     for folder in static_folders(config, templates):
         files.update(_static_files(folder))
+    files.update(extra or {})
     for name in (*TEMPLATES, *STATIC, *theme_pages(templates)):
         with _template_errors(name, folders):
             if name in STATIC or name.endswith(".css"):
@@ -285,9 +292,10 @@ def atom_id(entry_id: str, feed: str) -> str:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"{feed}#{entry_id}").urn
 
 
-def _page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[[datetime], str]) -> PageEntry:
+def _page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[..., str]) -> PageEntry:
     entry, site = selected.entry, selected.site
     date = selected.date
+    day = local(date, "%Y-%m-%d")
     updated = max(entry.updated or date, selected.stored.changed or date, date)
     body = entry.content or entry.summary
     summary_source = entry.summary or entry.content
@@ -309,6 +317,8 @@ def _page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[[da
         published=isoformat(date),
         updated=isoformat(updated),
         human_date=local(date),
+        day=day,
+        day_heading=day_heading(day),
         summary=Markup(summary),  # noqa: S704 - sanitized in parse
         content=Markup(with_image(body, entry.image, alt)),  # noqa: S704 - sanitized in parse
         more=summary != summary_source or _holds_more(entry.content, summary_source),
@@ -317,6 +327,20 @@ def _page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[[da
         image_alt=alt,
         image_url=shown_image("", entry.image),
     )
+
+
+def day_heading(day: str) -> str:
+    """A day given in ISO 8601 (``2026-11-30``) as a front-page heading: ``Monday 30 November 2026``.
+
+    Week day and month names are English, as the pages are (``lang="en"``), whatever the machine's locale.
+    """
+    year, month, number = (int(part) for part in day.split("-"))
+    return f"{_WEEKDAYS[calendar.weekday(year, month, number)]} {number} {_MONTHS[month - 1]} {year}"
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
 
 
 def _holds_more(content: str, shown: str) -> bool:

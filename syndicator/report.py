@@ -54,6 +54,8 @@ class BuildReport:
         seconds: wall time of the build.
         offline: every request failed to connect, to several hosts: this
             machine was offline, and no source was counted as failing for it.
+        restored: the cache folder held no state and the build loaded it
+            from ``restore_from`` (statefile.py).
     """
 
     sites: int = 0
@@ -77,6 +79,7 @@ class BuildReport:
     rendered: bool = False
     seconds: float = 0.0
     offline: bool = False
+    restored: bool = False
 
     def add(self, observation: Observation, decision: Decision, host: str) -> None:
         """Count one source's observation and the decision taken on it.
@@ -168,6 +171,7 @@ class BuildReport:
             "entries": self.entries,
             "rendered": self.rendered,
             "offline": self.offline,
+            "restored": self.restored,
         }
 
 

@@ -35,6 +35,7 @@ Times are stored as ISO 8601 UTC text.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -56,6 +57,8 @@ LOCK = "syndicator.lock"
 #: Rows asked for by one query (SQLite allows 32,766 parameters since 3.32, 999 before).
 _ROWS_PER_QUERY = 900
 _Value = TypeVar("_Value")
+#: The tables that hold the state of the sources (:meth:`Store.dump`), in the order they load.
+TABLES = ("sources", "entries", "seen", "aliases")
 #: The ``meta`` key counting writes of sources and entries (:meth:`Store.generation`).
 GENERATION_KEY = "generation"
 
@@ -207,6 +210,54 @@ class Store:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+    # --- the whole state, as rows (statefile.py) ---------------------------------
+
+    def dump(self, table: str) -> tuple[list[str], Iterator[tuple[Any, ...]]]:
+        """The columns of ``table`` (one of :data:`TABLES`) and its rows, read lazily."""
+        if table not in TABLES:
+            raise ValueError(f"not a table of the state: {table!r}")
+        cursor = self._db.execute(f"SELECT * FROM {table}")  # noqa: S608 - a name from TABLES
+        return [column[0] for column in cursor.description], iter(cursor)
+
+    def count(self, table: str) -> int:
+        """The number of rows of ``table`` (one of :data:`TABLES`)."""
+        if table not in TABLES:
+            raise ValueError(f"not a table of the state: {table!r}")
+        return int(self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # noqa: S608 - from TABLES
+
+    def load(self, tables: Iterable[tuple[str, list[str], Iterable[Sequence[Any]]]]) -> int:
+        """Fill an empty state with rows, in one transaction: all of them or none.
+
+        Args:
+            tables: (table name, its columns, rows) for tables of :data:`TABLES`,
+                sources first (entries refer to them).
+        Returns:
+            the number of rows written.
+        Raises:
+            StoreError: the state is not empty, a table or column is unknown,
+                or a row does not fit (the database is left as it was).
+        """
+        written = 0
+        try:
+            with _transaction(self._db):
+                if self._db.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is not None:
+                    raise StoreError(f"{self.path}: the state is not empty; nothing was loaded")
+                for table, columns, rows in tables:
+                    known = self.dump(table)[0]
+                    if not columns or any(column not in known for column in columns):
+                        raise StoreError(f"{table}: unknown columns {sorted(set(columns) - set(known))}")
+                    statement = (f"INSERT INTO {table} ({', '.join(columns)}) "  # noqa: S608 - checked names
+                                 f"VALUES ({', '.join('?' * len(columns))})")
+                    pending = iter(rows)
+                    while chunk := list(itertools.islice(pending, _ROWS_PER_QUERY)):
+                        self._db.executemany(statement, chunk)
+                        written += len(chunk)
+                self._db.execute("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
+                                 "DO UPDATE SET value = CAST(value AS INTEGER) + 1", (GENERATION_KEY,))
+        except (sqlite3.DatabaseError, ValueError) as error:
+            raise StoreError(f"{self.path}: cannot load the state: {error}") from error
+        return written
 
     # --- reading ---------------------------------------------------------------
 

@@ -147,6 +147,11 @@ def build(config: Path, *args: str, now: str = NOW_ISO) -> Result:
                               catch_exceptions=False)
 
 
+def without_first_build_warning(stderr: str) -> str:
+    """``stderr`` without the warning a build gives when its cache folder holds no state yet."""
+    return "".join(line for line in stderr.splitlines(keepends=True) if " holds no state (a first build" not in line)
+
+
 def tree(folder: Path) -> dict[str, bytes]:
     """Every file below ``folder`` as {relative path: bytes}, for byte-for-byte comparisons."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import html
 import json
 import re
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
-from datetime import timedelta
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytest_httpserver import HTTPServer
 
 from syndicator import __version__
 from syndicator.model import Config, Entry, SelectedEntry, Site, SiteStatus, StoredEntry
-from syndicator.render import render_site
+from syndicator.render import day_heading, render_site
 
+from .browser import NO_BROWSER, Browser, find_chromium, launch, opened
 from .conftest import ATOM, NOW, build, post, rss, tree, write_config
 
 
@@ -126,10 +126,17 @@ WIDE_SUMMARY = ("<![CDATA[<p>See https://ci.example.org/builds/1234567890/artifa
                 "<pre><code>def test_something_really_long_name(argument_one, argument_two, argument_three): pass"
                 "</code></pre><table><tr>" + "<th>Column</th>" * 8 + "</tr><tr>" + "<td>12345678901234</td>" * 8
                 + "</tr></table>]]>")
-CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
-#: The narrowest layout viewport headless Chromium gives --dump-dom (CSS px); the stylesheet's
-#: narrow layout applies below 40rem (640 px), so this still tests it.
-NARROW = 500
+#: A phone's width and a desktop's (CSS px); the stylesheet's narrow layout applies below 40rem (640 px).
+WIDTHS = (390, 1280)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip(NO_BROWSER)
+    with launch(binary, tmp_path_factory.mktemp("chromium-profile")) as running:
+        yield running
 
 
 @pytest.fixture
@@ -149,37 +156,16 @@ def wide_planet(server: HTTPServer, tmp_path: Path) -> Path:
     return tmp_path / "public"
 
 
-def measure(page: Path, width: int) -> dict[str, int]:
-    """How ``page`` lays out in headless Chromium with a window ``width`` CSS px wide.
-
-    Returns {"scroll": the document's scroll width, "viewport": the viewport's width,
-    "time_lines": the most lines one <time> element wraps onto}. A copy of the page
-    without its CSP gets a probe script that writes them into its title.
-    """
-    probe = page.with_name("probe-" + page.name)
-    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
-    script = ("<script>function m() { const lines = [...document.querySelectorAll('time')]"
-              ".map(t => t.getClientRects().length); document.title = JSON.stringify({scroll: "
-              "document.documentElement.scrollWidth, viewport: innerWidth, time_lines: Math.max(0, ...lines)}) } "
-              "m(); setInterval(m, 50)</script></body>")
-    probe.write_text(text.replace("</body>", script))
-    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-background-networking", "--disable-component-update",
-                           f"--user-data-dir={page.parent.parent / 'chromium-profile'}",
-                           "--virtual-time-budget=500", f"--window-size={width},800", "--dump-dom",
-                           probe.as_uri()], capture_output=True, text=True, timeout=120, check=True)
-    match = re.search(r"<title>(\{.*?\})</title>", done.stdout)
-    assert match, done.stdout[:500]
-    return json.loads(html.unescape(match[1]))
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="needs a headless Chromium (apt-get install chromium)")
-@pytest.mark.parametrize("width", [NARROW, 1280])
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("page", ["index.html", "sites.html"])
-def test_pages_fit_the_screen_and_keep_dates_on_one_line(wide_planet: Path, page: str, width: int) -> None:
-    layout = measure(wide_planet / page, width)
+def test_pages_fit_the_screen_and_keep_dates_on_one_line(browser: Browser, wide_planet: Path, page: str,
+                                                         width: int) -> None:
+    """In headless Chromium (tests/browser.py): nothing scrolls sideways, no date wraps."""
+    with opened(browser, (wide_planet / page).as_uri(), width) as tab:
+        layout = tab.check("facts")
+        assert tab.console == []
     assert layout["viewport"] == width
-    assert layout["scroll"] <= width  # nothing scrolls sideways
+    assert layout["scroll_width"] <= width  # nothing scrolls sideways
     assert layout["time_lines"] == 1
 
 
@@ -201,3 +187,95 @@ def test_pages_keep_a_policy_that_forbids_scripts(wide_planet: Path, page: str) 
     (policy,) = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', text)
     assert {"default-src 'none'", "script-src 'none'", "style-src 'self'"} <= set(policy.split("; "))
     assert "<script" not in text and " style=" not in text
+
+
+# --- the default theme: day headings and the subscriptions ---------------------------------
+
+
+def render_planet(tmp_path: Path, sites: list[Site], dates: list[datetime], **settings: Any) -> str:
+    """index.html of a planet whose first site has one entry, "Post N", at each of ``dates`` (UTC)."""
+    tmp_path.mkdir(exist_ok=True)
+    entries = [SelectedEntry(sites[0], StoredEntry(sites[0].feed, Entry(id=str(n), title=f"Post {n}", date=date),
+                                                   first_seen=date))
+               for n, date in enumerate(dates)]
+    config = Config(path=tmp_path / "sites.yaml", title="Planet", link="https://planet.example.org/",
+                    sites=tuple(sites), **settings)
+    render_site(config, entries, [SiteStatus(site, None, False, 0) for site in sites], NOW, tmp_path / "public")
+    return (tmp_path / "public" / "index.html").read_text(encoding="utf-8")
+
+
+def front_page_outline(index: str) -> list[str]:
+    """The day headings ("day 2026-11-29 Sunday 29 November 2026") and entry titles of a front page, in order."""
+    found = re.findall(r'<h2 class="day"><time datetime="([^"]*)">([^<]*)</time></h2>|<h2 dir="auto">([^<]*)</h2>',
+                       index)
+    return [f"day {day} {heading}" if day else title for day, heading, title in found]
+
+
+@pytest.mark.parametrize(("timezone", "outline"), [
+    pytest.param("UTC", ["day 2026-11-30 Monday 30 November 2026", "Post 0",
+                         "day 2026-11-29 Sunday 29 November 2026", "Post 1", "Post 2",
+                         "day 2026-11-28 Saturday 28 November 2026", "Post 3"], id="UTC"),
+    # 03:00 UTC on the 30th is still the evening of the 29th in New York; in Tokyo 18:00 UTC on the 29th is
+    # the 30th already, and 23:30 UTC on the 28th the 29th.
+    pytest.param("America/New_York", ["day 2026-11-29 Sunday 29 November 2026", "Post 0", "Post 1", "Post 2",
+                                      "day 2026-11-28 Saturday 28 November 2026", "Post 3"], id="New_York"),
+    pytest.param("Asia/Tokyo", ["day 2026-11-30 Monday 30 November 2026", "Post 0", "Post 1",
+                                "day 2026-11-29 Sunday 29 November 2026", "Post 2", "Post 3"], id="Tokyo"),
+])
+def test_the_front_page_groups_entries_under_the_day_they_were_posted_in_the_planets_timezone(
+        tmp_path: Path, timezone: str, outline: list[str]) -> None:
+    dates = [datetime(2026, 11, 30, 3, 0, tzinfo=UTC), datetime(2026, 11, 29, 18, 0, tzinfo=UTC),
+             datetime(2026, 11, 29, 9, 0, tzinfo=UTC), datetime(2026, 11, 28, 23, 30, tzinfo=UTC)]
+    index = render_planet(tmp_path, [Site("Blog", "https://blog.example.org/feed.xml")], dates, timezone=timezone)
+    assert front_page_outline(index) == outline
+
+
+@pytest.mark.parametrize(("day", "heading"), [
+    ("2026-11-30", "Monday 30 November 2026"),
+    ("2027-01-01", "Friday 1 January 2027"),
+    ("2028-02-29", "Tuesday 29 February 2028"),
+])
+def test_day_headings_name_the_week_day_and_month_in_english(day: str, heading: str) -> None:
+    assert day_heading(day) == heading
+
+
+def sidebar(index: str) -> list[str]:
+    """The subscriptions sidebar's list items, in order."""
+    aside = index.split('<aside class="subscriptions" aria-labelledby="subscriptions">', 1)[1].split("</aside>")[0]
+    return re.findall(r"<li>(.*?)</li>", aside)
+
+
+def test_the_sidebar_lists_every_subscription_by_name_with_its_face_home_page_and_feed(tmp_path: Path) -> None:
+    sites = [
+        Site("zebra notes", "https://zebra.example.org/feed.xml", link="https://zebra.example.org/",
+             face="faces/zebra.png"),
+        Site("Apple <Blog>", "https://apple.example.org/feed.xml"),
+        Site("مدونة", (tmp_path / "feed.xml").as_uri(), link="https://rtl.example.org/"),
+    ]
+    items = sidebar(render_planet(tmp_path, sites, [NOW]))
+    assert items == [
+        # sorted by name, whatever the case; a name is escaped and isolated (<bdi>), a site without a link not linked
+        '<bdi>Apple &lt;Blog&gt;</bdi> <a class="feed" href="https://apple.example.org/feed.xml" '
+        'rel="noopener noreferrer">feed<span class="visually-hidden"> of <bdi>Apple &lt;Blog&gt;</bdi></span></a>',
+        '<img class="face" src="faces/zebra.png" alt="" width="24" height="24" loading="lazy"> '
+        '<a href="https://zebra.example.org/" rel="noopener noreferrer"><bdi>zebra notes</bdi></a> '
+        '<a class="feed" href="https://zebra.example.org/feed.xml" rel="noopener noreferrer">feed'
+        '<span class="visually-hidden"> of <bdi>zebra notes</bdi></span></a>',
+        # a local file: no feed link (its path is never published)
+        '<a href="https://rtl.example.org/" rel="noopener noreferrer"><bdi>مدونة</bdi></a>',
+    ]
+    assert "file:" not in (tmp_path / "public" / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_sidebar_is_on_the_front_page_only(tmp_path: Path) -> None:
+    index = render_planet(tmp_path, [Site("Blog", "https://blog.example.org/feed.xml")], [NOW])
+    assert '<aside class="subscriptions"' in index
+    assert "<aside" not in (tmp_path / "public" / "sites.html").read_text(encoding="utf-8")
+
+
+def test_the_logo_is_the_icon_when_no_favicon_is_set(tmp_path: Path) -> None:
+    site = Site("Blog", "https://blog.example.org/feed.xml")
+    assert '<link rel="icon" href="logo.svg">' in render_planet(tmp_path / "a", [site], [NOW], logo="logo.svg")
+    assert '<link rel="icon" href="fav.ico">' in render_planet(tmp_path / "b", [site], [NOW], logo="logo.svg",
+                                                               favicon="fav.ico")
+    assert 'rel="icon"' not in render_planet(tmp_path / "c", [site], [NOW])

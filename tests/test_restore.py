@@ -1,0 +1,145 @@
+"""Running from CI: the state published beside the site, and a build with an empty cache that starts from it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+from pytest_httpserver import HTTPServer
+
+from syndicator import statefile
+from syndicator.store import SCHEMA_VERSION, TABLES, Store
+
+from .conftest import ATOM, NOW, build, post, rss, write_config
+
+LATER = "2026-11-30T14:00:00Z"
+UNDATED = {"title": "Undated post", "link": "https://a.example.org/undated", "guid": "https://a.example.org/undated"}
+
+
+def planet(server: HTTPServer, tmp_path: Path, **settings: object) -> Path:
+    """Site A: an ETag'd feed of one undated entry (dated when first seen); site B: a plain feed."""
+    server.expect_request("/a.xml", headers={"If-None-Match": '"v1"'}).respond_with_data("", status=304)
+    server.expect_request("/a.xml").respond_with_data(rss(UNDATED), headers={"ETag": '"v1"'})
+    server.expect_request("/b.xml").respond_with_data(rss(post(2, host="b.example.org")))
+    return write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")},
+                                   {"name": "B", "feed": server.url_for("/b.xml")}], retries=0, **settings)
+
+
+def published_dates(public: Path) -> dict[str, str]:
+    return {entry.findtext(f"{ATOM}title") or "": entry.findtext(f"{ATOM}published") or ""
+            for entry in ET.parse(public / "feed.xml").getroot().findall(f"{ATOM}entry")}
+
+
+def test_a_lost_cache_loses_no_history(server: HTTPServer, tmp_path: Path) -> None:
+    """Two CI runs with the cache deleted in between: the second restores the published state."""
+    config = planet(server, tmp_path, snapshot=True, restore_from=server.url_for("/site/" + statefile.NAME))
+    first = build(config)
+    assert first.exit_code == 0, first.output
+    public = tmp_path / "public"
+    before = published_dates(public)
+    assert before["Undated post"] == "2026-11-30T12:00:00Z"  # first seen at the first build
+    server.expect_request("/site/" + statefile.NAME).respond_with_data((public / statefile.NAME).read_bytes())
+    shutil.rmtree(tmp_path / "cache")  # the CI cache was evicted
+    server.clear_log()
+    server.handlers.clear()
+    server.expect_request("/site/" + statefile.NAME).respond_with_data((public / statefile.NAME).read_bytes())
+    server.expect_request("/a.xml", headers={"If-None-Match": '"v1"'}).respond_with_data("", status=304)
+    server.expect_request("/b.xml").respond_with_data("down for maintenance", status=503)
+    second = build(config, "--force", now=LATER)
+    assert second.exit_code == 0, second.output
+    assert "holds no state" not in second.stderr and "could not restore" not in second.stderr
+    report = json.loads((tmp_path / "cache" / "report.json").read_text())
+    assert report["restored"] is True
+    feed_requests = [request for request, _ in server.log if request.path == "/a.xml"]
+    assert [r.headers.get("If-None-Match") for r in feed_requests] == ['"v1"']  # conditional at once
+    assert published_dates(public) == before  # B, down, keeps its last good copy; the undated post its date
+
+
+def test_an_empty_cache_without_restore_from_says_so_once(server: HTTPServer, tmp_path: Path) -> None:
+    config = planet(server, tmp_path)
+    first = build(config)
+    assert first.exit_code == 0
+    assert f"{tmp_path / 'cache'} holds no state (a first build, or a CI cache that was lost)" in first.stderr
+    assert not (tmp_path / "public" / statefile.NAME).exists()  # snapshot is opt-in
+    second = build(config, now=LATER)
+    assert second.exit_code == 0 and "holds no state" not in second.stderr
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (b"not gzip at all", "not a syndicator state file"),
+    (gzip.compress(b'{"format": "something else"}\n'), "not a syndicator state file"),
+    (gzip.compress(json.dumps({"format": "syndicator-state", "version": 1, "schema": SCHEMA_VERSION + 1}).encode()),
+     f"a state file of format 1, schema {SCHEMA_VERSION + 1}; this syndicator reads format 1, schema"),
+    (gzip.compress(json.dumps({"format": "syndicator-state", "version": 1, "schema": SCHEMA_VERSION}).encode()
+                   + b'\n{"table": "sources", "columns": ["url"], "rows": 2}\n["https://x.example/f"]\n'),
+     "a damaged state file"),
+])
+def test_a_state_file_that_cannot_be_loaded_is_a_warning(server: HTTPServer, tmp_path: Path, content: bytes,
+                                                          problem: str) -> None:
+    (tmp_path / "state.json.gz").write_bytes(content)
+    config = planet(server, tmp_path, restore_from="state.json.gz")
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    assert "could not restore the state from state.json.gz: " in result.stderr and problem in result.stderr
+    with Store.open(tmp_path / "cache") as store:
+        assert len(store.states()) == 2  # built from an empty state, nothing half loaded
+
+
+def test_a_missing_state_file_is_a_warning(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/site/" + statefile.NAME).respond_with_data("not found", status=404)
+    config = planet(server, tmp_path, restore_from=server.url_for("/site/" + statefile.NAME))
+    result = build(config)
+    assert result.exit_code == 0
+    assert "could not restore the state from http://" in result.stderr and "404" in result.stderr
+
+
+def test_the_state_file_holds_every_row_and_loads_back_the_same(server: HTTPServer, tmp_path: Path) -> None:
+    config = planet(server, tmp_path, snapshot=True)
+    assert build(config).exit_code == 0
+    data = (tmp_path / "public" / statefile.NAME).read_bytes()
+    lines = gzip.decompress(data).decode().splitlines()
+    assert json.loads(lines[0])["schema"] == SCHEMA_VERSION
+    with Store.open(tmp_path / "cache") as original:
+        expected = {table: sorted(map(list, original.dump(table)[1])) for table in TABLES}
+        with Store.open(tmp_path / "other") as copy:
+            assert statefile.load(copy, data, "test") == sum(len(rows) for rows in expected.values())
+            assert {table: sorted(map(list, copy.dump(table)[1])) for table in TABLES} == expected
+            with pytest.raises(Exception, match="the state is not empty"):
+                statefile.load(copy, data, "test")
+    assert all(expected[table] for table in ("sources", "entries", "seen"))
+    assert NOW.isoformat() in lines[0]
+
+
+def test_restore_from_on_the_command_line(server: HTTPServer, tmp_path: Path) -> None:
+    config = planet(server, tmp_path, snapshot=True)
+    assert build(config).exit_code == 0
+    shutil.copy(tmp_path / "public" / statefile.NAME, tmp_path / "kept.json.gz")
+    shutil.rmtree(tmp_path / "cache")
+    result = build(config, "--restore-from", str(tmp_path / "kept.json.gz"), now=LATER)
+    assert result.exit_code == 0 and "holds no state" not in result.stderr
+    assert json.loads((tmp_path / "cache" / "report.json").read_text())["restored"] is True
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ci"
+
+
+def test_the_example_ci_files_keep_the_cache_and_publish_the_output() -> None:
+    """The example workflows cache the default cache folder, run a build and publish the default output."""
+    github = yaml.safe_load((EXAMPLES / "github-actions.yml").read_text(encoding="utf-8"))
+    steps = github["jobs"]["build"]["steps"]
+    cache = next(step for step in steps if step.get("uses", "").startswith("actions/cache@"))
+    assert cache["with"]["path"] == "cache" and cache["with"]["restore-keys"] == "syndicator-"
+    assert "${{ github.run_id }}" in cache["with"]["key"]  # saved after every run, not only the first
+    assert [step["run"] for step in steps if step.get("name") == "Build"] == ["syndicator build"]
+    upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-pages-artifact@"))
+    assert upload["with"]["path"] == "public"
+    gitlab = yaml.safe_load((EXAMPLES / "gitlab-ci.yml").read_text(encoding="utf-8"))["pages"]
+    assert gitlab["cache"]["paths"] == ["cache/"] and gitlab["artifacts"]["paths"] == ["public"]
+    assert "syndicator build" in gitlab["script"]
+    for text in ((EXAMPLES / name).read_text(encoding="utf-8") for name in ("github-actions.yml", "gitlab-ci.yml")):
+        assert "snapshot: true" in text and "restore_from: https://" in text and statefile.NAME in text
