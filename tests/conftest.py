@@ -24,6 +24,8 @@ from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
 
+from .browser import NO_BROWSER, Browser, find_chromium, launch
+
 # Property-based tests are derandomized (a run is reproducible, in CI too) and keep no example database.
 settings.register_profile("syndicator", derandomize=True, database=None)
 settings.load_profile("syndicator")
@@ -75,6 +77,16 @@ def _no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.lower(), raising=False)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """A headless Chromium for the page tests (tests/browser.py); the test skips, saying why, without one."""
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip(NO_BROWSER)
+    with launch(binary, tmp_path_factory.mktemp("chromium-profile")) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from syndicator import __version__
 from syndicator.model import Config, Entry, SelectedEntry, Site, SiteStatus, StoredEntry
 from syndicator.render import day_heading, render_site
 
-from .browser import NO_BROWSER, Browser, find_chromium, launch, opened
+from .browser import Browser, opened
 from .conftest import ATOM, NOW, build, post, rss, tree, write_config
 
 
@@ -128,15 +127,6 @@ WIDE_SUMMARY = ("<![CDATA[<p>See https://ci.example.org/builds/1234567890/artifa
                 + "</tr></table>]]>")
 #: A phone's width and a desktop's (CSS px); the stylesheet's narrow layout applies below 40rem (640 px).
 WIDTHS = (390, 1280)
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip(NO_BROWSER)
-    with launch(binary, tmp_path_factory.mktemp("chromium-profile")) as running:
-        yield running
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .browser import NO_BROWSER, Browser, BrowserError, axe_source, find_chromium, launch, opened, serve
+from .browser import Browser, BrowserError, axe_source, opened, serve
 from .conftest import build
 
 DEMO = Path(__file__).parent.parent / "examples" / "demo" / "sites.yaml"
@@ -32,15 +32,6 @@ SCHEMES = ("light", "dark")
 TEAM_SCREENS = Path("/work/notes/screens")
 #: axe-core's impacts that fail a test (the others, moderate and minor, are printed only).
 FAILING_IMPACTS = {"serious", "critical"}
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip(NO_BROWSER)
-    with launch(binary, tmp_path_factory.mktemp("chromium-profile")) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")
