@@ -28,6 +28,7 @@ are imported where they are first needed.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -42,7 +43,7 @@ from .failures import kind_of
 from .hosts import host_key
 from .model import Config, Decision, Failed, Fetched, Observation, SelectedEntry, SourceState, is_local
 from .pool import HostPool
-from .publish import output_lock
+from .publish import MARKER, output_lock
 from .report import BuildReport, write_report
 from .selection import condense, select_condensed, site_statuses
 from .sitekey import Publication, output_mark, site_key
@@ -154,18 +155,23 @@ def restore(config: Config, store: Store) -> bool:
     """Load the state ``config.restore_from`` names into the empty ``store`` (see statefile.py).
 
     Says in one warning what a build without it loses when there is no
-    ``restore_from``, and why it failed when it fails; the build goes on
-    from an empty state either way.
+    ``restore_from`` (in CI, or when the output holds a published site;
+    else at info level: a new planet's first build), and why it failed when
+    it fails; the build goes on from an empty state either way.
 
     Returns:
         True when the state was restored.
     """
     where = config.restore_from
     if where is None:
-        log.warning("%s holds no state (a first build, or a CI cache that was lost): every entry is dated when "
-                    "first seen, no request is conditional and a site that is down has no last good copy; set "
-                    "restore_from to start from the state published with snapshot: true "
-                    "(README, \"Running from CI\")", config.cache)
+        # A warning where a lost cache is likely: in CI, or where a site was published before; the
+        # first build of a new planet on a desktop only says so with -v.
+        lost = bool(os.environ.get("CI")) or (Path(config.output) / MARKER).is_file()
+        log.log(logging.WARNING if lost else logging.INFO,
+                "%s holds no state (a first build, or a CI cache that was lost): every entry is dated when "
+                "first seen, no request is conditional and a site that is down has no last good copy; set "
+                "restore_from to start from the state published with snapshot: true "
+                "(README, \"Running from CI\")", os.path.normpath(config.cache))
         return False
     try:
         data = _read_location(config, where)

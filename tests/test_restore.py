@@ -60,14 +60,26 @@ def test_a_lost_cache_loses_no_history(server: HTTPServer, tmp_path: Path) -> No
     assert published_dates(public) == before  # B, down, keeps its last good copy; the undated post its date
 
 
-def test_an_empty_cache_without_restore_from_says_so_once(server: HTTPServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("ci", ["true", ""])
+def test_an_empty_cache_without_restore_from_says_so_once(server: HTTPServer, tmp_path: Path, ci: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warning in CI, where caches get lost; a new planet's first build elsewhere says it only with -v."""
+    monkeypatch.setenv("CI", ci)
     config = planet(server, tmp_path)
+    line = f"{tmp_path / 'cache'} holds no state (a first build, or a CI cache that was lost)"
     first = build(config)
     assert first.exit_code == 0
-    assert f"{tmp_path / 'cache'} holds no state (a first build, or a CI cache that was lost)" in first.stderr
+    assert (f"syndicator: warning: {line}" in first.stderr) is bool(ci)
     assert not (tmp_path / "public" / statefile.NAME).exists()  # snapshot is opt-in
     second = build(config, now=LATER)
     assert second.exit_code == 0 and "holds no state" not in second.stderr
+    shutil.rmtree(tmp_path / "cache")  # the site is published: a lost cache, whatever CI says
+    monkeypatch.setenv("CI", "")
+    third = build(config, now=LATER)
+    assert f"syndicator: warning: {line}" in third.stderr
+    (tmp_path / "new").mkdir()
+    verbose = build(planet(server, tmp_path / "new"), "-v")
+    assert "holds no state" in verbose.stderr and "syndicator: warning:" not in verbose.stderr
 
 
 @pytest.mark.parametrize(("content", "problem"), [
