@@ -89,7 +89,7 @@ def growing_feeds(server: HTTPServer) -> list[str]:
 
 def test_kill_9_at_fifty_random_points(growing_feeds: list[str], tmp_path: Path) -> None:
     config = write_config(tmp_path, [{"name": f"Site {n}", "feed": url} for n, url in enumerate(growing_feeds)],
-                          items_per_feed=40, host_gap=0)
+                          items_per_feed=40, host_gap=0, page_entries=10_000)  # one page: the files are known
     public, database = tmp_path / "public", tmp_path / "cache" / "state.sqlite"
     clock = datetime(2026, 11, 30, tzinfo=UTC)
     started = time.monotonic()

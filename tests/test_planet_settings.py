@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from pytest_httpserver import HTTPServer
 
 from .conftest import ATOM, build, entry_titles, post, rss, write_config
 
@@ -120,3 +121,29 @@ def test_extra_reaches_the_templates(tmp_path: Path) -> None:
                                       "extra": {"mastodon": "@a@example.social", "tags": ["python", "<b>"]}}])
     assert build(config, "--templates", str(theme)).exit_code == 0
     assert (tmp_path / "public" / "index.html").read_text() == "[@a@example.social|python,&lt;b&gt;]"
+
+
+def test_older_entries_are_on_pages_of_page_entries_each(tmp_path: Path) -> None:
+    public = planet(tmp_path, posts=5, page_entries=2)
+    pages = {name: (public / name).read_text(encoding="utf-8") for name in ("index.html", "page2.html", "page3.html")}
+    titles = {name: re.findall(r'rel="noopener noreferrer">(Post \d)</a></h2>', text) for name, text in pages.items()}
+    assert titles == {"index.html": ["Post 5", "Post 4"], "page2.html": ["Post 3", "Post 2"], "page3.html": ["Post 1"]}
+    assert not (public / "page4.html").exists()
+    nav = {name: re.search(r'<nav class="pages"[^>]*>(.*?)</nav>', text) for name, text in pages.items()}
+    assert nav["index.html"] and nav["index.html"][1] == '<a href="page2.html" rel="next">Older entries</a>'
+    assert nav["page2.html"] and nav["page2.html"][1] == ('<a href="index.html" rel="prev">Newer entries</a> · '
+                                                          '<a href="page3.html" rel="next">Older entries</a>')
+    assert nav["page3.html"] and nav["page3.html"][1] == '<a href="page2.html" rel="prev">Newer entries</a>'
+    one_page = planet(tmp_path / "one", posts=2, page_entries=5)
+    assert '<nav class="pages"' not in (one_page / "index.html").read_text() and not (one_page / "page2.html").exists()
+
+
+def test_the_sites_page_says_when_each_site_is_checked_next_and_why(tmp_path: Path, server: HTTPServer) -> None:
+    server.expect_request("/b.xml").respond_with_data(rss(post(1, host="b.example.org")))
+    (tmp_path / "a.xml").write_text(rss(post(2)), encoding="utf-8")
+    config = write_config(tmp_path, [{"name": "A", "feed": "a.xml"}, {"name": "B", "feed": server.url_for("/b.xml")}])
+    assert build(config).exit_code == 0
+    cells = re.findall(r'<td data-label="Next check">(.*?)</td>', (tmp_path / "public" / "sites.html").read_text())
+    assert cells[0] == "every build"  # A: a local file
+    assert re.fullmatch(r'<time datetime="2026-1[12]-\d\dT\d\d:\d\d:\d\dZ">2026-1[12]-\d\d \d\d:\d\d UTC</time> '
+                        r'<span class="note">[^<]+</span>', cells[1]), cells[1]
