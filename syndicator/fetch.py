@@ -51,6 +51,7 @@ import os
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Generator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -173,6 +174,8 @@ class Fetcher:
         self.retry_delay = retry_delay
         self.resolver = resolver
         self.ca_bundle = environment_ca_bundle()
+        # Whether the environment names any proxy; if so each URL is looked up (NO_PROXY), else none is.
+        self.proxied = bool(urllib.request.getproxies())
         self._local = threading.local()
         self._adapter = _DeadlineAdapter(pool_connections=_host_pools(per_host), pool_maxsize=max(1, per_host))
 
@@ -291,7 +294,7 @@ class Fetcher:
         try:
             return self._session().get(url, headers=self._headers(request, url), cookies=jar, stream=True,
                                        allow_redirects=False, timeout=self.timeout,
-                                       proxies=requests.utils.get_environ_proxies(url))
+                                       proxies=requests.utils.get_environ_proxies(url) if self.proxied else None)
         except (requests.exceptions.RequestException, urllib3.exceptions.LocationValueError) as e:
             raise self._failure(url, e, redirected) from e  # LocationValueError: a host urllib3 cannot encode
 
