@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import math
 import os
 import sys
 from collections import Counter
@@ -399,9 +400,24 @@ def _http_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value.strip()
 
 
+class _Seconds(click.FloatRange):
+    """A number of seconds from 0.1 to 120: click's FloatRange, which lets NaN through, without it."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number of seconds.", param, ctx)
+        return number
+
+
+SECONDS = _Seconds(0.1, 120)
+
+
 @main.command()
 @click.argument("url", callback=_http_url)
-@click.option("--timeout", type=click.FloatRange(0.1, 120), default=15.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=15.0, show_default=True,
               help="Seconds to wait for the server.")
 def discover(url: str, timeout: float) -> None:
     """Print the feed URLs of a site, one per line.
@@ -414,6 +430,8 @@ def discover(url: str, timeout: float) -> None:
         feeds = run_discover(url, datetime.now(UTC), timeout=timeout)
     except FeedError as error:
         raise CommandError(FeedError(error.url, f"{error.url}: {error.message}")) from error
+    except SyndicatorError as error:  # a CA bundle variable naming nothing
+        raise CommandError(error) from error
     if not feeds:
         raise CommandError(FeedError(url, f"{url}: an HTML page that advertises no feed"))
     for feed in feeds:
@@ -446,7 +464,7 @@ def import_(file: Path, config_path: Path, dry_run: bool) -> None:
 @click.option("--name", help="The site's name (default: the feed's title).")
 @click.option("--config", "config_path", default="sites.yaml", show_default=True,
               type=click.Path(path_type=Path), help="The site list to add to.")
-@click.option("--timeout", type=click.FloatRange(0.1, 120), default=15.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=15.0, show_default=True,
               help="Seconds to wait for the server.")
 def add(url: str, name: str | None, config_path: Path, timeout: float) -> None:
     """Add the feed of URL (a feed, or a page advertising one) to sites.yaml as a site."""

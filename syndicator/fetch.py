@@ -302,6 +302,9 @@ class Fetcher:
         """Classify a requests/urllib3 exception by its type and by whether the deadline passed."""
         if DEADLINES.expired():  # the watchdog cut the socket, or no time was left to resolve or connect
             return FetchError(url, f"no complete answer within {self._local.total:.3g} s", kind="timeout")
+        if isinstance(error, requests.exceptions.ProxyError | urllib3.exceptions.ProxyError):
+            return FetchError(url, f"the proxy failed (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY): {_reason(error)}",
+                              kind="network")
         if isinstance(error, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
             return FetchError(url, f"TLS error: {_reason(error)}", kind="tls")
         if isinstance(error, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError):

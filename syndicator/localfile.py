@@ -34,21 +34,23 @@ def read(request: FetchRequest, max_bytes: int) -> Fetched | Failed:
         max_bytes: the largest file accepted, bytes (``max_bytes`` setting).
     Returns:
         Fetched (no request counted, no headers), or Failed of kind
-        ``file`` (missing, unreadable, not a regular file) or ``too_large``.
+        ``file`` (missing, unreadable, not a regular file) or ``too_large``,
+        whose message names the file but not its folder (it is published).
     """
     started = time.monotonic()
     path = path_of(request.source)
+    name = os.path.basename(path)  # messages are shown on the sites page: no path of this machine
     try:
         # O_NONBLOCK: opening a named pipe must not wait for a writer; it is refused below.
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(descriptor, "rb") as file:
             if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                return _failed(request, f"{path} is not a regular file")
+                return _failed(request, f"{name} is not a regular file")
             body = file.read(max_bytes + 1)
     except OSError as error:
-        return _failed(request, f"cannot read {path}: {error.strerror or type(error).__name__}")
+        return _failed(request, f"cannot read {name}: {error.strerror or type(error).__name__}")
     if len(body) > max_bytes:
-        return Failed(FeedError(request.source, f"{path} is larger than max_bytes ({max_bytes} bytes)",
+        return Failed(FeedError(request.source, f"{name} is larger than max_bytes ({max_bytes} bytes)",
                                 kind="too_large"), requests=0)
     return Fetched(request.source, body, elapsed=time.monotonic() - started, requests=0)
 

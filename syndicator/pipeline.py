@@ -47,7 +47,7 @@ from .publish import MARKER, output_lock
 from .report import BuildReport, write_report
 from .selection import condense, select_condensed, site_statuses
 from .sitekey import Publication, output_mark, site_key
-from .store import DATABASE, Store
+from .store import Store
 from .values import is_http_url
 
 __all__ = ["BuildOptions", "BuildReport", "build"]
@@ -102,9 +102,8 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     _check_folders(config)
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
-    fresh = not (Path(config.cache) / DATABASE).exists()
     with Store.open(config.cache) as store, output_lock(config.output):
-        if fresh:
+        if store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
             report.restored = restore(config, store)
         states = store.states()
         states.update(_poll(config, options, store, states, only, report, started))
@@ -139,8 +138,8 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
             raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
                                   f"{config.output} {left}" + offline)
         from . import render  # here: a build that renders nothing never loads jinja2
-        extra = {statefile.NAME: statefile.write(store, Path(config.cache) / statefile.NAME, options.now)} \
-            if config.snapshot else {}
+        extra = {statefile.NAME: statefile.write(store, Path(config.cache) / statefile.NAME, options.now,
+                                                 config.link, _base(config))} if config.snapshot else {}
         render.render_site(config, selected, statuses, options.now, config.output, options.templates, extra)
         report.rendered = True
         report.seconds = time.monotonic() - started
@@ -156,11 +155,18 @@ def restore(config: Config, store: Store) -> bool:
 
     Says in one warning what a build without it loses when there is no
     ``restore_from`` (in CI, or when the output holds a published site;
-    else at info level: a new planet's first build), and why it failed when
-    it fails; the build goes on from an empty state either way.
+    else at info level: a new planet's first build). A file that is not
+    there (404, 410, no such local file), damaged, or of another schema or
+    planet is one warning, and the build goes on from an empty state. A
+    fetch that failed for a reason that passes (a timeout, a connection
+    error, 5xx, 429) stops the build before anything is fetched: going on
+    would publish an empty state over the good one, and the next build
+    tries again (the cache still holds no state).
 
     Returns:
         True when the state was restored.
+    Raises:
+        StoreError: the state file could not be fetched, for a reason that passes.
     """
     where = config.restore_from
     if where is None:
@@ -175,13 +181,25 @@ def restore(config: Config, store: Store) -> bool:
         return False
     try:
         data = _read_location(config, where)
-        rows = statefile.load(store, data, where)
-    except (StoreError, FeedError) as error:
-        log.warning("could not restore the state from %s: %s; starting from an empty state", where,
-                    getattr(error, "message", None) or error)
+    except FeedError as error:
+        if kind_of(error.kind).ladder == "transient" and error.kind not in ("too_large", "redirect"):
+            raise StoreError(f"could not restore the state from {where}: {error.message}; nothing was fetched or "
+                             "published, so the published state stays as it was: build again later, or remove "
+                             "restore_from to start from an empty state") from error
+        log.warning("no state restored from %s (%s); starting from an empty state", where, error.message)
+        return False
+    try:
+        rows = statefile.load(store, data, where, config.link, _base(config))
+    except StoreError as error:
+        log.warning("no state restored: %s; starting from an empty state", error)
         return False
     log.info("restored the state from %s: %d rows", where, rows)
     return True
+
+
+def _base(config: Config) -> str:
+    """The ``file:`` URI of the folder of sites.yaml, where local feed files are (statefile.py)."""
+    return Path(config.path).parent.resolve().as_uri()
 
 
 def _read_location(config: Config, where: str) -> bytes:
@@ -193,9 +211,13 @@ def _read_location(config: Config, where: str) -> bytes:
     if not is_http_url(where):
         path = Path(config.path).parent / where
         try:
-            return path.read_bytes()
+            with open(path, "rb") as file:
+                data = file.read(statefile.MAX_BYTES + 1)
         except OSError as error:
-            raise FeedError(where, f"cannot read {path}: {error.strerror or error}") from error
+            raise FeedError(where, f"cannot read {path}: {error.strerror or error}", kind="file") from error
+        if len(data) > statefile.MAX_BYTES:
+            raise FeedError(where, f"{path} is larger than {statefile.MAX_BYTES} bytes", kind="file")
+        return data
     from .fetch import Fetcher  # here: most builds never restore
     from .model import FetchRequest
     with Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,

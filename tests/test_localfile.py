@@ -115,8 +115,8 @@ def test_what_cannot_be_read_is_a_file_failure_of_its_site(tmp_path: Path, kind:
         os.mkfifo(path)  # opening it must not wait for a writer
     result = localfile.read(FetchRequest(path.as_uri(), path.as_uri()), 1024)
     assert isinstance(result, Failed) and result.error.kind == "file" and result.requests == 0
-    expected = {"missing": f"cannot read {path}: No such file or directory",
-                "folder": f"cannot read {path}: Is a directory", "pipe": f"{path} is not a regular file"}
+    expected = {"missing": "cannot read feed.xml: No such file or directory",
+                "folder": "cannot read feed.xml: Is a directory", "pipe": "feed.xml is not a regular file"}
     assert result.error.message == expected[kind]
 
 

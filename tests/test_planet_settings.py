@@ -29,6 +29,11 @@ def planet(tmp_path: Path, posts: int = 5, site: dict[str, object] | None = None
 @pytest.mark.parametrize(("setting", "value", "problem"), [
     ("timezone", "Mars/Olympus", "'Mars/Olympus' is not a time zone; use an IANA name such as Europe/Berlin"),
     ("date_format", "no percent", "must be a strftime format of at most 100 characters"),
+    ("date_format", "%99999999Y", "'%9' is not one of the codes allowed"),
+    ("date_format", "%Q %Y", "'%Q' is not one of the codes allowed"),
+    ("date_format", "%s", "'%s' is not one of the codes allowed"),
+    ("favicon", "img/%2e%2e/%2e%2e/x.png", "is neither an http(s) URL nor a relative path"),
+    ("logo", "#", "is neither an http(s) URL nor a relative path"),
     ("feed_content", "teaser", "must be one of full, summary"),
     ("page_entries", 0, "must be a whole number from 1 to 10000"),
     ("activity_threshold", "1h", "must be at least 1 day"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import socket
 import ssl
 import urllib.request
 from collections.abc import Iterator
@@ -148,3 +149,13 @@ def test_the_threads_of_a_build_share_the_proxy_setting(proxy: _Proxy, tmp_path:
     config = write_config(tmp_path, sites, host_gap=0)
     assert build(config).exit_code == 0
     assert sorted(path for path, _ in proxy.seen) == sorted(site["feed"] for site in sites)
+
+
+def test_a_dead_proxy_is_named_as_the_cause(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # closed again: nothing listens there
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    result = fetch(UNREACHABLE)
+    assert isinstance(result, Failed) and result.error.kind == "network"
+    assert result.error.message.startswith("the proxy failed (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY): ")

@@ -37,6 +37,7 @@ def published_dates(public: Path) -> dict[str, str]:
 
 def test_a_lost_cache_loses_no_history(server: HTTPServer, tmp_path: Path) -> None:
     """Two CI runs with the cache deleted in between: the second restores the published state."""
+    server.expect_oneshot_request("/site/" + statefile.NAME).respond_with_data("", status=404)  # nothing yet
     config = planet(server, tmp_path, snapshot=True, restore_from=server.url_for("/site/" + statefile.NAME))
     first = build(config)
     assert first.exit_code == 0, first.output
@@ -52,7 +53,7 @@ def test_a_lost_cache_loses_no_history(server: HTTPServer, tmp_path: Path) -> No
     server.expect_request("/b.xml").respond_with_data("down for maintenance", status=503)
     second = build(config, "--force", now=LATER)
     assert second.exit_code == 0, second.output
-    assert "holds no state" not in second.stderr and "could not restore" not in second.stderr
+    assert "holds no state" not in second.stderr and "no state restored" not in second.stderr
     report = json.loads((tmp_path / "cache" / "report.json").read_text())
     assert report["restored"] is True
     feed_requests = [request for request, _ in server.log if request.path == "/a.xml"]
@@ -87,9 +88,10 @@ def test_an_empty_cache_without_restore_from_says_so_once(server: HTTPServer, tm
     (gzip.compress(b'{"format": "something else"}\n'), "not a syndicator state file"),
     (gzip.compress(json.dumps({"format": "syndicator-state", "version": 1, "schema": SCHEMA_VERSION + 1}).encode()),
      f"a state file of format 1, schema {SCHEMA_VERSION + 1}; this syndicator reads format 1, schema"),
-    (gzip.compress(json.dumps({"format": "syndicator-state", "version": 1, "schema": SCHEMA_VERSION}).encode()
+    (gzip.compress(json.dumps({"format": "syndicator-state", "version": 1, "schema": SCHEMA_VERSION,
+                               "planet": "https://planet.example.org/"}).encode()
                    + b'\n{"table": "sources", "columns": ["url"], "rows": 2}\n["https://x.example/f"]\n'),
-     "a damaged state file"),
+     "a damaged state file (it ends before its last row)"),
 ])
 def test_a_state_file_that_cannot_be_loaded_is_a_warning(server: HTTPServer, tmp_path: Path, content: bytes,
                                                           problem: str) -> None:
@@ -97,7 +99,7 @@ def test_a_state_file_that_cannot_be_loaded_is_a_warning(server: HTTPServer, tmp
     config = planet(server, tmp_path, restore_from="state.json.gz")
     result = build(config)
     assert result.exit_code == 0, result.output
-    assert "could not restore the state from state.json.gz: " in result.stderr and problem in result.stderr
+    assert "no state restored: state.json.gz: " in result.stderr and problem in result.stderr
     with Store.open(tmp_path / "cache") as store:
         assert len(store.states()) == 2  # built from an empty state, nothing half loaded
 
@@ -107,7 +109,7 @@ def test_a_missing_state_file_is_a_warning(server: HTTPServer, tmp_path: Path) -
     config = planet(server, tmp_path, restore_from=server.url_for("/site/" + statefile.NAME))
     result = build(config)
     assert result.exit_code == 0
-    assert "could not restore the state from http://" in result.stderr and "404" in result.stderr
+    assert f"no state restored from {server.url_for('/site/' + statefile.NAME)} (HTTP 404" in result.stderr
 
 
 def test_the_state_file_holds_every_row_and_loads_back_the_same(server: HTTPServer, tmp_path: Path) -> None:
@@ -119,10 +121,12 @@ def test_the_state_file_holds_every_row_and_loads_back_the_same(server: HTTPServ
     with Store.open(tmp_path / "cache") as original:
         expected = {table: sorted(map(list, original.dump(table)[1])) for table in TABLES}
         with Store.open(tmp_path / "other") as copy:
-            assert statefile.load(copy, data, "test") == sum(len(rows) for rows in expected.values())
+            base = tmp_path.resolve().as_uri()
+            assert statefile.load(copy, data, "test", "https://planet.example.org/", base) == \
+                sum(len(rows) for rows in expected.values())
             assert {table: sorted(map(list, copy.dump(table)[1])) for table in TABLES} == expected
             with pytest.raises(Exception, match="the state is not empty"):
-                statefile.load(copy, data, "test")
+                statefile.load(copy, data, "test", "https://planet.example.org/", base)
     assert all(expected[table] for table in ("sources", "entries", "seen"))
     assert NOW.isoformat() in lines[0]
 
@@ -155,3 +159,70 @@ def test_the_example_ci_files_keep_the_cache_and_publish_the_output() -> None:
     assert "syndicator build" in gitlab["script"]
     for text in ((EXAMPLES / name).read_text(encoding="utf-8") for name in ("github-actions.yml", "gitlab-ci.yml")):
         assert "snapshot: true" in text and "restore_from: https://" in text and statefile.NAME in text
+
+
+
+def test_a_state_file_that_cannot_be_fetched_for_now_stops_the_build(server: HTTPServer, tmp_path: Path) -> None:
+    """Going on would publish an empty state over the good one: the build stops before fetching, and the
+    next one, with the cache still empty, tries again."""
+    config = planet(server, tmp_path, snapshot=True)
+    assert build(config).exit_code == 0
+    good = (tmp_path / "public" / statefile.NAME).read_bytes()
+    shutil.rmtree(tmp_path / "cache")
+    config = planet(server, tmp_path, snapshot=True, restore_from=server.url_for("/state"))
+    server.expect_oneshot_request("/state").respond_with_data("busy", status=503)
+    server.clear_log()
+    stopped = build(config, now=LATER)
+    assert stopped.exit_code == 5
+    assert stopped.stderr.startswith(f"syndicator: error: could not restore the state from "
+                                     f"{server.url_for('/state')}: HTTP 503")
+    assert [request.path for request, _ in server.log] == ["/state"]  # no feed was fetched
+    assert (tmp_path / "public" / statefile.NAME).read_bytes() == good  # the published state stays
+    server.expect_oneshot_request("/state").respond_with_data(good)
+    again = build(config, now=LATER)
+    assert again.exit_code == 0, again.output
+    assert json.loads((tmp_path / "cache" / "report.json").read_text())["restored"] is True
+
+
+def test_the_state_of_another_planet_is_not_loaded(server: HTTPServer, tmp_path: Path) -> None:
+    config = planet(server, tmp_path, snapshot=True)
+    assert build(config).exit_code == 0
+    shutil.copy(tmp_path / "public" / statefile.NAME, tmp_path / "theirs.json.gz")
+    shutil.rmtree(tmp_path / "cache")
+    config = planet(server, tmp_path, restore_from="theirs.json.gz", link="https://other.example.org/")
+    result = build(config, now=LATER)
+    assert result.exit_code == 0
+    assert "no state restored: theirs.json.gz: the state of another planet ('https://planet.example.org/', not " \
+           "'https://other.example.org/')" in result.stderr
+
+
+def test_local_feeds_are_written_relative_and_restored_in_another_folder(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "a.xml").write_text(rss(UNDATED), encoding="utf-8")
+    (tmp_path / "outside.xml").write_text(rss(post(3)), encoding="utf-8")
+    config = write_config(first, [{"name": "A", "feed": "a.xml"}, {"name": "Outside", "feed": "../outside.xml"}],
+                          snapshot=True)
+    assert build(config).exit_code == 0
+    data = (first / "public" / statefile.NAME).read_bytes()
+    text = gzip.decompress(data).decode()
+    assert "file:" not in text and str(tmp_path) not in text  # no path of this machine is published
+    assert '"syndicator-local:a.xml"' in text
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(first, moved, ignore=shutil.ignore_patterns("cache", "public"))
+    (moved / "state.json.gz").write_bytes(data)
+    (moved / "b.xml").write_text(rss(post(2)), encoding="utf-8")
+    config = write_config(moved, [{"name": "A", "feed": "a.xml"}, {"name": "B", "feed": "b.xml"}],
+                          restore_from="state.json.gz")
+    assert build(config, now=LATER).exit_code == 0
+    assert published_dates(moved / "public")["Undated post"] == "2026-11-30T12:00:00Z"  # first seen in the first
+
+
+def test_a_state_file_that_unpacks_too_far_is_refused_without_reading_it_all(
+        server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(statefile, "MAX_LINE", 1000)
+    (tmp_path / "bomb.json.gz").write_bytes(gzip.compress(b"0" * 100_000))
+    config = planet(server, tmp_path, restore_from="bomb.json.gz")
+    result = build(config)
+    assert result.exit_code == 0
+    assert "no state restored: bomb.json.gz: a damaged state file (a line or the whole is too long)" in result.stderr
