@@ -28,7 +28,7 @@ import click
 from . import __version__
 from .config import WORKERS_MAX, load_config
 from .errors import ConfigError, FeedError, InternalErrorsExit, SyndicatorError
-from .model import is_local
+from .model import TROUBLE, is_local
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
 from .schedule import duration_text
@@ -332,7 +332,7 @@ def status(config_path: Path, cache: Path | None, as_json: bool, now_given: date
         rows = site_status(config, now)
     except SyndicatorError as error:
         raise CommandError(error) from error
-    shown = [row for row in rows if row["health"] not in ("ok", "new") or row["stale"]] if failing else rows
+    shown = [row for row in rows if row["health"] in TROUBLE or row["stale"]] if failing else rows
     if as_json:
         click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
         return

@@ -571,14 +571,23 @@ class SiteStatus:
 
     @property
     def health(self) -> str:
-        """``failing`` (its last attempt failed), ``ok`` (it succeeded), or ``new`` (never attempted) (str)."""
+        """The site's health as ``syndicator status`` names it (str): ``new`` (never attempted),
+        ``gone`` (410, on hold), ``denied`` (401 or 403), ``failing`` (another failure) or ``ok``."""
         if self.state is None or self.state.last_attempt is None:
             return "new"
-        return "failing" if self.state.error_kind else "ok"
+        kind = self.state.error_kind
+        if kind is None:
+            return "ok"
+        return {"http_410": "gone" if self.state.hold is not None else "failing",
+                "http_401": "denied"}.get(kind, "failing")
 
 
 def by_health(statuses: Sequence[SiteStatus]) -> list[SiteStatus]:
-    """The sites page's order: failing sites first, then stale ones, then inactive ones, then the rest,
-    each in sites.yaml order."""
-    return sorted(statuses, key=lambda status: 0 if status.health == "failing" else 1 if status.stale
+    """The sites page's order: sites in trouble (failing, denied, gone) first, then stale ones, then
+    inactive ones, then the rest, each in sites.yaml order."""
+    return sorted(statuses, key=lambda status: 0 if status.health in TROUBLE else 1 if status.stale
                   else 2 if status.inactive else 3)
+
+
+#: The healths of a site in trouble: shown first, and by ``status --failing``.
+TROUBLE = ("failing", "denied", "gone")

@@ -212,8 +212,10 @@ def _static_files(folder: Path) -> dict[str, Path]:
 
 
 def _totals(statuses: Sequence[SiteStatus]) -> dict[str, int]:
-    """The sites page's totals: sites, and how many are ok, failing, stale, new, inactive; entries held."""
-    totals = {"sites": len(statuses), "ok": 0, "failing": 0, "new": 0, "stale": 0, "inactive": 0,
+    """The sites page's totals: sites, and how many are ok, failing, denied, gone, stale, new, inactive;
+    entries held."""
+    totals = {"sites": len(statuses), "ok": 0, "failing": 0, "denied": 0, "gone": 0, "new": 0, "stale": 0,
+              "inactive": 0,
               "entries": sum(status.entries for status in statuses)}
     for status in statuses:
         totals[status.health] += 1

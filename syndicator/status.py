@@ -41,20 +41,12 @@ def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> di
     def iso(value: datetime | None) -> str | None:
         return iso_seconds(value) if value is not None else None
 
-    if entry.state is None or state.last_attempt is None:
-        health = "new"
-    elif schedule.on_hold(state):
-        health = "gone"
-    elif state.error_kind == "http_401":
-        health = "denied"  # 401/403: on the slow ladder, not held
-    else:
-        health = "failing" if state.error_kind else "ok"
     return {
         "name": entry.site.name,
         "feed": entry.site.feed,
         "fetch_url": state.fetch_url if state.fetch_url != entry.site.feed else None,
         "discovered": state.discovered,
-        "health": health,
+        "health": entry.health,
         "stale": entry.stale,
         "last_attempt": iso(state.last_attempt),
         "last_success": iso(state.last_success),

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from click.testing import CliRunner
+from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
 
@@ -77,3 +78,23 @@ def test_right_to_left_titles_and_names_get_their_own_direction(tmp_path: Path) 
     sites = (tmp_path / "public" / "sites.html").read_text(encoding="utf-8")
     assert '<td class="site" dir="auto"><a href="https://urdu.example.org/" rel="noopener noreferrer">' \
            "<bdi>أخبار</bdi></a></td>" in sites
+
+
+def test_the_page_and_status_name_a_sites_trouble_alike(tmp_path: Path, server: HTTPServer) -> None:
+    server.expect_request("/gone.xml").respond_with_data("", status=410)
+    server.expect_request("/denied.xml").respond_with_data("", status=403)
+    server.expect_request("/broken.xml").respond_with_data("", status=500)
+    (tmp_path / "ok.xml").write_text(rss(post(1)), encoding="utf-8")
+    config = write_config(tmp_path, [{"name": "Ok", "feed": "ok.xml"},
+                                     *({"name": name.title(), "feed": server.url_for(f"/{name}.xml")}
+                                       for name in ("gone", "denied", "broken"))], retries=0)
+    assert build(config).exit_code == 0
+    public = tmp_path / "public"
+    kinds = {name: kind for kind, name, _ in rows(public)}
+    # never a success: stale ("never worked") as well
+    assert kinds == {"Ok": "ok", "Gone": "gone stale", "Denied": "denied stale", "Broken": "failing stale"}
+    assert [name for _, name, _ in rows(public)][-1] == "Ok"  # the sites in trouble come first
+    totals = re.search(r'<p class="totals">(.*?)</p>', (public / "sites.html").read_text(encoding="utf-8"))
+    assert totals is not None and totals[1].startswith("4 sites: 1 ok, 1 failing, 1 denied, 1 gone, ")
+    status = CliRunner().invoke(main, ["status", "--config", str(config)]).stdout.splitlines()
+    assert status[-1] == "4 sites: 1 ok, 1 failing, 1 denied, 1 gone, 3 stale"
