@@ -65,7 +65,7 @@ _SETTINGS: dict[str, _Setting] = {
     "per_host_concurrency": _Setting("int", 2, 1, 16),
     "host_gap": _Setting("duration", 0.5, 0, 60),
     "host_breaker": _Setting("int", 5, 0, 1000),
-    # The pages (README.md, "Pages"): who runs the planet, how it shows times, how much it shows.
+    # The pages (README.md, "Configuration"): who runs the planet, how it shows times, how much it shows.
     "description": _Setting("text", ""),
     "owner": _Setting("text", ""),
     "logo": _Setting("image", None),
@@ -156,7 +156,7 @@ def load_config(path: str | Path) -> Config:
         ConfigError: the file is missing, not YAML, or any field is invalid.
     """
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
         return _build(path, data)
@@ -170,8 +170,12 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{path}: invalid YAML: {e}") from None
 
 
-def _read_text(path: Path) -> str:
-    """The file as text; a ConfigError if unreadable, or not UTF-8 (naming the line of the first bad byte)."""
+def read_text(path: Path) -> str:
+    """A sites.yaml as text (str).
+
+    Raises:
+        ConfigError: it cannot be read, or is not UTF-8 (naming the line of the first bad byte).
+    """
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -300,21 +304,21 @@ def _url(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
     return str(value).strip()
 
 
-def _free_text(mapping: _LineDict, key: str, value: Any, where: str) -> str:
+def _free_text(mapping: _LineDict, key: str, value: Any) -> str:
     """Text shown on the pages (description, owner): one line, at most TEXT_MAX_CHARS characters."""
     if value is None:
         return ""
     if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise _FieldError(mapping.lines[key], _field(where, key), "must be text")
+        raise _FieldError(mapping.lines[key], key, "must be text")
     text = " ".join(strip_control(str(value)).split())
     if len(text) > TEXT_MAX_CHARS:
-        raise _FieldError(mapping.lines[key], _field(where, key), f"must be at most {TEXT_MAX_CHARS} characters")
+        raise _FieldError(mapping.lines[key], key, f"must be at most {TEXT_MAX_CHARS} characters")
     return text
 
 
 def _image(mapping: _LineDict, key: str, value: Any, where: str) -> str | None:
     """An image for the pages: an http(s) URL, or a path inside the published folder (a file of a
-    ``static/`` folder, see README.md "Pages"): relative, without ``..``, a scheme or a backslash."""
+    ``static/`` folder, see README.md "Templates"): relative, without ``..``, ``%``, ``?`` or ``#``."""
     if value is None:
         return None
     text = str(value).strip() if isinstance(value, str) else ""
@@ -407,7 +411,7 @@ def _setting(data: _LineDict, key: str) -> Any:
             raise _FieldError(line, key, "must be a folder path")
         return value.strip()
     if kind == "text":
-        return _free_text(data, key, value, "")
+        return _free_text(data, key, value)
     if kind == "bool":
         if not isinstance(value, bool):
             raise _FieldError(line, key, "must be true or false")

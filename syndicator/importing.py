@@ -46,7 +46,7 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
-from .config import NAME_MAX_CHARS, load_config
+from .config import NAME_MAX_CHARS, load_config, read_text
 from .errors import ConfigError, FeedError
 from .model import Site
 from .sublists import Candidate, read_list
@@ -188,7 +188,7 @@ def open_planet(path: Path) -> Planet:
     if not path.exists():
         raise ConfigError(f"{path}: no such file; create it first with the planet's title and link "
                           "(README.md, \"Configuration\")")
-    text = _read_text(path)
+    text = read_text(path)
     try:
         doc = YAML().load(text)
     except YAMLError as error:
@@ -216,16 +216,6 @@ def open_planet(path: Path) -> Planet:
         raise ConfigError(f"{path}:{line + 1}: sites: write 'sites:' alone on its line to add to it")
     head = "".join(lines[:line]) + match[1] + (match[2] or "") + newline
     return Planet(path, (), None, head, "".join(lines[line + 1:]), column + 2, column + 4, newline)
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from error
-    except UnicodeDecodeError:
-        load_config(path)  # names the line of the first bad byte
-        raise
 
 
 def _after_last_site(doc: Any, sites: Any, lines: list[str], newline: str) -> tuple[str, str, int, int]:

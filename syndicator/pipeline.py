@@ -35,13 +35,24 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from . import habits, schedule, statefile
+from . import habits, localfile, schedule, statefile
 from .buildlog import HostTrouble, log_failure, log_followed, log_health
 from .decide import decide
 from .errors import ConfigError, EmptyBuildError, FeedError, StoreError
 from .failures import kind_of
 from .hosts import host_key
-from .model import Config, Decision, Failed, Fetched, Observation, SelectedEntry, SourceState, is_local
+from .model import (
+    Config,
+    Decision,
+    Failed,
+    Fetched,
+    FetchRequest,
+    FetchResult,
+    Observation,
+    SelectedEntry,
+    SourceState,
+    is_local,
+)
 from .pool import HostPool
 from .publish import MARKER, output_lock
 from .report import BuildReport, write_report
@@ -209,20 +220,13 @@ def _read_location(config: Config, where: str) -> bytes:
         FeedError: the file cannot be read or fetched.
     """
     if not is_http_url(where):
-        path = Path(config.path).parent / where
-        try:
-            with open(path, "rb") as file:
-                data = file.read(statefile.MAX_BYTES + 1)
-        except OSError as error:
-            raise FeedError(where, f"cannot read {path}: {error.strerror or error}", kind="file") from error
-        if len(data) > statefile.MAX_BYTES:
-            raise FeedError(where, f"{path} is larger than {statefile.MAX_BYTES} bytes", kind="file")
-        return data
-    from .fetch import Fetcher  # here: most builds never restore
-    from .model import FetchRequest
-    with Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
-                 max_bytes=statefile.MAX_BYTES) as fetcher:
-        result = fetcher.fetch(FetchRequest(where, where))
+        uri = (Path(config.path).parent / where).resolve().as_uri()
+        result: FetchResult = localfile.read(FetchRequest(uri, uri), statefile.MAX_BYTES)
+    else:
+        from .fetch import Fetcher  # here: most builds never restore
+        with Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
+                     max_bytes=statefile.MAX_BYTES) as fetcher:
+            result = fetcher.fetch(FetchRequest(where, where))
     if isinstance(result, Failed):
         raise result.error
     if not isinstance(result, Fetched):

@@ -121,10 +121,6 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
     context = {
         "planet": config,
         "entries": page_entries,
-        "front_entries": page_entries[:config.page_entries],
-        "page": 1,
-        "newer": None,
-        "older": _page_name(2, page_entries, config.page_entries),
         "sites": statuses,
         "sites_by_health": by_health(statuses),
         "totals": _totals(statuses),
@@ -138,6 +134,8 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         "failure_advice": {name: kind.advice for name, kind in KINDS.items() if kind.advice},
         "base": config.link if config.link.endswith("/") else config.link + "/",
     }
+    pages = _pages(page_entries, config.page_entries)
+    context.update(_page_context(pages, 0))
     folders = template_folders(templates)
     env = _environment(folders)
     env.filters["local"] = local
@@ -152,28 +150,28 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
                 files[name] = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
             else:
                 files[name] = _generated(env.get_template(name), context, name, folders)
-    for number, name, chunk in _older_pages(page_entries, config.page_entries):
-        pages = {**context, "front_entries": chunk, "page": number, "older": _page_name(number + 1, page_entries,
-                                                                                       config.page_entries)}
-        pages["newer"] = "index.html" if number == 2 else f"page{number - 1}.html"
+    for index in range(1, len(pages)):
         with _template_errors("index.html", folders):
-            files[name] = _generated(env.get_template("index.html"), pages, "index.html", folders)
+            files[pages[index][0]] = _generated(env.get_template("index.html"),
+                                                {**context, **_page_context(pages, index)}, "index.html", folders)
     files["feed.json"] = _json_feed(config, str(context["base"]), page_entries)
     return publish(output, files)
 
 
-def _page_name(number: int, entries: Sequence[PageEntry], per_page: int) -> str | None:
-    """The file of front-page page ``number`` (1: index.html, then page2.html...), or None past the last."""
-    if number < 1 or (number - 1) * per_page >= len(entries):
-        return None
-    return "index.html" if number == 1 else f"page{number}.html"
+def _pages(entries: Sequence[PageEntry], per_page: int) -> list[tuple[str, Sequence[PageEntry]]]:
+    """(file name, its entries) of each front-page page: index.html, then page2.html, page3.html...,
+    ``per_page`` entries each, until the entries feed.xml carries run out (index.html even with none)."""
+    chunks = [entries[start:start + per_page] for start in range(0, len(entries), per_page)] or [entries]
+    return [("index.html" if number == 1 else f"page{number}.html", chunk)
+            for number, chunk in enumerate(chunks, start=1)]
 
 
-def _older_pages(entries: Sequence[PageEntry], per_page: int) -> Iterator[tuple[int, str, Sequence[PageEntry]]]:
-    """(page number, file name, its entries) of each page after the front page: ``per_page`` entries each,
-    until the entries feed.xml carries run out."""
-    for number in range(2, (len(entries) + per_page - 1) // per_page + 1):
-        yield number, f"page{number}.html", entries[(number - 1) * per_page:number * per_page]
+def _page_context(pages: list[tuple[str, Sequence[PageEntry]]], index: int) -> dict[str, Any]:
+    """What the front-page template reads of page ``index`` (0: index.html): its entries, its number,
+    and the files of the newer and older pages (None at either end)."""
+    return {"front_entries": pages[index][1], "page": index + 1,
+            "newer": pages[index - 1][0] if index > 0 else None,
+            "older": pages[index + 1][0] if index + 1 < len(pages) else None}
 
 
 #: A file of the ``--templates`` folder with one of these suffixes, not a partial (``_layout.html``),

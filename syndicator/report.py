@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .model import Decision, Failed, Fetched, NotRequested, Observation
+from .model import Decision, Failed, Fetched, NotRequested, Observation, is_local
 
 REPORT = "report.json"
 #: Version of the report's shape; bumped when a field changes meaning.
@@ -104,7 +104,7 @@ class BuildReport:
         self.bytes_saved += decision.bytes_saved
         if observation.status is not None:
             self.statuses[observation.status] += 1
-        if isinstance(result, Fetched) and result.requests:  # a local file is read, not downloaded
+        if isinstance(result, Fetched) and not is_local(observation.request.source):  # a local file is read
             self.bytes_downloaded += len(result.body)
         if decision.due_lag is not None:
             self.due_lags.append(decision.due_lag)

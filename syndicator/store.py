@@ -214,14 +214,22 @@ class Store:
     # --- the whole state, as rows (statefile.py) ---------------------------------
 
     def dump(self, table: str) -> tuple[list[str], Iterator[tuple[Any, ...]]]:
-        """The columns of ``table`` (one of :data:`TABLES`) and its rows, read lazily."""
+        """The columns of ``table`` and its rows, read lazily (list of str, iterator of tuples).
+
+        Raises:
+            ValueError: ``table`` is not one of :data:`TABLES`.
+        """
         if table not in TABLES:
             raise ValueError(f"not a table of the state: {table!r}")
         cursor = self._db.execute(f"SELECT * FROM {table}")  # noqa: S608 - a name from TABLES
         return [column[0] for column in cursor.description], iter(cursor)
 
     def count(self, table: str) -> int:
-        """The number of rows of ``table`` (one of :data:`TABLES`)."""
+        """The number of rows of ``table`` (int).
+
+        Raises:
+            ValueError: ``table`` is not one of :data:`TABLES`.
+        """
         if table not in TABLES:
             raise ValueError(f"not a table of the state: {table!r}")
         return int(self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # noqa: S608 - from TABLES
