@@ -261,12 +261,13 @@ def http_date(value: str | None) -> datetime | None:
     """An HTTP-date header value (RFC 9110 section 5.6.7) as an aware UTC datetime.
 
     Accepts the IMF-fixdate and the obsolete RFC 850 and asctime forms; a
-    date without a zone is read as UTC. Returns None when absent or unreadable.
+    date without a zone is read as UTC. Returns None when absent, unreadable
+    or beyond the datetime range in UTC (year 9999 at a negative offset).
     """
     if not value:
         return None
     try:
         when = parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
+        return when.astimezone(UTC) if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: 9999-12-31 west of UTC
         return None
-    return when.astimezone(UTC) if when.tzinfo is not None else when.replace(tzinfo=UTC)

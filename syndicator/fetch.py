@@ -1,4 +1,4 @@
-"""Conditional GET of one feed. The only module that imports requests.
+"""Conditional GET of one feed. With :mod:`websub` (its requests to hubs), the only module that imports requests.
 
 Policy, all from seed 000 and RFC 9110:
 
@@ -34,6 +34,10 @@ Policy, all from seed 000 and RFC 9110:
   error, or a 5xx without ``Retry-After``) while the deadline leaves time. A 429, or any answer with
   ``Retry-After``, is not retried within the build: the schedule honours it.
 * A ``Retry-After`` HTTP-date is measured from the response's ``Date``.
+* The headers kept (:data:`_KEEP_HEADERS`) include ``Link``, where a feed
+  advertises its WebSub hubs and self URL (:func:`websub.advertised`);
+  several Link headers arrive joined with ", " (RFC 9110 section 5.3).
+  http.client bounds every header line at 64 KiB.
 * Cookies live for one redirect chain: a cookie set by a hop is sent on the
   later hops of the same chain that match it (domain, path, secure, expiry:
   RFC 6265 as :mod:`http.cookiejar` applies it), for publishers that gate a
@@ -47,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import http.cookiejar
+import math
 import os
 import socket
 import threading
@@ -467,14 +472,20 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
         value: the header value: delay-seconds or an HTTP-date, or None.
         now: the current time (UTC) to measure an HTTP-date from.
     Returns:
-        seconds to wait (float >= 0), or None when absent or unreadable.
+        seconds to wait (float >= 0, finite), or None when absent or
+        unreadable: delay-seconds are ASCII digits (RFC 9110 section 5.6.1),
+        so "²" or a number too large for a float is unreadable. Never raises.
     """
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
-    when = http_date(value)
+    if value.isascii() and value.isdigit():
+        seconds = float(value)
+        return seconds if math.isfinite(seconds) else None
+    try:
+        when = http_date(value)
+    except (OverflowError, ValueError):  # a date at the edge of datetime's range, moved by its zone
+        return None
     return None if when is None else max(0.0, (when - now).total_seconds())
 
 

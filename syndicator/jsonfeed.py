@@ -15,7 +15,11 @@ A helper of :mod:`parse`, which turns drafts into entries. Rules:
   ``home_page_url``, then the fetch URL;
 * ``attachments`` count as enclosures for identity, and are kept as the
   entry's enclosures (:mod:`media`);
-* an item without ``authors`` (1.0: ``author``) takes the feed's.
+* an item without ``authors`` (1.0: ``author``) takes the feed's;
+* the WebSub hubs are the ``hubs`` objects whose ``type`` is ``WebSub``
+  (in any case) and the self URL is ``feed_url``, resolved against the fetch
+  URL and kept as :func:`websub.collect` keeps them; anything else in
+  ``hubs`` is ignored.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from . import dates, media
+from . import dates, media, websub
 from .errors import ParseError
 from .identity import Candidate, Draft
 from .limits import DATE_MAX_CHARS, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
@@ -47,7 +51,7 @@ def plain_title(value: str) -> str:
 
 
 def read_json_feed(text: str, url: str, now: datetime,
-                   budget: Budget | None = None) -> tuple[str, str | None, list[Draft], str]:
+                   budget: Budget | None = None) -> tuple[str, str | None, list[Draft], str, websub.Advertised]:
     """Read a JSON Feed document.
 
     Args:
@@ -57,7 +61,7 @@ def read_json_feed(text: str, url: str, now: datetime,
         budget: the parse budget, checked for every item (None: no budget).
     Returns:
         (feed title, feed home page or None, drafts in document order, format
-        such as "json11").
+        such as "json11", the WebSub hubs and self URL).
     Raises:
         ParseError: invalid JSON, or not a JSON Feed; kind ``too_complex``
             past the budget.
@@ -82,7 +86,17 @@ def read_json_feed(text: str, url: str, now: datetime,
         if isinstance(item, dict):
             drafts.append(_with_media(_item(item, feed_link, url, now, feed_author), item, feed_link or url))
     return (plain_title(_str(document.get("title"))), feed_link, drafts,
-            "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""))
+            "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""), _websub(document, url))
+
+
+def _websub(document: dict[str, Any], url: str) -> websub.Advertised:
+    """JSON Feed 1.1 ``hubs`` of type WebSub and ``feed_url``, resolved against the fetch URL."""
+    hubs = document.get("hubs")
+    hubs = hubs[:websub.MAX_CANDIDATES] if isinstance(hubs, list) else []
+    links = [("self", document.get("feed_url"))]
+    links += [("hub", hub.get("url")) for hub in hubs
+              if isinstance(hub, dict) and _str(hub.get("type")).strip().lower() == "websub"]
+    return websub.collect(links, url)
 
 
 def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime, feed_author: str | None) -> Draft:

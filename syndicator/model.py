@@ -96,6 +96,8 @@ class Config:
         snapshot: publish the state beside the site (statefile.py).
         restore_from: where a build with an empty cache folder loads the
             state from: an http(s) URL, or a path relative to sites.yaml; or None.
+        hubs: the WebSub hubs (absolute http(s) URLs, at most 4) feed.xml and
+            feed.json advertise and announce.py notifies of a change; () for none.
     """
 
     path: Path
@@ -131,6 +133,7 @@ class Config:
     activity_threshold: float = 180 * 86400.0
     snapshot: bool = False
     restore_from: str | None = None
+    hubs: tuple[str, ...] = ()
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -325,6 +328,13 @@ class ParsedFeed:
         entries: entries in document order.
         format: a short name such as "rss20", "atom10" or "json11".
         hints: the publisher's scheduling hints (empty FeedHints if none).
+        hubs: the WebSub hubs the document advertises (feed-level
+            ``rel="hub"`` links; JSON Feed 1.1 ``hubs`` of type WebSub):
+            absolute http(s) URLs in document order, each once, at most
+            ``websub.MAX_HUBS`` (see :func:`websub.collect`).
+        self_url: the document's own URL as it states it (feed-level
+            ``rel="self"`` link; JSON Feed ``feed_url``), absolute http(s),
+            or None; the WebSub topic (WebSub section 4).
     """
 
     title: str
@@ -332,6 +342,8 @@ class ParsedFeed:
     entries: tuple[Entry, ...]
     format: str = ""
     hints: FeedHints = field(default_factory=FeedHints)
+    hubs: tuple[str, ...] = ()
+    self_url: str | None = None
 
 
 @dataclass(frozen=True)

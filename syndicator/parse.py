@@ -36,6 +36,10 @@ normalized here, once:
 * relative URLs are resolved against xml:base, then the entry link, then
   the feed's link, then the fetch URL; a relative xml:base is itself
   resolved against the feed's link, then the fetch URL;
+* the WebSub hubs and the self URL are the feed-level ``rel="hub"`` and
+  ``rel="self"`` links (Atom ``link``, RSS ``atom:link``; JSON Feed 1.1
+  ``hubs`` and ``feed_url``), resolved against xml:base, then the fetch URL,
+  and kept as :func:`websub.collect` keeps them; entry-level links never count;
 * the work is bounded (:mod:`limits`): a CPU budget checked between steps,
   a linear pre-scan that refuses absurd shapes before feedparser runs, no
   scan that rescans text from many start positions (:mod:`markup`), and
@@ -54,7 +58,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from xml.parsers.expat import ExpatError
 
-from . import dates, fastreader, feedreader, hints, identity, media
+from . import dates, fastreader, feedreader, hints, identity, media, websub
 from .discover import find_alternates, looks_like_html
 from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
@@ -106,12 +110,13 @@ def _parse(body: bytes, url: str, headers: Mapping[str, str], now: datetime, bud
     text = decode(body, content_type)
     head = text.lstrip("\ufeff \t\r\n")
     if head.startswith(("{", "[")) or ("json" in content_type.lower() and not head.startswith("<")):
-        title, link, drafts, version = read_json_feed(text, url, now, budget)
+        title, link, drafts, version, found = read_json_feed(text, url, now, budget)
     else:
-        title, link, drafts, version = _read_xml(text, url, now, budget)
+        title, link, drafts, version, found = _read_xml(text, url, now, budget)
     entries = _finish(drafts)
     budget.check("giving entries their identities")
-    return ParsedFeed(title=title, link=link, entries=entries, format=version, hints=hints.from_document(body))
+    return ParsedFeed(title=title, link=link, entries=entries, format=version, hints=hints.from_document(body),
+                      hubs=found.hubs, self_url=found.topic)
 
 
 def _describe(error: BaseException) -> str:
@@ -190,7 +195,8 @@ def _empty(draft: Draft) -> bool:
 # --- XML feeds (feedparser) ---------------------------------------------------
 
 
-def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, str | None, list[Draft], str]:
+def _read_xml(text: str, url: str, now: datetime,
+              budget: Budget) -> tuple[str, str | None, list[Draft], str, websub.Advertised]:
     if root_element(text) == "html":
         raise NotAFeedError(url, find_alternates(text, url))
     check_structure(text, url)
@@ -217,7 +223,16 @@ def _read_xml(text: str, url: str, now: datetime, budget: Budget) -> tuple[str, 
     if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
         reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
         raise ParseError(url, f"not a readable feed: {reason}")
-    return _text_field(feed, "title", version), feed_link, drafts, version
+    return _text_field(feed, "title", version), feed_link, drafts, version, _xml_websub(feed, url)
+
+
+def _xml_websub(feed: Any, url: str) -> websub.Advertised:
+    """The hubs and self URL among the feed-level links (feedparser's ``links``: dicts with
+    ``rel`` and ``href``, xml:base already applied), resolved against the fetch URL."""
+    links = dict.get(feed, "links")
+    if not isinstance(links, list):
+        return websub.Advertised((), None)
+    return websub.collect(((link.get("rel"), link.get("href")) for link in links if isinstance(link, dict)), url)
 
 
 def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str,

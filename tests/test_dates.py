@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from syndicator import dates
-from syndicator.dates import parse_date, trusted
+from syndicator.dates import http_date, parse_date, trusted
 from syndicator.parse import parse_feed
 from syndicator.selection import select_entries
 from syndicator.store import Store
@@ -192,3 +192,12 @@ def test_two_digit_years_are_still_widened() -> None:
     assert parse_date("Fri, 01 Jan 99 00:00:00 +0000") == datetime(1999, 1, 1, tzinfo=UTC)
     # a zone written without its sign has four digits and a leading zero too, but is no year
     assert parse_date("Mon, 01 Jan 2024 10:00:00 0000") == datetime(2024, 1, 1, 10, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("value", ["Fri, 31 Dec 9999 23:59:59 -0100", "not a date", "", None])
+def test_an_http_date_out_of_range_or_unreadable_is_none(value: str | None) -> None:
+    assert http_date(value) is None
+
+
+def test_an_http_date_with_an_offset_is_read_in_utc() -> None:
+    assert http_date("Tue, 01 Dec 2026 13:00:00 +0100") == datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
