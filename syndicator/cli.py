@@ -197,6 +197,19 @@ def _now(value: datetime | None) -> datetime:
     return value if value is not None else datetime.now(UTC)
 
 
+def _site_folders(command: Any) -> Any:
+    """The --output, --cache and --templates options of build and serve."""
+    for option in reversed((
+            click.option("--output", type=click.Path(file_okay=False, path_type=Path),
+                         help="Folder to publish into (default: 'output' in sites.yaml, else public/)."),
+            click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
+                         help="State folder kept between builds (default: 'cache' in sites.yaml, else cache/)."),
+            click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
+                         help="Folder of templates that override the bundled ones."))):
+        command = option(command)
+    return command
+
+
 @click.group(name="syndicator", cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="syndicator")
 def main() -> None:
@@ -206,12 +219,7 @@ def main() -> None:
 @main.command()
 @click.option("--config", "config_path", default="sites.yaml", show_default=True,
               type=click.Path(path_type=Path), help="The site list to read.")
-@click.option("--output", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to publish into (default: 'output' in sites.yaml, else public/).")
-@click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
-              help="State folder kept between builds (default: 'cache' in sites.yaml, else cache/).")
-@click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="Folder of templates that override the bundled ones.")
+@_site_folders
 @click.option("--force", is_flag=True, help="Fetch every source now, due or not.")
 @click.option("--site", "site_names", multiple=True, metavar="NAME",
               help="Fetch only this site (repeatable), due or not; others keep their copy.")
@@ -373,6 +381,13 @@ def _status_text(row: dict[str, Any]) -> str:
     validators = [f"ETag {row['etag']}" if row["etag"] else "",
                   f"Last-Modified {row['last_modified']}" if row["last_modified"] else ""]
     lines.append(f"  validators: {', '.join(v for v in validators if v) or 'none'}")
+    pushed = row.get("push")
+    if pushed:
+        lines.append(f"  push: {pushed['health']} ({pushed['state']})   hub: {pushed['hub']}   lease until: "
+                     f"{_when(pushed['lease_expires'])}")
+        lines.append(f"  last notification: {_when(pushed['last_notification'])}   last verified push: "
+                     f"{_when(pushed['last_push'])}   stored {pushed['notifications']}, discarded "
+                     f"{pushed['rejected']}" + (f"   last trouble: {pushed['error']}" if pushed["error"] else ""))
     return "\n".join(lines)
 
 
@@ -474,3 +489,65 @@ def add(url: str, name: str | None, config_path: Path, timeout: float) -> None:
     except SyndicatorError as error:
         raise CommandError(error) from error
     click.echo(f"added {site.name} <{site.feed}>")
+
+
+def _listen(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, int]:
+    """A --listen value HOST:PORT (IPv6 in brackets) as (host, port); else a usage error."""
+    host, sep, port = value.strip().rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise click.BadParameter(f"{value!r} is not HOST:PORT (for example 127.0.0.1:8080)", ctx, param)
+    return host, int(port)
+
+
+def _public_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    return None if value is None else _http_url(ctx, param, value)
+
+
+@main.command()
+@click.option("--config", "config_path", default="sites.yaml", show_default=True,
+              type=click.Path(path_type=Path), help="The site list to read (read again when it changes).")
+@_site_folders
+@click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
+@click.option("--listen", default="127.0.0.1:8080", show_default=True, callback=_listen, metavar="HOST:PORT",
+              help="Where the HTTP server for WebSub callbacks, /metrics and /healthz listens.")
+@click.option("--public-url", callback=_public_url, metavar="URL",
+              help="The URL at which hubs reach that server (for example https://planet.example.org/push); "
+                   "without it, no WebSub subscriptions are made.")
+@click.option("--heartbeat", type=click.FloatRange(60, 30 * 86400), metavar="SECONDS",
+              help="Seconds between polls of a feed whose push is healthy (default: max_interval).")
+@click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
+@click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
+def serve(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None, workers: int | None,
+          listen: tuple[str, int], public_url: str | None, heartbeat: float | None, verbose: int,
+          quiet: int) -> None:
+    """Poll continuously, take WebSub pushes, and publish the site after changes.
+
+    Runs until SIGTERM or Ctrl-C, then stops cleanly; SIGHUP (or a change
+    of sites.yaml) reads the site list again. Holds the cache, so no build
+    runs beside it.
+    """
+    import signal
+
+    from .serve import ServeOptions, Server
+
+    _setup_logging(verbose, quiet)
+    try:
+        config = load_config(config_path)
+        overrides: dict[str, Any] = {}
+        if output is not None:
+            overrides["output"] = output.resolve()
+        if cache is not None:
+            overrides["cache"] = cache.resolve()
+        if workers is not None:
+            overrides["workers"] = workers
+        config = replace(config, **overrides)
+        server = Server(config, ServeOptions(host=listen[0], port=listen[1], public_url=public_url,
+                                             templates=templates, heartbeat=heartbeat, overrides=overrides))
+        signal.signal(signal.SIGTERM, lambda *_: server.stop())
+        signal.signal(signal.SIGINT, lambda *_: server.stop())
+        if hasattr(signal, "SIGHUP"):
+            signal.signal(signal.SIGHUP, lambda *_: server.reload())
+        server.run()
+    except SyndicatorError as error:
+        raise CommandError(error) from error

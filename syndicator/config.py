@@ -79,12 +79,17 @@ _SETTINGS: dict[str, _Setting] = {
     # restore it from when the cache folder is empty.
     "snapshot": _Setting("bool", False),
     "restore_from": _Setting("location", None),
+    # The planet as a WebSub publisher (README.md, "Your planet as a WebSub publisher"): the hubs its feeds
+    # advertise and announce.py notifies; stored as Config.hubs.
+    "hub": _Setting("hubs", ()),
 }
 #: The values a "choice" setting takes, first the default.
 _CHOICES = {"feed_content": ("full", "summary")}
 #: Longest free text a setting holds (description, owner), and longest date format, in characters.
 TEXT_MAX_CHARS = 1000
 DATE_FORMAT_MAX_CHARS = 100
+#: Most WebSub hubs ``hub`` may name: each is sent a request after every build that changed a feed.
+HUBS_MAX = 4
 
 
 class _LineDict(dict[str, Any]):
@@ -207,6 +212,8 @@ def _build(path: Path, data: Any) -> Config:
     for key in ("output", "cache"):
         settings[key] = base / settings.get(key, _SETTINGS[key].default)
     contact = settings.pop("user_agent", None) or link
+    if "hub" in settings:
+        settings["hubs"] = settings.pop("hub")
     _check_intervals(data, settings)
     return Config(
         path=path,
@@ -359,6 +366,29 @@ def _date_format(line: int, key: str, value: Any) -> str:
     return value
 
 
+def _hubs(line: int, key: str, value: Any) -> tuple[str, ...]:
+    """The WebSub hubs of ``hub``: one http(s) URL, or a list of 1 to :data:`HUBS_MAX` different ones
+    (tuple of str; ``hub:`` left empty is none). Each is published in feed.xml and feed.json, so it is
+    checked as the planet's ``link`` is (:func:`values.url_problem`: no space, control character or
+    credentials). A URL in a list is named by its index, ``hub[1]``, on the line of ``hub``.
+    """
+    if value is None:
+        return ()
+    values = value if isinstance(value, list) else [value]
+    if not 1 <= len(values) <= HUBS_MAX:
+        raise _FieldError(line, key, f"must be an http(s) URL or a list of 1 to {HUBS_MAX} of them")
+    hubs: list[str] = []
+    for index, item in enumerate(values):
+        field = f"{key}[{index}]" if isinstance(value, list) else key
+        problem = url_problem(item)
+        if problem is not None:
+            raise _FieldError(line, field, problem)
+        if item.strip() in hubs:
+            raise _FieldError(line, field, f"{item.strip()!r} is listed twice")
+        hubs.append(item.strip())
+    return tuple(hubs)
+
+
 #: A strftime code: ``%`` and one character, or ``%-`` and one (no leading zero, glibc).
 _FORMAT_CODE = re.compile(r"%(-?.)")
 #: The codes a date_format may use: the same on every platform and locale-free in the C locale
@@ -423,6 +453,8 @@ def _setting(data: _LineDict, key: str) -> Any:
         return _url(data, key, value)
     if kind == "image":
         return _image(data, key, value, "")
+    if kind == "hubs":
+        return _hubs(line, key, value)
     if kind == "choice":
         if value not in _CHOICES[key]:
             raise _FieldError(line, key, f"must be one of {', '.join(_CHOICES[key])}")

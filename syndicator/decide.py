@@ -41,14 +41,25 @@ but its arguments. Rules for the new state (seed 000):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from . import habits, hints, schedule
 from .dates import http_date
 from .failures import kind_of
-from .model import Check, Decision, Entry, Failed, Fetched, NotModified, NotRequested, Observation, SourceState
+from .model import (
+    Check,
+    Decision,
+    Entry,
+    Failed,
+    Fetched,
+    NotModified,
+    NotRequested,
+    Observation,
+    ParsedFeed,
+    SourceState,
+)
 
 #: A document must hold at least this many entries, all new, to count as overflowed:
 #: with fewer, "all new" is what any change of a short feed looks like.
@@ -182,3 +193,35 @@ def snapshot_hash(entries: Iterable[Entry]) -> str:
         digest.update(repr(entry).encode("utf-8", "surrogatepass"))
         digest.update(b"\x1e")
     return digest.hexdigest()
+
+
+def decide_push(state: SourceState, parsed: ParsedFeed, stored: Sequence[Entry], now: datetime) -> Decision:
+    """What a verified WebSub notification means for its source. Pure.
+
+    A hub may deliver the whole feed or only its new entries (WebSub 7
+    leaves it to the hub), so the pushed entries are merged into the stored
+    snapshot rather than replacing it: pushed entries first, in document
+    order, then the stored ones the push did not carry, at most as many as
+    the larger of the two. The next poll's document reconciles the rest.
+    A push is not a poll: validators, body hash, failures and the schedule
+    are left as they were; the snapshot hash, title, link, habits and, when
+    the entries changed, ``last_change`` are updated.
+
+    Args:
+        state: the stored state of the topic's source.
+        parsed: the notification's body, parsed.
+        stored: the source's stored snapshot, in document order.
+        now: the loop's clock (UTC).
+    Returns:
+        the Decision; ``entries`` is the merged snapshot when it changed.
+    """
+    pushed_ids = {entry.id for entry in parsed.entries}
+    merged = (*parsed.entries, *(entry for entry in stored if entry.id not in pushed_ids))
+    merged = merged[:max(len(stored), len(parsed.entries))]
+    digest = snapshot_hash(merged)
+    changed = digest != state.snapshot_hash
+    updated = replace(state, snapshot_hash=digest, title=parsed.title or state.title, link=parsed.link or state.link,
+                      habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now))
+    if changed:
+        updated = replace(updated, last_change=now)
+    return Decision(updated, merged if changed else None, changed)

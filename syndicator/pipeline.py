@@ -6,6 +6,7 @@ One build, under the cache lock and the output lock from start to end::
                         (an HTML page advertising feeds: | follow one | parse)
     store.snapshots | select (5 per feed, merge, sort) | render       -> public/
                       (skipped when nothing a render reads changed: sitekey)
+    public/feed.xml, feed.json | announce (with ``hub``: ping hubs of a changed feed)
 
 ``observe`` (:mod:`observe`) runs on the pool's threads and returns an
 :class:`~syndicator.model.Observation` made from the request and the
@@ -118,47 +119,79 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
             report.restored = restore(config, store)
         states = store.states()
         states.update(_poll(config, options, store, states, only, report, started))
-        statuses = site_statuses(config.sites, states, {}, options.now, config.stale_after)
-        report.stale_copies = log_health(statuses, options.now)
-        key = site_key(config, options.templates, store.generation(), (status.stale for status in statuses))
-        published = Publication.read(store.value(PUBLISHED_KEY))
-        if published is not None and published.current(key, config.output):
-            report.entries = published.entries
-            report.seconds = time.monotonic() - started
-            write_report(report, options.now, config.cache)
-            return report
-        # Light snapshots (ids, links, dates), one at a time, each reduced to what selection reads;
-        # then only the entries published are read in full.
-        condensed = {url: condense(stored, config.items_per_feed)
-                     for url, stored in store.light_snapshots(config.sources)}
-        selected = select_condensed(config.sites, condensed)[:config.feed_entries]
-        selected = [SelectedEntry(chosen.site, stored)
-                    for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)]
-        counts = {url: part.count for url, part in condensed.items()}
-        latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
-        statuses = site_statuses(config.sites, states, counts, options.now, config.stale_after, latest,
-                                 config.activity_threshold)
-        report.entries = min(len(selected), config.feed_entries)
-        report.seconds = time.monotonic() - started
-        write_report(report, options.now, config.cache)
-        if not selected:
-            offline = (" (every request failed to connect: is this machine offline? No site was counted as "
-                       "failing for it; the next build tries them all again, `--force` at once)") if report.offline \
-                else " (is the network down?)" * _offline(report)
-            left = "is unchanged" if Path(config.output).exists() else "was not created"
-            raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
-                                  f"{config.output} {left}" + offline)
-        from . import render  # here: a build that renders nothing never loads jinja2
-        extra = {statefile.NAME: statefile.write(store, Path(config.cache) / statefile.NAME, options.now,
-                                                 config.link, _base(config))} if config.snapshot else {}
-        render.render_site(config, selected, statuses, options.now, config.output, options.templates, extra)
-        report.rendered = True
-        report.seconds = time.monotonic() - started
-        write_report(report, options.now, config.cache)
-        mark = output_mark(config.output)
-        if mark is not None:
-            store.keep(PUBLISHED_KEY, Publication(key, mark, report.entries).text())
+        publish_site(config, store, states, options.now, options.templates, report, started)
     return report
+
+
+def publish_site(config: Config, store: Store, states: Mapping[str, SourceState], now: datetime,
+                 templates: Path | None, report: BuildReport, started: float, log_stale: bool = True) -> None:
+    """store | select | render | publish, unless the published site is current (:mod:`sitekey`).
+
+    The second half of a build, and what ``syndicator serve`` runs after
+    changes. Writes ``report`` (entries, rendered, seconds) to
+    ``<cache>/report.json``, keeps what was published, and tells the
+    planet's hubs (:mod:`announce`). The caller holds both locks.
+
+    Args:
+        states: every stored source state, {URL: SourceState}.
+        now: the clock of the build or serve cycle (UTC).
+        templates: a folder of templates overriding the bundled ones, or None.
+        started: time.monotonic() at the start of the build or cycle.
+        log_stale: warn of each stale last good copy (a build; serve says it once).
+    Raises:
+        EmptyBuildError: no entries at all; the output is left as it was.
+        RenderError: the site could not be written; the output is left as it was.
+    """
+    statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
+    report.stale_copies = log_health(statuses, now) if log_stale else 0
+    key = site_key(config, templates, store.generation(), (status.stale for status in statuses))
+    published = Publication.read(store.value(PUBLISHED_KEY))
+    if published is not None and published.current(key, config.output):
+        report.entries = published.entries
+        report.seconds = time.monotonic() - started
+        write_report(report, now, config.cache)
+        _announce(config, store)  # a ping a hub missed is sent again
+        return
+    # Light snapshots (ids, links, dates), one at a time, each reduced to what selection reads;
+    # then only the entries published are read in full.
+    condensed = {url: condense(stored, config.items_per_feed)
+                 for url, stored in store.light_snapshots(config.sources)}
+    selected = select_condensed(config.sites, condensed)[:config.feed_entries]
+    selected = [SelectedEntry(chosen.site, stored)
+                for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)]
+    counts = {url: part.count for url, part in condensed.items()}
+    latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
+    statuses = site_statuses(config.sites, states, counts, now, config.stale_after, latest,
+                             config.activity_threshold)
+    report.entries = min(len(selected), config.feed_entries)
+    report.seconds = time.monotonic() - started
+    write_report(report, now, config.cache)
+    if not selected:
+        offline = (" (every request failed to connect: is this machine offline? No site was counted as "
+                   "failing for it; the next build tries them all again, `--force` at once)") if report.offline \
+            else " (is the network down?)" * _offline(report)
+        left = "is unchanged" if Path(config.output).exists() else "was not created"
+        raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
+                              f"{config.output} {left}" + offline)
+    from . import render  # here: a build that renders nothing never loads jinja2
+    extra = {statefile.NAME: statefile.write(store, Path(config.cache) / statefile.NAME, now,
+                                             config.link, _base(config))} if config.snapshot else {}
+    render.render_site(config, selected, statuses, now, config.output, templates, extra)
+    report.rendered = True
+    report.seconds = time.monotonic() - started
+    write_report(report, now, config.cache)
+    mark = output_mark(config.output)
+    if mark is not None:
+        store.keep(PUBLISHED_KEY, Publication(key, mark, report.entries).text())
+    _announce(config, store)  # after the swap: only a published site is announced
+
+
+def _announce(config: Config, store: Store) -> None:
+    """Tell the planet's WebSub hubs of a published feed they were not told of (announce.py); a hub's
+    trouble is a warning, never the build's failure."""
+    if config.hubs:
+        from .announce import announce  # here: a planet without hubs never loads it (nor requests)
+        announce(config, store)
 
 
 def restore(config: Config, store: Store) -> bool:
@@ -317,7 +350,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         for done, observation in enumerate(observations, start=1):
             source = observation.request.source
             state = states.get(source) or SourceState(source, source)
-            observation, decision = _decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
+            observation, decision = decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
             stored[source] = decision.state
             host = "(local files)" if is_local(source) else host_key(observation.request.url)
             report.add(observation, decision, host)
@@ -355,7 +388,7 @@ def _forgive(store: Store, before: Mapping[str, SourceState], after: Mapping[str
     return forgiven
 
 
-def _decide_and_store(store: Store, state: SourceState, observation: Observation, now: datetime,
+def decide_and_store(store: Store, state: SourceState, observation: Observation, now: datetime,
                       policy: schedule.Policy, fingerprint: str | None) -> tuple[Observation, Decision]:
     """decide | store for one source, in one transaction.
 

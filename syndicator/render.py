@@ -404,7 +404,8 @@ def _attachments(e: PageEntry) -> dict[str, Any]:
 
 
 def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> Iterable[str]:
-    """The merged stream as JSON Feed 1.1 (https://www.jsonfeed.org/version/1.1/)."""
+    """The merged stream as JSON Feed 1.1 (https://www.jsonfeed.org/version/1.1/); with ``config.hubs``,
+    its ``hubs`` name them (type ``WebSub``) beside its absolute ``feed_url``, the topic they are told of."""
     items: list[dict[str, Any]] = []
     for e in entries:
         item: dict[str, Any] = {"id": e.atom_id, "title": e.title}
@@ -427,6 +428,8 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> Itera
         **({"authors": [{"name": config.owner}]} if config.owner else {}),
         "home_page_url": config.link,
         "feed_url": base + "feed.json",
+        # JSON Feed 1.1 "hubs": the WebSub hubs announce.py notifies of a change to this file.
+        **({"hubs": [{"type": "WebSub", "url": hub} for hub in config.hubs]} if config.hubs else {}),
         "items": items,
     }
     return itertools.chain(json.JSONEncoder(ensure_ascii=False, indent=1).iterencode(document), ("\n",))

@@ -1,14 +1,15 @@
 """What ``syndicator status`` shows: each site's polling state, read-only.
 
-Reads the cache without taking its lock (a build may be running) and
-changes nothing: ``store (read-only) -> schedule (is it due?) -> rows``.
+Reads the cache without taking its lock (a build or ``serve`` may be
+running) and changes nothing: ``store and push state (read-only) ->
+schedule (is it due?) -> rows``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from . import schedule
+from . import push, pushstate, schedule
 from .model import Config, SiteStatus, SourceState
 from .selection import site_statuses
 from .store import Store
@@ -30,9 +31,37 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
     finally:
         if store is not None:
             store.close()
+    pushed = pushstate.open_readonly(config.cache)
+    try:
+        subscriptions = pushed.subscriptions() if pushed is not None else {}
+    finally:
+        if pushed is not None:
+            pushed.close()
     fingerprints = schedule.site_fingerprints(config.sites)
     statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
-    return [_status_row(entry, fingerprints.get(entry.site.feed), now) for entry in statuses]
+    return [{**_status_row(entry, fingerprints.get(entry.site.feed), now),
+             "push": _push_row(subscriptions.get(entry.site.feed), entry.state, now)} for entry in statuses]
+
+
+def _push_row(subscription: pushstate.Subscription | None, state: SourceState | None,
+              now: datetime) -> dict[str, object] | None:
+    """The WebSub side of a site (``syndicator serve``), or None when its feed has no subscription."""
+    if subscription is None:
+        return None
+    healthy, why = push.health(subscription, state, now)
+    return {
+        "hub": subscription.hub,
+        "topic": subscription.topic,
+        "state": subscription.state,
+        "lease_expires": iso_seconds(subscription.lease_expires) if subscription.lease_expires else None,
+        "last_notification": iso_seconds(subscription.last_notification) if subscription.last_notification else None,
+        "last_push": iso_seconds(subscription.last_push) if subscription.last_push else None,
+        "healthy": healthy,
+        "health": why,
+        "notifications": subscription.notifications,
+        "rejected": subscription.rejected,
+        "error": subscription.error,
+    }
 
 
 def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> dict[str, object]:
