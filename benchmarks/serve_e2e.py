@@ -40,6 +40,7 @@ import argparse
 import contextlib
 import hashlib
 import hmac
+import logging
 import os
 import shutil
 import signal
@@ -222,6 +223,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=240.0)
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request of the farm and hubs otherwise
     work = Path(tempfile.mkdtemp(prefix="serve-e2e-"))
     hub_server, hub = websub_hub(work)
     farm = Farm(args.feeds, hub)

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 from .model import Config
 from .publish import target_of
 from .store import Store
+from .websub import notify_publish
 
 if TYPE_CHECKING:
     import requests
@@ -171,42 +172,15 @@ def _send(config: Config, due: dict[str, tuple[str, ...]], session: requests.Ses
     own = session is None
     if session is None:
         session = requests.Session()
-        session.trust_env = False  # no .netrc credentials for the hub; proxies are read by _post
+        session.trust_env = False  # no .netrc credentials for the hub; websub reads the proxies
+    session.headers["User-Agent"] = config.user_agent
     try:
-        return [Ping(hub, names, _post(session, hub, names, config.timeout, config.user_agent))
-                for hub, names in due.items() if names]
+        pings = []
+        for hub, names in due.items():
+            if names:
+                answer = notify_publish(session, hub, names, config.timeout)
+                pings.append(Ping(hub, names, None if answer.accepted else answer.message))
+        return pings
     finally:
         if own:
             session.close()
-
-
-# TODO: websub.notify_publish
-def _post(session: requests.Session, hub: str, names: tuple[str, ...], timeout: float,
-          user_agent: str) -> str | None:
-    """POST one publish ping (module docstring) to ``hub``; None when it answered 2xx, else why not (str).
-
-    ``timeout`` is seconds to connect and between bytes. The answer's body is
-    not read. Never raises for the hub's trouble.
-    """
-    import requests
-    import urllib3
-
-    form = [("hub.mode", "publish"), *(("hub.url", topic) for topic in names),
-            *(("hub.topic", topic) for topic in names)]
-    try:
-        response = session.post(hub, data=form, headers={"User-Agent": user_agent}, timeout=timeout,
-                                allow_redirects=False, stream=True,
-                                proxies=requests.utils.get_environ_proxies(hub))
-    except requests.exceptions.Timeout:
-        return f"timed out after {timeout:g} s"
-    except (requests.exceptions.RequestException, urllib3.exceptions.LocationValueError) as error:
-        return f"connection failed: {_reason(error)}"
-    with response:
-        return None if 200 <= response.status_code < 300 else f"answered HTTP {response.status_code}"
-
-
-def _reason(error: BaseException) -> str:
-    """The innermost message of a requests/urllib3 error chain, on one line (as fetch.py words it)."""
-    while error.__context__ is not None and not isinstance(error.__context__, KeyboardInterrupt):
-        error = error.__context__
-    return " ".join(str(error).split())[:200] or type(error).__name__

@@ -111,7 +111,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         RenderError: the site could not be written; the output is left as it was.
     """
     started = time.monotonic()
-    _check_folders(config)
+    check_folders(config)
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
     with Store.open(config.cache) as store, output_lock(config.output):
@@ -273,7 +273,7 @@ def _offline(report: BuildReport) -> bool:
     return report.fetched > 0 and failed.total() == report.fetched and all(kind_of(k).offline for k in failed)
 
 
-def _check_folders(config: Config) -> None:
+def check_folders(config: Config) -> None:
     """Refuse a cache folder that is the output folder or inside it: publishing replaces the output whole.
 
     Raises:

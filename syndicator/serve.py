@@ -61,8 +61,8 @@ from .decide import decide_push
 from .errors import ConfigError, EmptyBuildError, FeedError, RenderError, SyndicatorError
 from .hosts import host_key
 from .metrics import Metrics
-from .model import Config, Decision, Fetched, Observation, SourceState, is_local
-from .pipeline import LEDGER_KEY, _check_folders, decide_and_store, policy_of, publish_site, restore
+from .model import Config, Fetched, Observation, SourceState, is_local
+from .pipeline import LEDGER_KEY, check_folders, decide_and_store, policy_of, publish_site, restore
 from .pool import HostPool, wait_first
 from .publish import output_lock
 from .pushstate import PushState, Subscription
@@ -159,6 +159,9 @@ class Server:
         self._last_change = 0.0
         self._render_after = 0.0
         self._config_mtime = _mtime(config.path)
+        self._config_checked = 0.0
+        self._fingerprints = schedule.site_fingerprints(config.sites)
+        self._sources = frozenset(config.sources)
         self._policy: tuple[float, schedule.Policy] | None = None
         self._fetcher: Any = None
         self._throttled: dict[str, datetime] = {}
@@ -200,7 +203,7 @@ class Server:
             OSError: the listen address cannot be bound.
         """
         config = self.config
-        _check_folders(config)
+        check_folders(config)
         with Store.open(config.cache) as store, output_lock(config.output):
             push_state = PushState.open(config.cache)
             try:
@@ -278,13 +281,13 @@ class Server:
             except queue.Empty:
                 break
         now = self.options.clock()
+        self._inbox(store, push_state, states, now)  # first: a poll that ran meanwhile finds the push stored
         for kind, value in events:
             if kind == "observation":
                 self._stored(store, push_state, states, value, now)
             elif kind == "batch_done":
                 self._in_flight -= set(value)
-        self._inbox(store, push_state, states, now)
-        if self._reload.is_set() or _mtime(self.config.path) != self._config_mtime:
+        if self._reload.is_set() or self._config_changed():
             self._reload.clear()
             self._reread(push_state)
         self._subscriptions = push_state.subscriptions()
@@ -292,6 +295,14 @@ class Server:
         self._update_gauges(now)
         if self._render_due():
             self._render(store, states)
+
+    def _config_changed(self) -> bool:
+        """True when sites.yaml's modification time changed (looked at every CONFIG_CHECK seconds)."""
+        moment = time.monotonic()
+        if moment - self._config_checked < CONFIG_CHECK:
+            return False
+        self._config_checked = moment
+        return _mtime(self.config.path) != self._config_mtime
 
     def _sleep(self, states: Mapping[str, SourceState]) -> float:
         """Seconds the loop may wait for an event: at most TICK, less when a render is due sooner."""
@@ -348,8 +359,7 @@ class Server:
                                                                        self._breakers))
                 effective[url] = state
         local = [url for url in urls if is_local(url)]
-        remote = schedule.due_sources([u for u in urls if not is_local(u)], effective, now,
-                                      schedule.site_fingerprints(self.config.sites))
+        remote = schedule.due_sources([u for u in urls if not is_local(u)], effective, now, self._fingerprints)
         return local + remote
 
     def _local_changed(self, url: str, state: SourceState | None, now: datetime) -> bool:
@@ -406,12 +416,16 @@ class Server:
                 observation: Observation, now: datetime) -> None:
         """decide | store one observation from the poller; learn the hubs it advertises."""
         source = observation.request.source
-        if source not in self.config.sources:  # its site left sites.yaml while it was fetched
+        if source not in self._sources:  # its site left sites.yaml while it was fetched
             return
         before = states.get(source) or SourceState(source, source)
         assert self._policy is not None
-        fingerprint = schedule.site_fingerprints(self.config.sites).get(source)
-        observation, decision = decide_and_store(store, before, observation, now, self._policy[1], fingerprint)
+        subscription = self._subscriptions.get(source)
+        known: set[str] | None = None
+        if subscription is not None and subscription.live(now) and observation.parsed is not None:
+            known = {item.entry.id for item in store.snapshots([source]).get(source, [])}
+        observation, decision = decide_and_store(store, before, observation, now, self._policy[1],
+                                                 self._fingerprints.get(source))
         states[source] = decision.state
         self.metrics.fetched(observation, decision)
         log_failure(observation)
@@ -423,11 +437,17 @@ class Server:
         elif decision.state.error_kind != before.error_kind or before.last_attempt is None:
             self._changed()  # the sites page shows the health
         if self.options.public_url and not is_local(source):
-            self._learn_hubs(push_state, before, observation, decision, now)
+            self._learn_hubs(push_state, before, observation, known, now)
 
     def _learn_hubs(self, push_state: PushState, before: SourceState, observation: Observation,
-                    decision: Decision, now: datetime) -> None:
-        """Subscribe, follow a hub change, or count a change push missed, after one poll."""
+                    known: set[str] | None, now: datetime) -> None:
+        """Subscribe, follow a hub change, or count a change push missed, after one poll.
+
+        ``known`` holds the entry ids stored before the poll when the source
+        had a live subscription: a poll that finds an id not among them,
+        although the lease ran since the poll before, found a post that
+        push did not deliver.
+        """
         from .websub import advertised
 
         source = observation.request.source
@@ -441,7 +461,9 @@ class Server:
                 self._subscriptions[source] = wanted
                 self._hub_wake.set()
                 current = wanted
-        if current is not None and decision.changed and current.live(now) and current.verified is not None \
+        parsed = observation.parsed
+        new = known is not None and parsed is not None and any(entry.id not in known for entry in parsed.entries)
+        if current is not None and new and current.live(now) and current.verified is not None \
                 and before.last_attempt is not None and current.verified <= before.last_attempt:
             update = push_state.update(current.token, missed=current.missed + 1)
             if update is not None:
@@ -458,7 +480,7 @@ class Server:
 
         for notification in push_state.pending():
             subscription = push_state.by_token(notification.token)
-            if subscription is None or subscription.source not in self.config.sources:
+            if subscription is None or subscription.source not in self._sources:
                 push_state.processed(notification.id, "orphan", now)
                 continue
             source = subscription.source
@@ -579,6 +601,8 @@ class Server:
         added = set(config.sources) - set(self.config.sources)
         removed = set(self.config.sources) - set(config.sources)
         self.config = config
+        self._fingerprints = schedule.site_fingerprints(config.sites)
+        self._sources = frozenset(config.sources)
         self._policy = None
         self._leave_removed(push_state)
         self._changed()

@@ -371,6 +371,9 @@ def _post(session: requests.Session, hub: str, form: list[tuple[str, str]], time
       the body is read until :data:`MAX_ANSWER_BYTES` bytes, its end, or
       ``2 * timeout`` seconds after the request started, checked between reads.
       ``Accept-Encoding: identity`` is asked: a compressed body is not shown.
+    * Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...), as
+      for fetches; give a session with ``trust_env = False`` so that no
+      ``.netrc`` credentials are sent.
     * A connection failure or a timeout is an answer with status None.
 
     Raises:
@@ -388,7 +391,7 @@ def _post(session: requests.Session, hub: str, form: list[tuple[str, str]], time
     for hop in range(MAX_HUB_REDIRECTS + 1):
         try:
             response = session.post(url, data=data, headers=headers, timeout=timeout, allow_redirects=False,
-                                    stream=True)
+                                    stream=True, proxies=_proxies(url))
         except requests.exceptions.ConnectTimeout:
             return HubAnswer(False, None, f"could not connect within {timeout:g} s")
         except requests.exceptions.Timeout:
@@ -493,3 +496,15 @@ def _reason(error: BaseException) -> str:
     while error.__context__ is not None and not isinstance(error.__context__, KeyboardInterrupt) and seen < 10:
         error, seen = error.__context__, seen + 1
     return " ".join(str(error).split())[:MESSAGE_CHARS] or type(error).__name__
+
+
+def _proxies(url: str) -> dict[str, str] | None:
+    """The proxies the environment names for ``url`` (requests' reading of HTTP(S)_PROXY, ALL_PROXY and
+    NO_PROXY), or None when it names none."""
+    import urllib.request  # noqa: PLC0415
+
+    import requests  # noqa: PLC0415
+
+    if not urllib.request.getproxies():
+        return None
+    return dict(requests.utils.get_environ_proxies(url))

@@ -184,8 +184,8 @@ def test_a_hub_answering_500_warns_once_and_is_pinged_by_the_next_build(server: 
     assert failed.exit_code == 0, failed.output
     assert (tmp_path / "public" / "feed.xml").is_file()
     assert hub_warnings(failed.stderr) == [
-        f"syndicator: warning: hub {hub} was not told that {TOPICS[0]} and {TOPICS[1]} changed: answered HTTP 500; "
-        "the next build tries again"]
+        f"syndicator: warning: hub {hub} was not told that {TOPICS[0]} and {TOPICS[1]} changed: hub answered 500: "
+        "down for maintenance; the next build tries again"]
     assert without_first_build_warning(failed.stderr).count("warning:") == 1
     assert len(hub_posts(server)) == 1
 
@@ -241,7 +241,7 @@ def test_a_hub_refusing_connections_warns_and_the_next_build_pings_it(tmp_path: 
         assert failed.exit_code == 0, failed.output
         warnings = hub_warnings(failed.stderr)
         assert len(warnings) == 1 and f"hub {url} was not told" in warnings[0]
-        assert re.search(r"changed: connection failed: .*refused.*; the next build tries again$", warnings[0],
+        assert re.search(r"changed: could not connect: .*refused.*; the next build tries again$", warnings[0],
                          re.IGNORECASE), warnings[0]
         assert hub.pings == []
 
