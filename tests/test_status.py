@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
+from syndicator.pushstate import PushState, Subscription
 
 from .conftest import NOW_ISO, build, post, rss, write_config
 
@@ -76,3 +78,23 @@ def test_status_shows_a_daily_interval_in_hours_not_minutes() -> None:
            "due_now": False, "interval_seconds": 86400.0, "reason": "observed", "failure_class": None,
            "failure_message": None, "failures": 0, "etag": None, "last_modified": None}
     assert "interval: 24 h " in _status_text(row)
+
+
+def test_status_shows_the_websub_side_of_a_subscribed_feed(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/a.xml").respond_with_data(rss(post(1)))
+    feed = server.url_for("/a.xml")
+    config = write_config(tmp_path, [{"name": "A", "feed": feed}, {"name": "B", "feed": server.url_for("/b.xml")}])
+    assert build(config, now=NOW_ISO).exit_code == 0
+    now = datetime.fromisoformat(NOW_ISO.replace("Z", "+00:00"))
+    pushed = PushState.open(tmp_path / "cache")
+    pushed.save(Subscription(feed, feed, "https://hub.example.net/", ("https://hub.example.net/",), "t", "s",
+                             state="live", verified=now, lease_seconds=86400,
+                             lease_expires=now + timedelta(days=1), last_push=now, notifications=3, rejected=2))
+    pushed.close()
+    text = blocks(status(config))
+    assert "push: push healthy (live)   hub: https://hub.example.net/   lease until: " in text["A"]
+    assert "stored 3, discarded 2" in text["A"]
+    assert "push:" not in text["B"]
+    rows = json.loads(status(config, "--json"))
+    assert rows[0]["push"]["healthy"] is True and rows[0]["push"]["lease_expires"].startswith("2026-")
+    assert rows[0]["push"]["rejected"] == 2 and rows[1]["push"] is None
