@@ -198,6 +198,15 @@ class PushState:
             except sqlite3.Error as e:
                 raise StoreError(f"{self.path}: {e}") from e
 
+    def value(self, key: str) -> str | None:
+        """A value kept in the meta table, or None."""
+        rows = self._run("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def keep(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key`` in the meta table."""
+        self._run("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
     # --- subscriptions -----------------------------------------------------------
 
     def subscriptions(self) -> dict[str, Subscription]:

@@ -89,6 +89,8 @@ POLICY_AGE = 300.0
 LOCAL_RECHECK = 300.0
 #: /healthz fails when the loop has not turned for this many seconds.
 STALL = 60.0
+#: Where push.sqlite keeps the --public-url the subscriptions' callbacks were given.
+PUBLIC_URL_KEY = "public_url"
 
 
 def recovery_rate(workers: int) -> float:
@@ -241,6 +243,7 @@ class Server:
             log.info("serve: %d sources were overdue; released over %.0f s, most overdue first",
                      len(self._release), (last - now).total_seconds())
         self._leave_removed(push_state)
+        self._moved(push_state)
         http.start()
         poller.start()
         subscriber.start()
@@ -581,6 +584,25 @@ class Server:
             if subscription.source not in sources and subscription.mode == "subscribe":
                 push_state.save(push.leaving(subscription, now))
                 self._hub_wake.set()
+
+    def _moved(self, push_state: PushState) -> None:
+        """After a change of --public-url, subscribe every feed again at its callback's new address.
+
+        The hubs go on delivering to the old address until those leases end;
+        what they deliver there is lost to us, and polling repairs it.
+        """
+        public_url = self.options.public_url
+        if public_url is None or push_state.value(PUBLIC_URL_KEY) == public_url:
+            return
+        now = self.options.clock()
+        moved = 0
+        for subscription in push_state.subscriptions().values():
+            if subscription.mode == "subscribe" and subscription.state != "pending":
+                push_state.save(replace(subscription, state="pending", failures=0, error=None, next_action=now))
+                moved += 1
+        push_state.keep(PUBLIC_URL_KEY, public_url)
+        if moved:
+            log.warning("serve: --public-url changed: subscribing %d feeds again at %s", moved, public_url)
 
     # --- sites.yaml ------------------------------------------------------------------
 
