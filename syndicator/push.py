@@ -58,12 +58,13 @@ LATE_INTERVALS = 4.0
 
 
 def renew_margin(lease_seconds: float) -> float:
-    """Seconds before a lease ends at which it is renewed: a fifth of it, 60 s to 1 day.
+    """Seconds before a lease ends at which it is renewed: a fifth of it, 60 s to 1 day, at most half of it.
 
     Leaves room for several retries of a renewal (seed 003: renew before
-    expiry with a safety margin).
+    expiry with a safety margin); at most half the lease, so a short lease
+    is not renewed as soon as it is granted.
     """
-    return min(max(lease_seconds / 5, 60.0), 86400.0)
+    return min(max(lease_seconds / 5, 60.0), 86400.0, lease_seconds / 2)
 
 
 def backoff(failures: int) -> float:

@@ -267,3 +267,9 @@ def test_metrics_and_health_answer(endpoint: tuple[str, PushState, Metrics, list
     assert "syndicator_due_lag_seconds_bucket" in metrics.text
     assert requests.get(base + "/elsewhere", timeout=5).status_code == 404
     assert requests.put(callback_url(base, "x"), timeout=5).status_code == 405
+
+
+def test_a_short_lease_is_renewed_halfway_not_at_once() -> None:
+    short = _live(lease=60)
+    assert short.next_action == NOW + timedelta(seconds=30)
+    assert push.renew_margin(100) == 50 and push.renew_margin(600) == 120 and push.renew_margin(3600) == 720 and push.renew_margin(30 * 86400) == 86400
