@@ -225,7 +225,8 @@ class Server:
         try:
             server: Any = create_server(app, host=self.options.host, port=self.options.port, threads=4,
                                         max_request_body_size=config.max_bytes + 1024, channel_timeout=30,
-                                        ident="syndicator", clear_untrusted_proxy_headers=True)
+                                        ident="syndicator", clear_untrusted_proxy_headers=True,
+                                        asyncore_use_poll=True)
         except OSError as error:
             raise ConfigError(f"--listen {self.options.host}:{self.options.port}: cannot listen there "
                               f"({error.strerror or error})") from error
@@ -258,7 +259,7 @@ class Server:
             while not self._stopping.is_set():
                 self._turn(store, push_state, states)
         finally:
-            server.close()  # no new connection; the requests held finish (their notifications are committed)
+            _close_http(server)  # no new connection; the requests held finish (their notifications are committed)
             server.task_dispatcher.shutdown(cancel_pending=False, timeout=10)
             self._batches.put(None)
             self._hub_wake.set()
@@ -704,6 +705,25 @@ def _recovery(config: Config, states: Mapping[str, SourceState], now: datetime, 
     if len(overdue) <= config.workers:
         return {}
     return {url: now + timedelta(seconds=index / rate) for index, url in enumerate(overdue)}
+
+
+def _close_http(server: Any) -> None:
+    """Stop waitress accepting, from its own thread.
+
+    Closed from another thread, its listening socket could vanish between
+    the http thread listing the sockets and waiting on them. The close runs
+    on the http thread instead (waitress's trigger), and waits at most 5 s.
+    """
+    closed = threading.Event()
+
+    def close() -> None:
+        try:
+            server.close()
+        finally:
+            closed.set()
+
+    server.trigger.pull_trigger(close)
+    closed.wait(5)
 
 
 def _same_places(new: Config, old: Config) -> bool:
