@@ -38,8 +38,11 @@ from .websub import Advertised, new_secret, new_token
 
 #: The lease asked for, seconds (5 days; hubs commonly grant 1 to 10).
 LEASE_SECONDS = 5 * 86400
-#: A granted lease outside these bounds is clamped, seconds (a lease of years never renews; seconds thrash).
-MIN_LEASE, MAX_LEASE = 60, 366 * 86400
+#: A granted lease longer than this is taken as this long, seconds (a lease of years would never be renewed).
+MAX_LEASE = 366 * 86400
+#: A renewal is never sent sooner than this after a verification, seconds: a hub granting a lease of a
+#: second gets a request every ten, and the subscription counts as live only while its lease runs.
+MIN_RENEWAL_GAP = 10.0
 #: Seconds to wait for a hub's verification of intent after it accepted a request.
 VERIFY_WAIT = 120.0
 #: Backoff after a failed request or verification: first wait and ceiling, seconds.
@@ -58,7 +61,8 @@ LATE_INTERVALS = 4.0
 
 
 def renew_margin(lease_seconds: float) -> float:
-    """Seconds before a lease ends at which it is renewed: a fifth of it, 60 s to 1 day, at most half of it.
+    """Seconds before a lease ends at which it is renewed: a fifth of it, 60 s to 1 day, at most half of it
+    (:data:`MIN_RENEWAL_GAP` after the verification at the soonest).
 
     Leaves room for several retries of a renewal (seed 003: renew before
     expiry with a safety margin); at most half the lease, so a short lease
@@ -198,9 +202,9 @@ def verify(subscription: Subscription | None, params: Mapping[str, str], now: da
         lease = int(params.get("hub.lease_seconds", ""))
     except ValueError:
         lease = subscription.lease_seconds or LEASE_SECONDS  # required by 5.3, but the hub's record is the lease
-    lease = min(max(lease, MIN_LEASE), MAX_LEASE)
+    lease = min(max(lease, 1), MAX_LEASE)
     expires = now + timedelta(seconds=lease)
-    renew = expires - timedelta(seconds=renew_margin(lease))
+    renew = max(expires - timedelta(seconds=renew_margin(lease)), now + timedelta(seconds=MIN_RENEWAL_GAP))
     return Verdict(challenge, replace(subscription, state="live", verified=now, lease_seconds=lease,
                                       lease_expires=expires, failures=0, error=None, next_action=renew))
 

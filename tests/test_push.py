@@ -89,7 +89,9 @@ def test_a_lease_is_clamped_and_a_denial_is_recorded() -> None:
     long = push.verify(asked, {**params, "hub.lease_seconds": str(10 ** 12)}, NOW).subscription
     short = push.verify(asked, {**params, "hub.lease_seconds": "1"}, NOW).subscription
     assert long is not None and long.lease_seconds == push.MAX_LEASE
-    assert short is not None and short.lease_seconds == push.MIN_LEASE
+    assert short is not None and short.lease_seconds == 1  # as granted: live for one second only
+    assert short.lease_expires == NOW + timedelta(seconds=1) and not short.live(NOW + timedelta(seconds=2))
+    assert short.next_action == NOW + timedelta(seconds=push.MIN_RENEWAL_GAP)  # not renewed in a loop
     denied = push.verify(asked, {"hub.mode": "denied", "hub.topic": FEED, "hub.reason": "no"}, NOW).subscription
     assert denied is not None and denied.state == "denied" and "no" in (denied.error or "")
     assert denied.next_action == NOW + timedelta(seconds=push.DENIED_WAIT)
@@ -272,4 +274,5 @@ def test_metrics_and_health_answer(endpoint: tuple[str, PushState, Metrics, list
 def test_a_short_lease_is_renewed_halfway_not_at_once() -> None:
     short = _live(lease=60)
     assert short.next_action == NOW + timedelta(seconds=30)
-    assert push.renew_margin(100) == 50 and push.renew_margin(600) == 120 and push.renew_margin(3600) == 720 and push.renew_margin(30 * 86400) == 86400
+    assert push.renew_margin(100) == 50 and push.renew_margin(600) == 120
+    assert push.renew_margin(3600) == 720 and push.renew_margin(30 * 86400) == 86400
