@@ -23,6 +23,7 @@ by the serve loop, never on the request path (seed 003).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -36,6 +37,9 @@ __all__ = ["CALLBACK_PREFIX", "App", "callback_url"]
 
 #: The path under which callbacks live: ``<public URL>/websub/<token>``.
 CALLBACK_PREFIX = "/websub/"
+#: Discarded notifications are a warning at most once in this many seconds per callback (else info):
+#: a flood of forgeries must not flood the log.
+WARN_EVERY = 60.0
 log = logging.getLogger("syndicator")
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
@@ -66,6 +70,7 @@ class App:
         self.wake = wake
         self.healthy = healthy
         self.clock = clock
+        self._warned: dict[str, float] = {}
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method, path = environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "")
@@ -130,9 +135,13 @@ class App:
             verdict = "unsigned" if not signature else "bad_signature"
             self.metrics.notification(verdict)
             self.push_state.reject(token, now)
-            log.warning("serve: discarded a%s notification for %s (%s)",
-                        "n unsigned" if verdict == "unsigned" else " badly signed", subscription.topic,
-                        environ.get("REMOTE_ADDR", "?"))
+            moment = time.monotonic()
+            loud = moment - self._warned.get(token, -WARN_EVERY) >= WARN_EVERY
+            if loud:
+                self._warned[token] = moment
+            log.log(logging.WARNING if loud else logging.INFO, "serve: discarded a%s notification for %s (%s)%s",
+                    "n unsigned" if verdict == "unsigned" else " badly signed", subscription.topic,
+                    environ.get("REMOTE_ADDR", "?"), "; more in the next minute are logged with -v" if loud else "")
             return _answer(start_response, "202 Accepted", b"")
         content_type = environ.get("CONTENT_TYPE", "")[:200]
         self.push_state.receive(token, body, content_type, now)  # durable before the 2xx

@@ -16,6 +16,7 @@ import logging
 import math
 import os
 import sys
+import threading
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
@@ -386,7 +387,7 @@ def _status_text(row: dict[str, Any]) -> str:
         lines.append(f"  push: {pushed['health']} ({pushed['state']})   hub: {pushed['hub']}   lease until: "
                      f"{_when(pushed['lease_expires'])}")
         lines.append(f"  last notification: {_when(pushed['last_notification'])}   last verified push: "
-                     f"{_when(pushed['last_push'])}   stored {pushed['notifications']}, discarded "
+                     f"{_when(pushed['last_push'])}   accepted {pushed['notifications']}, discarded "
                      f"{pushed['rejected']}" + (f"   last trouble: {pushed['error']}" if pushed["error"] else ""))
     return "\n".join(lines)
 
@@ -501,7 +502,20 @@ def _listen(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
 
 
 def _public_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    return None if value is None else _http_url(ctx, param, value)
+    """A --public-url value: an http(s) URL without credentials, query or fragment (callbacks are paths under it)."""
+    if value is None:
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value.strip())
+    problem = url_problem(value)
+    if "@" in parts.netloc:
+        problem = "a URL with credentials: every hub would be sent them in each callback URL"
+    elif problem is None and (parts.query or parts.fragment or "?" in value or "#" in value):
+        problem = f"{value.strip()!r} has a query or fragment; the callbacks are paths under this URL"
+    if problem is not None:
+        raise click.BadParameter(problem, ctx, param)
+    return value.strip()
 
 
 @main.command()
@@ -531,7 +545,11 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
 
     from .serve import ServeOptions, Server
 
-    _setup_logging(verbose, quiet)
+    handler = _setup_logging(verbose, quiet)
+    waitress = logging.getLogger("waitress")  # its lines (a connection limit reached) in our form
+    waitress.handlers.clear()
+    waitress.addHandler(handler)
+    waitress.propagate = False
     try:
         config = load_config(config_path)
         overrides: dict[str, Any] = {}
@@ -551,3 +569,9 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
         server.run()
     except SyndicatorError as error:
         raise CommandError(error) from error
+    if any(thread.name.startswith("fetch") and thread.is_alive() for thread in threading.enumerate()):
+        # Fetches still running were abandoned (their sources stay due); the state is saved and the locks
+        # are released, so the process does not wait for their timeouts.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

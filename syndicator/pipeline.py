@@ -124,7 +124,8 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
 
 
 def publish_site(config: Config, store: Store, states: Mapping[str, SourceState], now: datetime,
-                 templates: Path | None, report: BuildReport, started: float, log_stale: bool = True) -> None:
+                 templates: Path | None, report: BuildReport, started: float, log_stale: bool = True,
+                 announce: bool = True) -> None:
     """store | select | render | publish, unless the published site is current (:mod:`sitekey`).
 
     The second half of a build, and what ``syndicator serve`` runs after
@@ -138,6 +139,8 @@ def publish_site(config: Config, store: Store, states: Mapping[str, SourceState]
         templates: a folder of templates overriding the bundled ones, or None.
         started: time.monotonic() at the start of the build or cycle.
         log_stale: warn of each stale last good copy (a build; serve says it once).
+        announce: tell the planet's hubs (serve's last render at a stop does not
+            wait for them: the next start tells them).
     Raises:
         EmptyBuildError: no entries at all; the output is left as it was.
         RenderError: the site could not be written; the output is left as it was.
@@ -150,7 +153,8 @@ def publish_site(config: Config, store: Store, states: Mapping[str, SourceState]
         report.entries = published.entries
         report.seconds = time.monotonic() - started
         write_report(report, now, config.cache)
-        _announce(config, store)  # a ping a hub missed is sent again
+        if announce:
+            _announce(config, store)  # a ping a hub missed is sent again
         return
     # Light snapshots (ids, links, dates), one at a time, each reduced to what selection reads;
     # then only the entries published are read in full.
@@ -183,7 +187,8 @@ def publish_site(config: Config, store: Store, states: Mapping[str, SourceState]
     mark = output_mark(config.output)
     if mark is not None:
         store.keep(PUBLISHED_KEY, Publication(key, mark, report.entries).text())
-    _announce(config, store)  # after the swap: only a published site is announced
+    if announce:
+        _announce(config, store)  # after the swap: only a published site is announced
 
 
 def _announce(config: Config, store: Store) -> None:

@@ -86,8 +86,10 @@ def output_lock(output: Path) -> Iterator[None]:
     try:
         lock.acquire()
     except Timeout:
-        raise OutputLockedError(f"{target}: another syndicator build is publishing into this folder; "
-                                "wait for it to finish") from None
+        raise OutputLockedError(f"{target}: another syndicator build or serve is publishing into this "
+                                "folder; wait for the build to finish, or stop the serve") from None
+    except OSError as e:
+        raise RenderError(f"{target.parent}: cannot lock the output folder there: {e.strerror or e}") from e
     try:
         yield
     finally:

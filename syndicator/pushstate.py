@@ -8,6 +8,10 @@
   path segment of the callback URL), the HMAC secret, the mode we asked
   for and the lifecycle state, the lease, and what push has done (last
   notification, last verified push, counts).
+* ``examined``: the sources whose whole document ``serve`` has read for
+  the hubs it advertises, and what it found (a feed unchanged since the
+  cache last saw it answers 304, or a body not parsed again, so it is
+  asked once without validators).
 * ``notifications``: the inbox. A verified notification is written here,
   and committed, before the hub gets its 2xx (seed 003: durable
   acknowledgement); the serve loop parses and stores it afterwards and
@@ -76,7 +80,13 @@ CREATE TABLE IF NOT EXISTS notifications (
     processed TEXT,
     verdict TEXT
 );
-CREATE INDEX IF NOT EXISTS notifications_pending ON notifications (processed, id)
+CREATE INDEX IF NOT EXISTS notifications_pending ON notifications (processed, id);
+CREATE TABLE IF NOT EXISTS examined (
+    source TEXT PRIMARY KEY,
+    hubs TEXT NOT NULL,
+    topic TEXT,
+    at TEXT NOT NULL
+)
 """
 _TIMES = {"requested", "verified", "lease_expires", "next_action", "last_notification", "last_push"}
 
@@ -254,6 +264,15 @@ class PushState:
     def delete(self, source: str) -> None:
         """Forget the subscription of ``source``."""
         self._run("DELETE FROM subscriptions WHERE source = ?", (source,))
+
+    def examined(self) -> set[str]:
+        """The sources whose document was read for the hubs it advertises (set of URLs)."""
+        return {row[0] for row in self._run("SELECT source FROM examined")}
+
+    def mark_examined(self, source: str, hubs: tuple[str, ...], topic: str | None, now: datetime) -> None:
+        """Record what ``source``'s document advertised (hub URLs, topic) when it was read."""
+        self._run("INSERT OR REPLACE INTO examined (source, hubs, topic, at) VALUES (?, ?, ?, ?)",
+                  (source, json.dumps(list(hubs)), topic, now.isoformat()))
 
     # --- the inbox ---------------------------------------------------------------
 

@@ -58,7 +58,7 @@ from .buildlog import log_failure
 from .callbacks import App, callback_url
 from .config import load_config
 from .decide import decide_push
-from .errors import ConfigError, EmptyBuildError, FeedError, RenderError, SyndicatorError
+from .errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
 from .hosts import host_key
 from .metrics import Metrics
 from .model import Config, Fetched, Observation, SourceState, is_local
@@ -67,7 +67,7 @@ from .pool import HostPool, wait_first
 from .publish import output_lock
 from .pushstate import PushState, Subscription
 from .report import BuildReport
-from .store import Store
+from .store import DATABASE, Store
 
 __all__ = ["ServeOptions", "Server", "recovery_rate"]
 
@@ -157,6 +157,7 @@ class Server:
         self._local_seen: dict[str, tuple[int, int]] = {}
         self._breakers = push.Breakers()
         self._subscriptions: dict[str, Subscription] = {}
+        self._examined: set[str] = set()
         self._dirty_since: float | None = None
         self._last_change = 0.0
         self._render_after = 0.0
@@ -224,12 +225,13 @@ class Server:
         app = App(push_state, self.metrics, config.max_bytes, self.wake, self.healthy, self.options.clock)
         try:
             server: Any = create_server(app, host=self.options.host, port=self.options.port, threads=4,
-                                        max_request_body_size=config.max_bytes + 1024, channel_timeout=30,
+                                        max_request_body_size=config.max_bytes + 65536, channel_timeout=10,
+                                        connection_limit=500,
                                         ident="syndicator", clear_untrusted_proxy_headers=True,
                                         asyncore_use_poll=True)
-        except OSError as error:
-            raise ConfigError(f"--listen {self.options.host}:{self.options.port}: cannot listen there "
-                              f"({error.strerror or error})") from error
+        except (OSError, ValueError) as error:  # ValueError: a host that is no address and resolves to none
+            raise ConfigError(f"--listen {_address(self.options.host, self.options.port)}: cannot listen there "
+                              f"({getattr(error, 'strerror', None) or error})") from error
         self.address = (str(server.effective_host), int(server.effective_port))
         http = threading.Thread(target=server.run, name="http", daemon=True)
         self._fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
@@ -238,7 +240,9 @@ class Server:
         subscriber = threading.Thread(target=self._subscribe_loop, args=(push_state,), name="subscriber", daemon=True)
         states = self._states = store.states()
         now = self.options.clock()
-        self._release = _recovery(config, states, now, recovery_rate(config.workers))
+        self._examined = push_state.examined()
+        self._release = _recovery(config, {url: self._unexamined_due(url, state, now) for url, state in states.items()},
+                                  now, recovery_rate(config.workers))
         if self._release:
             last = max(self._release.values())
             log.info("serve: %d sources were overdue; released over %.0f s, most overdue first",
@@ -249,7 +253,7 @@ class Server:
         poller.start()
         subscriber.start()
         self.ready.set()
-        where = f"http://{self.address[0]}:{self.address[1]}"
+        where = f"http://{_address(*self.address)}"
         log.warning("serve: listening on %s (metrics at /metrics, health at /healthz); WebSub %s", where,
                     f"callbacks at {self.options.public_url.rstrip('/')}/websub/" if self.options.public_url
                     else "off (no --public-url)")
@@ -259,20 +263,25 @@ class Server:
             while not self._stopping.is_set():
                 self._turn(store, push_state, states)
         finally:
+            self._stopping.set()  # also when the loop failed: the other threads end
             _close_http(server)  # no new connection; the requests held finish (their notifications are committed)
             server.task_dispatcher.shutdown(cancel_pending=False, timeout=10)
             self._batches.put(None)
             self._hub_wake.set()
-            poller.join(timeout=2 * config.timeout + 5)
+            poller.join(timeout=5)  # it leaves a batch within 0.2 s; fetches still running are abandoned
             self._drain(store, push_state, states)
             if self._dirty_since is not None:
                 self._render(store, states, final=True)
-            subscriber.join(timeout=config.timeout + 5)
+            subscriber.join(timeout=2)  # a request to a hub still waiting is abandoned: the subscription is kept
             self._fetcher.close()
-            log.warning("serve: stopped; the state is saved")
+        log.warning("serve: stopped; the state is saved")
 
     def _turn(self, store: Store, push_state: PushState, states: dict[str, SourceState]) -> None:
-        """One turn of the loop: wait for work, store what arrived, plan, render."""
+        """One turn of the loop: wait for work, store what arrived, plan, render.
+
+        Raises:
+            StoreError: the state database was removed (the cache folder deleted) while serving.
+        """
         self._beat = time.monotonic()
         timeout = self._sleep(states)
         try:
@@ -301,11 +310,19 @@ class Server:
             self._render(store, states)
 
     def _config_changed(self) -> bool:
-        """True when sites.yaml's modification time changed (looked at every CONFIG_CHECK seconds)."""
+        """True when sites.yaml's modification time changed (looked at every CONFIG_CHECK seconds).
+
+        Raises:
+            StoreError: the state database is gone: whatever is stored from now on would be lost.
+        """
         moment = time.monotonic()
         if moment - self._config_checked < CONFIG_CHECK:
             return False
         self._config_checked = moment
+        database = Path(self.config.cache) / DATABASE
+        if not database.is_file():
+            raise StoreError(f"{database} was removed while serving; stopped so that nothing more is lost "
+                             "(start serve again to begin from an empty state)")
         return _mtime(self.config.path) != self._config_mtime
 
     def _sleep(self, states: Mapping[str, SourceState]) -> float:
@@ -333,11 +350,26 @@ class Server:
             policy, ledger = policy_of(self.config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
             store.keep(LEDGER_KEY, ledger.text())
             self._policy = (time.monotonic(), policy)
-        jobs = [observe.job_for(url, states.get(url)) for url in due]
+        jobs = [observe.job_for(url, self._examining(url, states.get(url))) for url in due]
         self._in_flight = set(due)
         for url in due:
             self._release.pop(url, None)
         self._batches.put([now, jobs])
+
+    def _examining(self, url: str, state: SourceState | None) -> SourceState | None:
+        """The state a job for ``url`` is made from: without validators and body hash when its document was
+        never read for hubs (a 304, or a body equal to the stored one, is not parsed: :mod:`pushstate`)."""
+        if state is None or self.options.public_url is None or url in self._examined or is_local(url):
+            return state
+        return replace(state, etag=None, last_modified=None, validators_url=None, body_hash=None)
+
+    def _unexamined_due(self, url: str, state: SourceState, now: datetime) -> SourceState:
+        """``state``, due now when its document was never read for hubs and its last fetch succeeded
+        (a failing source waits for its backoff): with --public-url, every feed is soon subscribed."""
+        if self.options.public_url is None or url in self._examined or is_local(url) or state.error_kind is not None \
+                or state.next_attempt is None or state.next_attempt <= now:
+            return state
+        return replace(state, next_attempt=now)
 
     def _due(self, states: Mapping[str, SourceState], now: datetime) -> list[str]:
         """The configured sources due now, with push, the recovery window and local files taken into account."""
@@ -357,6 +389,7 @@ class Server:
                 continue
             urls.append(url)
             if state is not None:
+                state = self._unexamined_due(url, state, now)
                 subscription = self._subscriptions.get(url)
                 if subscription is not None:
                     state = replace(state, next_attempt=push.next_poll(state, subscription, now, heartbeat,
@@ -458,8 +491,11 @@ class Server:
         current = self._subscriptions.get(source)
         result = observation.result
         if isinstance(result, Fetched) and observation.parsed is not None:
-            wanted = push.wanted(source, advertised(result.headers, observation.parsed, result.url), result.url, now,
-                                 current)
+            found = advertised(result.headers, observation.parsed, result.url)
+            if source not in self._examined:
+                push_state.mark_examined(source, found.hubs, found.topic, now)
+                self._examined.add(source)
+            wanted = push.wanted(source, found, result.url, now, current)
             if wanted is not None:
                 push_state.save(wanted)
                 self._subscriptions[source] = wanted
@@ -629,7 +665,7 @@ class Server:
         self._policy = None
         self._leave_removed(push_state)
         self._changed()
-        log.warning("serve: read %s again: %d sites (%d feeds added, %d removed)", path, len(config.sites),
+        log.warning("serve: read %s again: %d sites (feeds: %d added, %d removed)", path, len(config.sites),
                     len(added), len(removed))
 
     # --- rendering -------------------------------------------------------------------
@@ -656,11 +692,15 @@ class Server:
         self._dirty_since = None
         report = BuildReport(sites=len(self.config.sites), sources=len(self.config.sources))
         try:
-            publish_site(self.config, store, states, now, self.options.templates, report, started, log_stale=False)
+            publish_site(self.config, store, states, now, self.options.templates, report, started, log_stale=False,
+                         announce=not final)
         except EmptyBuildError:
             log.info("serve: no entries yet; nothing published")
             return
-        except RenderError as error:
+        except (RenderError, OSError) as error:  # OSError: report.json could not be written
+            if final:
+                log.error("serve: %s; the last changes were not published (the next start publishes them)", error)
+                return
             log.error("serve: %s; trying again in %.0f s", error, RENDER_RETRY)
             self._render_after = time.monotonic() + RENDER_RETRY
             self._dirty_since = self._dirty_since or time.monotonic()
@@ -724,6 +764,11 @@ def _close_http(server: Any) -> None:
 
     server.trigger.pull_trigger(close)
     closed.wait(5)
+
+
+def _address(host: str, port: int) -> str:
+    """HOST:PORT, an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _same_places(new: Config, old: Config) -> bool:

@@ -165,8 +165,8 @@ class Store:
         try:
             lock.acquire()
         except Timeout:
-            raise CacheLockedError(f"{cache}: another syndicator build is using this cache; "
-                                   "wait for it to finish") from None
+            raise CacheLockedError(f"{cache}: another syndicator build or serve is using this cache; "
+                                   "wait for the build to finish, or stop the serve") from None
         try:
             connection = sqlite3.connect(cache / DATABASE, isolation_level=None)
             _migrate(connection, cache / DATABASE)

@@ -202,8 +202,8 @@ def test_build_refuses_a_locked_cache_with_exit_4(server: HTTPServer, tmp_path: 
     with Store.open(tmp_path / "cache"):
         result = build(config)
     assert result.exit_code == 4
-    assert result.stderr == (f"syndicator: error: {tmp_path / 'cache'}: another syndicator build is using "
-                             "this cache; wait for it to finish\n")
+    assert result.stderr == (f"syndicator: error: {tmp_path / 'cache'}: another syndicator build or serve "
+                             "is using this cache; wait for the build to finish, or stop the serve\n")
     assert server.log == []
     assert build(config).exit_code == 0  # and the lock is free again
 
@@ -229,7 +229,7 @@ def test_two_builds_on_one_cache_at_once(server: HTTPServer, tmp_path: Path, rel
             time.sleep(0.1)
         second = build(config)
         assert second.exit_code == 4
-        assert "another syndicator build is using this cache" in second.stderr
+        assert "another syndicator build or serve is using this cache" in second.stderr
         release.set()
         stdout, stderr = first.communicate(timeout=30)
     finally:

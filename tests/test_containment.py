@@ -115,7 +115,7 @@ def test_a_second_build_on_the_same_output_stops_before_fetching(server: HTTPSer
     with output_lock(tmp_path / "public"):
         result = build(config, "--cache", str(tmp_path / "other-cache"))
     assert result.exit_code == 4
-    assert "another syndicator build is publishing into this folder" in result.stderr
+    assert "another syndicator build or serve is publishing into this" in result.stderr
     assert server.log == [] and not (tmp_path / "public").exists()
 
 

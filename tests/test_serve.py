@@ -9,6 +9,7 @@ deadline; nothing asserts how long anything took.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -684,7 +685,7 @@ def test_sites_yaml_changes_are_applied_while_serving(tmp_path: Path, hub: WebSu
     rewrite(config, planet_yaml([site(alpha), site(beta), site(gamma)]))
     serve.wait_for(lambda: "gamma post 3" in page(tmp_path), "the added site on the site")
     assert len(feeds.syndicator_gets("gamma")) == 1
-    assert f"serve: read {config} again: 3 sites (1 feeds added, 0 removed)" in serve.log()
+    assert f"serve: read {config} again: 3 sites (feeds: 1 added, 0 removed)" in serve.log()
 
     # A broken file is one error line, and the running configuration stays.
     rewrite(config, "title: Planet Test\nsites: [\n")
@@ -705,7 +706,7 @@ def test_sites_yaml_changes_are_applied_while_serving(tmp_path: Path, hub: WebSu
     assert len(hub.callbacks(alpha.url)) == 1  # alpha stays
     serve.wait_for(lambda: "beta post" not in page(tmp_path) and "alpha post 3" in page(tmp_path),
                    "the site without beta")
-    assert f"serve: read {config} again: 2 sites (0 feeds added, 1 removed)" in serve.log()
+    assert f"serve: read {config} again: 2 sites (feeds: 0 added, 1 removed)" in serve.log()
     errors = [line for line in serve.log().splitlines() if line.startswith("syndicator: error:")]
     assert len(errors) == 1 and str(config) in errors[0], errors
     assert serve.terminate() == 0
@@ -793,3 +794,82 @@ def test_a_notification_over_max_bytes_gets_413_and_nothing_is_stored(tmp_path: 
     assert stored_entries(tmp_path, "Huge post") == 0
     assert "Huge post" not in page(tmp_path)
     assert [verdict for _, verdict in inbox(tmp_path)] == ["stored"]
+
+
+# --- found by a fresh-clone tester -----------------------------------------------------------------------------------
+
+
+def test_a_feed_unchanged_since_the_last_build_is_still_subscribed(tmp_path: Path, hub: WebSubHub,
+                                                                    feeds: FeedServer,
+                                                                    spawn: Callable[..., ServeProcess]) -> None:
+    # After a build the feed is not due for an hour, and its next answer would be a 304 or the same body,
+    # neither parsed: serve reads its document once, unconditionally, to find the hub.
+    blog = feeds.feed("blog", hub=hub.url)
+    config = write_config(tmp_path, [site(blog)])
+    built = run_cli("build", "--config", str(config))
+    assert built.returncode == 0, built.stderr
+    gets = len(feeds.syndicator_gets("blog"))
+    serve = spawn(config)
+    serve.wait_metric("syndicator_live_leases", 1.0)
+    assert len(feeds.syndicator_gets("blog")) == gets + 1  # one read, not a poll per turn
+    assert serve.terminate() == 0
+
+
+def test_a_stop_does_not_wait_for_a_fetch_that_hangs(tmp_path: Path, feeds: FeedServer,
+                                                     spawn: Callable[..., ServeProcess]) -> None:
+    import socket
+
+    held: list[socket.socket] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(WAIT)
+
+    def accept() -> None:  # takes the request and never answers
+        with contextlib.suppress(OSError):
+            held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    hanging = f"http://127.0.0.1:{listener.getsockname()[1]}/feed.xml"
+    config = write_config(tmp_path, [{"name": "Hangs", "feed": hanging}, site(feeds.feed("blog"))], timeout=120)
+    try:
+        serve = spawn(config, public=False)
+        serve.wait_for(lambda: held, "the hanging feed's request")
+        assert serve.terminate() == 0  # within WAIT (20 s), not after the 120 s timeout
+        assert "stopped; the state is saved" in serve.log()
+    finally:
+        for connection in held:
+            connection.close()
+        listener.close()
+
+
+def test_a_cache_removed_while_serving_stops_serve_with_one_line(tmp_path: Path, feeds: FeedServer,
+                                                                 spawn: Callable[..., ServeProcess]) -> None:
+    import shutil
+
+    config = write_config(tmp_path, [site(feeds.feed("blog"))])
+    serve = spawn(config, public=False)
+    serve.wait_for(lambda: "blog post 3" in page(tmp_path), "the site")
+    shutil.rmtree(tmp_path / "cache")
+    code = serve.process.wait(timeout=WAIT)
+    assert code == 5, serve.details()
+    errors = [line for line in serve.log().splitlines() if line.startswith("syndicator: error:")]
+    assert len(errors) == 1 and "state.sqlite was removed while serving" in errors[0], serve.details()
+    assert "Traceback" not in serve.log()
+
+
+@pytest.mark.parametrize(("option", "value", "problem"), [
+    ("--listen", "999.1.1.1:8080", "cannot listen there"),
+    ("--listen", "127.0.0.1:99999", "is not HOST:PORT"),
+    ("--public-url", "http://127.0.0.1:8080/?x=1", "has a query or fragment"),
+    ("--public-url", "http://user:secret@127.0.0.1:8080/", "credentials"),
+    ("--public-url", "ftp://127.0.0.1/", "http"),
+])
+def test_a_bad_listen_or_public_url_is_one_line(tmp_path: Path, feeds: FeedServer, option: str, value: str,
+                                                problem: str) -> None:
+    config = write_config(tmp_path, [site(feeds.feed("blog"))])
+    result = run_cli("serve", "--config", str(config), option, value)
+    assert result.returncode == 2, result.stderr
+    first, *rest = result.stderr.splitlines()
+    assert first.startswith("syndicator: error: ") and problem in first, result.stderr
+    assert rest in ([], ["Try 'syndicator serve --help'."]), result.stderr  # a usage error names the help
+    assert not (tmp_path / "public").exists()  # nothing fetched, nothing published

@@ -93,7 +93,7 @@ def test_status_shows_the_websub_side_of_a_subscribed_feed(server: HTTPServer, t
     pushed.close()
     text = blocks(status(config))
     assert "push: push healthy (live)   hub: https://hub.example.net/   lease until: " in text["A"]
-    assert "stored 3, discarded 2" in text["A"]
+    assert "accepted 3, discarded 2" in text["A"]
     assert "push:" not in text["B"]
     rows = json.loads(status(config, "--json"))
     assert rows[0]["push"]["healthy"] is True and rows[0]["push"]["lease_expires"].startswith("2026-")

@@ -104,7 +104,7 @@ def test_a_failed_save_changes_nothing(tmp_path: Path) -> None:
 def test_second_open_of_one_cache_is_refused_until_the_first_closes(tmp_path: Path) -> None:
     first = Store.open(tmp_path)
     try:
-        with pytest.raises(CacheLockedError, match="another syndicator build is using this cache"):
+        with pytest.raises(CacheLockedError, match="another syndicator build or serve is using this cache"):
             Store.open(tmp_path)
     finally:
         first.close()
