@@ -27,7 +27,7 @@ from typing import Any, TextIO
 import click
 
 from . import __version__
-from .config import WORKERS_MAX, load_config
+from .config import WORKERS_MAX, load_config, state_url
 from .errors import ConfigError, FeedError, InternalErrorsExit, SyndicatorError
 from .model import TROUBLE, is_local
 from .pipeline import BuildOptions
@@ -211,6 +211,25 @@ def _site_folders(command: Any) -> Any:
     return command
 
 
+_STATE_OPTION = click.option(
+    "--state", "state", metavar="URL",
+    help="The state's PostgreSQL database, postgresql://... (default: $SYNDICATOR_STATE, else 'state' in "
+         "sites.yaml, else the SQLite database in the cache folder).")
+
+
+def _with_state(config: Any, state: str | None, environ: Mapping[str, str]) -> Any:
+    """``config`` with the state URL of --state, else $SYNDICATOR_STATE, else its own.
+
+    Raises:
+        ConfigError: a value that is not a postgresql:// URL, naming where it came from.
+    """
+    if state is not None:
+        return replace(config, state=state_url(state, "--state"))
+    if environ.get("SYNDICATOR_STATE"):
+        return replace(config, state=state_url(environ["SYNDICATOR_STATE"], "SYNDICATOR_STATE"))
+    return config
+
+
 @click.group(name="syndicator", cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="syndicator")
 def main() -> None:
@@ -227,6 +246,7 @@ def main() -> None:
 @click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
 @click.option("--now", "now_given", type=IsoTime(), metavar="ISO-8601-TIME",
               help="Run as if at this time, for testing and replaying (default: the clock).")
+@_STATE_OPTION
 @click.option("--restore-from", "restore_from", metavar="URL-OR-PATH",
               help="Where to load the state from when the cache folder is empty (default: 'restore_from' "
                    "in sites.yaml).")
@@ -234,7 +254,7 @@ def main() -> None:
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
 def build(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None,
           force: bool, site_names: tuple[str, ...], workers: int | None, now_given: datetime | None,
-          restore_from: str | None, verbose: int, quiet: int) -> None:
+          state: str | None, restore_from: str | None, verbose: int, quiet: int) -> None:
     """Fetch the feeds that are due and publish the site.
 
     Also writes the build's figures to report.json in the cache folder.
@@ -252,7 +272,7 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
             changes["workers"] = workers
         if restore_from is not None:
             changes["restore_from"] = _location(restore_from)
-        config = replace(config, **changes)
+        config = _with_state(replace(config, **changes), state, os.environ)
         options = BuildOptions(now=now, force=force, sites=site_names, templates=templates)
         shown = progress_shown(handler.stream, quiet, os.environ)
         report = _build_with_progress(config, options, handler if shown else None)
@@ -326,8 +346,9 @@ def _build_with_progress(config: Any, options: BuildOptions, handler: LogHandler
               help="Judge due and stale as if at this time (default: the clock).")
 @click.option("--failing", is_flag=True,
               help="Show only the sites in trouble: failing, gone, denied or stale.")
+@_STATE_OPTION
 def status(config_path: Path, cache: Path | None, as_json: bool, now_given: datetime | None,
-           failing: bool) -> None:
+           failing: bool, state: str | None) -> None:
     """Show each site's polling state: URLs, times, interval and why, failures, validators.
 
     Reads the cache without changing it; safe while a build runs. The text
@@ -338,7 +359,7 @@ def status(config_path: Path, cache: Path | None, as_json: bool, now_given: date
         config = load_config(config_path)
         if cache is not None:
             config = replace(config, cache=cache)
-        rows = site_status(config, now)
+        rows = site_status(_with_state(config, state, os.environ), now)
     except SyndicatorError as error:
         raise CommandError(error) from error
     shown = [row for row in rows if row["health"] in TROUBLE or row["stale"]] if failing else rows
@@ -528,13 +549,14 @@ def _public_url(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--public-url", callback=_public_url, metavar="URL",
               help="The URL at which hubs reach that server (for example https://planet.example.org/push); "
                    "without it, no WebSub subscriptions are made.")
+@_STATE_OPTION
 @click.option("--heartbeat", type=click.FloatRange(60, 30 * 86400), metavar="SECONDS",
               help="Seconds between polls of a feed whose push is healthy (default: max_interval).")
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
 def serve(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None, workers: int | None,
-          listen: tuple[str, int], public_url: str | None, heartbeat: float | None, verbose: int,
-          quiet: int) -> None:
+          listen: tuple[str, int], public_url: str | None, state: str | None, heartbeat: float | None,
+          verbose: int, quiet: int) -> None:
     """Poll continuously, take WebSub pushes, and publish the site after changes.
 
     Runs until SIGTERM or Ctrl-C, then stops cleanly; SIGHUP (or a change
@@ -559,7 +581,9 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
             overrides["cache"] = cache.resolve()
         if workers is not None:
             overrides["workers"] = workers
-        config = replace(config, **overrides)
+        config = _with_state(replace(config, **overrides), state, os.environ)
+        if config.state is not None:
+            overrides["state"] = config.state
         server = Server(config, ServeOptions(host=listen[0], port=listen[1], public_url=public_url,
                                              templates=templates, heartbeat=heartbeat, overrides=overrides))
         signal.signal(signal.SIGTERM, lambda *_: server.stop())

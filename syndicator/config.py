@@ -82,6 +82,9 @@ _SETTINGS: dict[str, _Setting] = {
     # The planet as a WebSub publisher (README.md, "Your planet as a WebSub publisher"): the hubs its feeds
     # advertise and announce.py notifies; stored as Config.hubs.
     "hub": _Setting("hubs", ()),
+    # Where the state lives (README.md, "The state in PostgreSQL"): a postgresql:// URL; absent, the SQLite
+    # database in the cache folder.
+    "state": _Setting("state", None),
 }
 #: The values a "choice" setting takes, first the default.
 _CHOICES = {"feed_content": ("full", "summary")}
@@ -455,6 +458,11 @@ def _setting(data: _LineDict, key: str) -> Any:
         return _image(data, key, value, "")
     if kind == "hubs":
         return _hubs(line, key, value)
+    if kind == "state":
+        try:
+            return state_url(value, key)
+        except ConfigError as error:
+            raise _FieldError(line, key, str(error).split(": ", 1)[1]) from None
     if kind == "choice":
         if value not in _CHOICES[key]:
             raise _FieldError(line, key, f"must be one of {', '.join(_CHOICES[key])}")
@@ -480,3 +488,18 @@ def _setting(data: _LineDict, key: str) -> Any:
     if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
         raise _FieldError(line, key, f"must be a whole number from {number_text(minimum)} to {number_text(maximum)}")
     return value
+
+
+def state_url(value: Any, where: str) -> str:
+    """A ``state`` value (sites.yaml, ``--state``, ``SYNDICATOR_STATE``): a ``postgresql://`` URL, stripped.
+
+    Raises:
+        ConfigError: anything else, naming ``where``; the message never shows a password.
+    """
+    from .pgstate import is_postgres_url, shown
+
+    if isinstance(value, str) and is_postgres_url(value.strip()) and strip_control(value) == value:
+        return value.strip()
+    text = shown(value) if isinstance(value, str) else repr(value)
+    raise ConfigError(f"{where}: {text!r} is not a postgresql:// URL (leave it out for the SQLite state "
+                      "in the cache folder)")

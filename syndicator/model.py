@@ -134,6 +134,7 @@ class Config:
     snapshot: bool = False
     restore_from: str | None = None
     hubs: tuple[str, ...] = ()
+    state: str | None = None
 
     @property
     def sources(self) -> tuple[str, ...]:

@@ -114,7 +114,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     check_folders(config)
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
-    with Store.open(config.cache) as store, output_lock(config.output):
+    with Store.open(config.cache, config.state) as store, output_lock(config.output):
         if store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
             report.restored = restore(config, store)
         states = store.states()

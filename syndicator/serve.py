@@ -207,7 +207,7 @@ class Server:
         """
         config = self.config
         check_folders(config)
-        with Store.open(config.cache) as store, output_lock(config.output):
+        with Store.open(config.cache, config.state) as store, output_lock(config.output):
             push_state = PushState.open(config.cache)
             try:
                 if store.count("sources") == 0:
@@ -320,7 +320,7 @@ class Server:
             return False
         self._config_checked = moment
         database = Path(self.config.cache) / DATABASE
-        if not database.is_file():
+        if self.config.state is None and not database.is_file():
             raise StoreError(f"{database} was removed while serving; stopped so that nothing more is lost "
                              "(start serve again to begin from an empty state)")
         return _mtime(self.config.path) != self._config_mtime

@@ -25,7 +25,7 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
     Raises:
         StoreError: the state database is unusable or of another version.
     """
-    store = Store.open_readonly(config.cache)
+    store = Store.open_readonly(config.cache, config.state)
     try:
         states = store.states() if store is not None else {}
     finally:

@@ -133,7 +133,12 @@ _MIGRATIONS: dict[int, str] = {
 }
 _DATETIME_FIELDS = {"last_attempt", "last_success", "last_change", "next_attempt"}
 _STATE_FIELDS = [f.name for f in fields(SourceState)]
-_UPDATE_SET = ", ".join(f"{name} = excluded.{name}" for name in _STATE_FIELDS if name != "url")
+#: The columns of ``sources`` quoted (``interval`` is a keyword of PostgreSQL's).
+_STATE_COLUMNS = ", ".join(f'"{name}"' for name in _STATE_FIELDS)
+_UPDATE_SET = ", ".join(f'"{name}" = excluded."{name}"' for name in _STATE_FIELDS if name != "url")
+#: The generation counter's increment (meta values are text in both databases).
+_NEXT_GENERATION = ("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
+                    "DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)")
 
 
 class Store:
@@ -147,15 +152,30 @@ class Store:
         StoreError: the database is from a newer syndicator or unreadable.
     """
 
-    def __init__(self, connection: sqlite3.Connection, lock: FileLock | None = None,
-                 path: Path | None = None) -> None:
-        self._db = connection
+    def __init__(self, connection: Any, lock: FileLock | None = None,
+                 path: Path | str | None = None) -> None:
+        self._db = connection  # sqlite3.Connection, or pgstate.Connection
         self._lock = lock
         self.path = path or Path(DATABASE)
 
     @classmethod
-    def open(cls, cache: Path) -> Store:
-        """Lock ``cache`` (a folder, created if missing) and open its database."""
+    def connect(cls, url: str) -> Store:
+        """Open the state in the PostgreSQL database ``url`` (``postgresql://...``; see pgstate.py).
+
+        No lock is taken: several workers share one database, and each
+        source's save is one transaction.
+
+        Raises:
+            StoreError: psycopg is missing, the server cannot be reached, or the schema is newer.
+        """
+        from . import pgstate  # here: a SQLite state never loads psycopg
+
+        return cls(pgstate.connect(url), path=pgstate.shown(url))
+
+    @classmethod
+    def open(cls, cache: Path, state: str | None = None) -> Store:
+        """Lock ``cache`` (a folder, created if missing) and open its database, or the PostgreSQL
+        database ``state`` names (``postgresql://...``, :meth:`connect`) when given."""
         cache = Path(cache)
         try:
             cache.mkdir(parents=True, exist_ok=True)
@@ -168,6 +188,10 @@ class Store:
             raise CacheLockedError(f"{cache}: another syndicator build or serve is using this cache; "
                                    "wait for the build to finish, or stop the serve") from None
         try:
+            if state is not None:
+                store = cls.connect(state)
+                store._lock = lock
+                return store
             connection = sqlite3.connect(cache / DATABASE, isolation_level=None)
             _migrate(connection, cache / DATABASE)
         except BaseException:
@@ -176,14 +200,17 @@ class Store:
         return cls(connection, lock, cache / DATABASE)
 
     @classmethod
-    def open_readonly(cls, cache: Path) -> Store | None:
-        """Open ``cache``'s database to read, without the lock (a build may run).
+    def open_readonly(cls, cache: Path, state: str | None = None) -> Store | None:
+        """Open ``cache``'s database to read, without the lock (a build may run); or the
+        PostgreSQL database ``state`` names, when given (read as any worker reads it).
 
         Returns:
             the Store, or None when the cache holds no database yet.
         Raises:
             StoreError: the database is unreadable or of another schema version.
         """
+        if state is not None:
+            return cls.connect(state)
         path = Path(cache) / DATABASE
         if not path.is_file():
             return None
@@ -261,8 +288,7 @@ class Store:
                     while chunk := list(itertools.islice(pending, _ROWS_PER_QUERY)):
                         self._db.executemany(statement, chunk)
                         written += len(chunk)
-                self._db.execute("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
-                                 "DO UPDATE SET value = CAST(value AS INTEGER) + 1", (GENERATION_KEY,))
+                self._db.execute(_NEXT_GENERATION, (GENERATION_KEY,))
         except (sqlite3.DatabaseError, ValueError) as error:
             raise StoreError(f"{self.path}: cannot load the state: {error}") from error
         return written
@@ -271,7 +297,7 @@ class Store:
 
     def states(self) -> dict[str, SourceState]:
         """Every stored source state, keyed by configured URL."""
-        rows = self._db.execute(f"SELECT {', '.join(_STATE_FIELDS)} FROM sources")
+        rows = self._db.execute(f"SELECT {_STATE_COLUMNS} FROM sources")  # noqa: S608 - our names
         return {row[0]: _state_from_row(row) for row in rows}
 
     def generation(self) -> int:
@@ -295,7 +321,8 @@ class Store:
         """
         try:
             with _transaction(self._db):
-                self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+                self._db.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
         except sqlite3.OperationalError as error:
             raise StoreError(f"cannot write the state database: {error}") from error
 
@@ -402,10 +429,9 @@ class Store:
         with _transaction(self._db):
             # An upsert, never INSERT OR REPLACE: REPLACE deletes the row first,
             # and the foreign key's ON DELETE CASCADE would take the snapshot with it.
-            self._db.execute(f"INSERT INTO sources ({', '.join(_STATE_FIELDS)}) VALUES ({placeholders}) "
+            self._db.execute(f"INSERT INTO sources ({_STATE_COLUMNS}) VALUES ({placeholders}) "  # noqa: S608
                              f"ON CONFLICT(url) DO UPDATE SET {_UPDATE_SET}", values)
-            self._db.execute("INSERT INTO meta (key, value) VALUES (?, '1') "
-                             "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1", (GENERATION_KEY,))
+            self._db.execute(_NEXT_GENERATION, (GENERATION_KEY,))
             if entries is None:
                 return
             self._db.execute("DELETE FROM entries WHERE source = ?", (state.url,))
@@ -423,7 +449,8 @@ class Store:
             self._db.executemany("INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)", rows)
             self._db.executemany("INSERT INTO seen (source, id, first_seen, content_hash, first_date) "
                                  "VALUES (?, ?, ?, ?, ?)", new)
-            self._db.executemany("INSERT OR IGNORE INTO aliases (source, key, id) VALUES (?, ?, ?)", aliases)
+            self._db.executemany("INSERT INTO aliases (source, key, id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                                 aliases)
 
     def _known(self, source: str, entries: list[Entry]) -> _Known:
         """What the store knows of the ids and alias keys ``entries`` could resolve to, and of the ids
@@ -536,7 +563,7 @@ def _chunks(values: list[_Value], size: int = _ROWS_PER_QUERY) -> Iterator[list[
 class _transaction:
     """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Any) -> None:
         self._db = db
 
     def __enter__(self) -> None:

@@ -1,0 +1,212 @@
+"""The state in PostgreSQL: the store's SQL on a psycopg 3 connection (``state: postgresql://...``).
+
+:class:`store.Store` is written in one dialect, SQLite's, with ``?``
+parameters; the SQLite connection runs it as it is (no layer on the
+build's hot path). For PostgreSQL, :class:`Connection` stands in for
+``sqlite3.Connection`` with the few methods the store calls (``execute``,
+``executemany``, ``close``) and rewrites each statement once (cached):
+
+* ``?`` parameters become ``%s`` (and a literal ``%`` becomes ``%%``);
+* ``json_extract(X, '$.key')`` becomes ``(X::json ->> 'key')``;
+* ``BEGIN IMMEDIATE`` becomes ``BEGIN`` (PostgreSQL locks rows, not the file).
+
+The schema (:data:`SCHEMA`) is the SQLite schema at
+:data:`store.SCHEMA_VERSION` created at once; later versions add their
+migration to both (:data:`MIGRATIONS`). Errors of the server or the
+connection become :class:`errors.StoreError` naming the database (without
+its password). psycopg is imported only when a ``postgresql:`` state is used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from .errors import StoreError
+
+__all__ = ["MIGRATIONS", "SCHEMA", "Connection", "connect", "is_postgres_url", "shown"]
+
+#: The state's tables at schema version 7 (store.SCHEMA_VERSION), as SQLite has them after its migrations.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sources (
+    url TEXT PRIMARY KEY,
+    fetch_url TEXT NOT NULL,
+    etag TEXT,
+    last_modified TEXT,
+    validators_url TEXT,
+    body_hash TEXT,
+    body_size BIGINT,
+    title TEXT,
+    link TEXT,
+    last_attempt TEXT,
+    last_success TEXT,
+    last_change TEXT,
+    failures INTEGER NOT NULL DEFAULT 0,
+    error_kind TEXT,
+    error_message TEXT,
+    next_attempt TEXT,
+    "interval" DOUBLE PRECISION,
+    reason TEXT,
+    history TEXT,
+    hints TEXT,
+    hold TEXT,
+    snapshot_hash TEXT,
+    failed_body_hash TEXT,
+    failed_body_kind TEXT,
+    failed_body_message TEXT,
+    discovered TEXT,
+    habits TEXT
+);
+CREATE TABLE IF NOT EXISTS entries (
+    source TEXT NOT NULL REFERENCES sources(url) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (source, id)
+);
+CREATE TABLE IF NOT EXISTS seen (
+    source TEXT NOT NULL,
+    id TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    content_hash TEXT,
+    changed TEXT,
+    first_date TEXT,
+    PRIMARY KEY (source, id)
+);
+CREATE TABLE IF NOT EXISTS aliases (
+    source TEXT NOT NULL,
+    key TEXT NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (source, key)
+)
+"""
+#: The schema version :data:`SCHEMA` creates, and the migrations after it: {version: statements}.
+SCHEMA_VERSION = 7
+MIGRATIONS: dict[int, str] = {}
+_JSON = re.compile(r"json_extract\(([\w.]+), '\$\.(\w+)'\)")
+
+
+def is_postgres_url(value: str) -> bool:
+    """True for a ``postgresql://`` or ``postgres://`` URL (the state of many workers)."""
+    return value.startswith(("postgresql://", "postgres://"))
+
+
+def shown(url: str) -> str:
+    """``url`` without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class Connection:
+    """A psycopg connection with the part of ``sqlite3.Connection``'s interface the store uses.
+
+    Autocommit: the store's own ``BEGIN`` ... ``COMMIT`` statements make the
+    transactions. Raises StoreError for any database error.
+    """
+
+    def __init__(self, connection: Any, url: str) -> None:
+        self._connection = connection
+        self.url = url
+        self._sql: dict[str, str] = {}
+
+    def _rewrite(self, sql: str) -> str:
+        cached = self._sql.get(sql)
+        if cached is None:
+            text = sql.replace("%", "%%").replace("?", "%s")
+            text = _JSON.sub(r"(\1::json ->> '\2')", text)
+            cached = self._sql[sql] = "BEGIN" if text.strip() == "BEGIN IMMEDIATE" else text
+        return cached
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
+        """Run one statement; returns a cursor (iterable, fetchone, fetchall, description)."""
+        import psycopg  # noqa: PLC0415 - loaded already by connect()
+
+        try:
+            return self._connection.execute(self._rewrite(sql), tuple(parameters), prepare=False)
+        except psycopg.Error as error:
+            raise StoreError(f"{shown(self.url)}: {_one_line(error)}") from error
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for each row."""
+        import psycopg  # noqa: PLC0415
+
+        rows = [tuple(row) for row in rows]
+        if not rows:
+            return
+        try:
+            with self._connection.cursor() as cursor:
+                cursor.executemany(self._rewrite(sql), rows)
+        except psycopg.Error as error:
+            raise StoreError(f"{shown(self.url)}: {_one_line(error)}") from error
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._connection.close()
+
+
+def connect(url: str) -> Connection:
+    """Connect to the PostgreSQL database ``url`` and create or migrate the state's schema.
+
+    Raises:
+        StoreError: psycopg is not installed, the server cannot be reached or
+            refuses us, or the schema is newer than this syndicator's.
+    """
+    try:
+        import psycopg  # noqa: PLC0415 - here: SQLite states never load it
+    except ImportError as error:
+        raise StoreError(f"{shown(url)}: a PostgreSQL state needs psycopg: pip install 'syndicator[postgres]'") \
+            from error
+    try:
+        raw = psycopg.connect(url, autocommit=True, connect_timeout=15)
+    except psycopg.Error as error:
+        raise StoreError(f"{shown(url)}: cannot connect: {_one_line(error)}") from error
+    connection = Connection(raw, url)
+    try:
+        _migrate(connection)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def _migrate(connection: Connection) -> None:
+    """Create the schema, or apply the migrations after the stored version, each in one transaction.
+
+    Two workers starting at once: a transaction-scoped advisory lock makes the second wait for the first.
+    """
+    connection.execute("BEGIN")
+    try:
+        connection.execute("SELECT pg_advisory_xact_lock(7061)")  # any constant: the schema's own lock
+        connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = int(row[0]) if row else 0
+        if version > max([SCHEMA_VERSION, *MIGRATIONS]):
+            raise StoreError(f"{shown(connection.url)}: schema version {version} is newer than this syndicator "
+                             "understands; upgrade syndicator")
+        if version == 0:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+            version = SCHEMA_VERSION
+        for target in sorted(v for v in MIGRATIONS if v > version):
+            for statement in MIGRATIONS[target].split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+            version = target
+        connection.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(version),))
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())[:300] or type(error).__name__
