@@ -241,6 +241,8 @@ def main() -> None:
               type=click.Path(path_type=Path), help="The site list to read.")
 @_site_folders
 @click.option("--force", is_flag=True, help="Fetch every source now, due or not.")
+@click.option("--no-fetch", "no_fetch", is_flag=True,
+              help="Fetch nothing: publish the site from the stored state (workers poll, this renders).")
 @click.option("--site", "site_names", multiple=True, metavar="NAME",
               help="Fetch only this site (repeatable), due or not; others keep their copy.")
 @click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
@@ -253,8 +255,9 @@ def main() -> None:
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
 def build(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None,
-          force: bool, site_names: tuple[str, ...], workers: int | None, now_given: datetime | None,
-          state: str | None, restore_from: str | None, verbose: int, quiet: int) -> None:
+          force: bool, no_fetch: bool, site_names: tuple[str, ...], workers: int | None,
+          now_given: datetime | None, state: str | None, restore_from: str | None, verbose: int,
+          quiet: int) -> None:
     """Fetch the feeds that are due and publish the site.
 
     Also writes the build's figures to report.json in the cache folder.
@@ -273,7 +276,9 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
         if restore_from is not None:
             changes["restore_from"] = _location(restore_from)
         config = _with_state(replace(config, **changes), state, os.environ)
-        options = BuildOptions(now=now, force=force, sites=site_names, templates=templates)
+        if no_fetch and (force or site_names):
+            raise click.UsageError("--no-fetch fetches nothing: it cannot be given with --force or --site")
+        options = BuildOptions(now=now, force=force, fetch=not no_fetch, sites=site_names, templates=templates)
         shown = progress_shown(handler.stream, quiet, os.environ)
         report = _build_with_progress(config, options, handler if shown else None)
     except SyndicatorError as error:

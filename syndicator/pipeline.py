@@ -88,6 +88,7 @@ class BuildOptions:
 
     now: datetime
     force: bool = False
+    fetch: bool = True
     sites: tuple[str, ...] = ()
     templates: Path | None = None
     progress: Callable[[int, int], None] | None = None
@@ -115,10 +116,11 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
     with Store.open(config.cache, config.state) as store, output_lock(config.output):
-        if store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
+        if options.fetch and store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
             report.restored = restore(config, store)
         states = store.states()
-        states.update(_poll(config, options, store, states, only, report, started))
+        if options.fetch:
+            states.update(_poll(config, options, store, states, only, report, started))
         publish_site(config, store, states, options.now, options.templates, report, started)
     return report
 

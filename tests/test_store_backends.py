@@ -195,3 +195,21 @@ def test_the_state_url_comes_from_the_option_the_environment_or_sites_yaml(tmp_p
                              str(bad), "--state", "sqlite:///x"], capture_output=True, text=True, check=False,
                             timeout=60, env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"})
     assert result.returncode == 2 and "secret" not in result.stderr
+
+
+def test_a_build_without_fetching_publishes_from_the_shared_state(server: HTTPServer, tmp_path: Path,
+                                                                 pg_database: str) -> None:  # noqa: F811
+    server.expect_request("/a.xml").respond_with_data(rss(post(1), post(2)))
+    for folder in ("poller", "renderer"):
+        (tmp_path / folder).mkdir()
+    poller = write_config(tmp_path / "poller", [{"name": "A", "feed": server.url_for("/a.xml")}], state=pg_database)
+    assert build(poller).exit_code == 0
+    requests_before = len(server.log)
+    # Another machine: its own folder and cache, the same state; it renders and fetches nothing.
+    renderer = write_config(tmp_path / "renderer", [{"name": "A", "feed": server.url_for("/a.xml")}],
+                            state=pg_database)
+    result = build(renderer, "--no-fetch")
+    assert result.exit_code == 0, result.output
+    assert len(server.log) == requests_before
+    assert "Post 2" in (tmp_path / "renderer" / "public" / "index.html").read_text(encoding="utf-8")
+    assert "0 requested" in result.stdout
