@@ -604,3 +604,42 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+
+
+@main.command()
+@click.option("--config", "config_path", default="sites.yaml", show_default=True,
+              type=click.Path(path_type=Path), help="The site list to read.")
+@_STATE_OPTION
+@click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads of this process (default 8).")
+@click.option("--name", metavar="NAME", help="This worker's name in the leases (default: host name and process id).")
+@click.option("--lease", type=click.FloatRange(10, 86400), metavar="SECONDS",
+              help="Seconds a claimed source is held before another worker may take it (default: twice a "
+                   "fetch's deadline, at least 60).")
+@click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
+@click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
+def worker(config_path: Path, state: str | None, workers: int | None, name: str | None, lease: float | None,
+           verbose: int, quiet: int) -> None:
+    """Poll into a PostgreSQL state shared with other workers.
+
+    Runs until SIGTERM or Ctrl-C. Claims due sources with leases, so no
+    source is fetched twice at once and per-host limits hold across every
+    worker. Renders nothing: publish with build and its no-fetch option.
+    """
+    import signal
+
+    from .worker import WorkerOptions, run_worker
+
+    _setup_logging(verbose, quiet)
+    stopping = threading.Event()
+    try:
+        config = load_config(config_path)
+        if workers is not None:
+            config = replace(config, workers=workers)
+        config = _with_state(config, state, os.environ)
+        options = WorkerOptions(lease=lease) if name is None else WorkerOptions(name=name, lease=lease)
+        signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+        signal.signal(signal.SIGINT, lambda *_: stopping.set())
+        stored = run_worker(config, options, stopping)
+    except SyndicatorError as error:
+        raise CommandError(error) from error
+    log.warning("worker %s: stopped after storing %d observations", options.name, stored)

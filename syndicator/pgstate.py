@@ -12,7 +12,22 @@ build's hot path). For PostgreSQL, :class:`Connection` stands in for
 
 The schema (:data:`SCHEMA`) is the SQLite schema at
 :data:`store.SCHEMA_VERSION` created at once; later versions add their
-migration to both (:data:`MIGRATIONS`). Errors of the server or the
+migration to both (:data:`MIGRATIONS`). That version number is the store's,
+shared by both backends: it means the same ``sources``, ``entries``,
+``seen`` and ``aliases`` tables in SQLite and here.
+
+The tables of many workers sharing one database (:mod:`claims`: ``leases``,
+``hosts``, ``source_hosts``) exist in PostgreSQL only, so they are not part
+of that schema: they are versioned on their own, by the ``meta`` key
+:data:`WORKER_VERSION_KEY`, with their migrations in
+:data:`WORKER_MIGRATIONS`, applied on every connect after the store's (under
+the same advisory lock). Not in :data:`MIGRATIONS` (a PostgreSQL-only
+version 8 would collide with the store's own next version 8, and both
+backends' "version 8" would then mean different tables); not in
+:data:`SCHEMA` alone (it runs only on an empty database: a state created
+before the workers would never get them). Being outside the store's tables
+(:data:`store.TABLES`), they are neither dumped nor restored by a state
+file: leases are transient coordination, not state. Errors of the server or the
 connection become :class:`errors.StoreError` naming the database (without
 its password). psycopg is imported only when a ``postgresql:`` state is used.
 """
@@ -26,7 +41,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .errors import StoreError
 
-__all__ = ["MIGRATIONS", "SCHEMA", "Connection", "connect", "is_postgres_url", "shown"]
+__all__ = ["MIGRATIONS", "SCHEMA", "WORKER_MIGRATIONS", "WORKER_VERSION_KEY", "Connection", "connect",
+           "is_postgres_url", "shown"]
 
 #: The state's tables at schema version 7 (store.SCHEMA_VERSION), as SQLite has them after its migrations.
 SCHEMA = """
@@ -86,6 +102,28 @@ CREATE TABLE IF NOT EXISTS aliases (
 #: The schema version :data:`SCHEMA` creates, and the migrations after it: {version: statements}.
 SCHEMA_VERSION = 7
 MIGRATIONS: dict[int, str] = {}
+#: The ``meta`` key holding the version of the workers' tables (independent of ``schema_version``).
+WORKER_VERSION_KEY = "worker_schema_version"
+#: The workers' tables (PostgreSQL only, see the module docstring and :mod:`claims`): {version: statements}.
+#: ``source_hosts`` holds each claimable source's host key rather than a column of ``sources``, whose
+#: columns must stay those of SQLite's (a state file moves ``SELECT *`` of it between the backends).
+WORKER_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE IF NOT EXISTS source_hosts (
+        source TEXT PRIMARY KEY REFERENCES sources(url) ON DELETE CASCADE,
+        host TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS leases (
+        source TEXT PRIMARY KEY REFERENCES sources(url) ON DELETE CASCADE,
+        host TEXT NOT NULL,
+        worker TEXT NOT NULL,
+        claimed TIMESTAMPTZ NOT NULL,
+        expires TIMESTAMPTZ NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS leases_host ON leases (host);
+    CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, next_start TIMESTAMPTZ)
+    """,
+}
 _JSON = re.compile(r"json_extract\(([\w.]+), '\$\.(\w+)'\)")
 
 
@@ -177,7 +215,8 @@ def connect(url: str) -> Connection:
 
 
 def _migrate(connection: Connection) -> None:
-    """Create the schema, or apply the migrations after the stored version, each in one transaction.
+    """Create the schema, or apply the migrations after the stored version, then the workers' tables
+    (:func:`_migrate_workers`), all in one transaction.
 
     Two workers starting at once: a transaction-scoped advisory lock makes the second wait for the first.
     """
@@ -202,10 +241,28 @@ def _migrate(connection: Connection) -> None:
             version = target
         connection.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(version),))
+        _migrate_workers(connection)
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
+
+
+def _migrate_workers(connection: Connection) -> None:
+    """Create or migrate the workers' tables (:data:`WORKER_MIGRATIONS`), in the caller's transaction."""
+    row = connection.execute("SELECT value FROM meta WHERE key = ?", (WORKER_VERSION_KEY,)).fetchone()
+    version = int(row[0]) if row else 0
+    if version > max(WORKER_MIGRATIONS):
+        raise StoreError(f"{shown(connection.url)}: the workers' tables are at version {version}, newer than this "
+                         "syndicator understands; upgrade syndicator")
+    if version == max(WORKER_MIGRATIONS):
+        return
+    for target in sorted(v for v in WORKER_MIGRATIONS if v > version):
+        for statement in WORKER_MIGRATIONS[target].split(";"):
+            if statement.strip():
+                connection.execute(statement)
+    connection.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
+                       "excluded.value", (WORKER_VERSION_KEY, str(max(WORKER_MIGRATIONS))))
 
 
 def _one_line(error: BaseException) -> str:

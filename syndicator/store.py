@@ -300,6 +300,16 @@ class Store:
         rows = self._db.execute(f"SELECT {_STATE_COLUMNS} FROM sources")  # noqa: S608 - our names
         return {row[0]: _state_from_row(row) for row in rows}
 
+    def states_of(self, urls: Iterable[str]) -> dict[str, SourceState]:
+        """The stored states of ``urls`` (those that have one), keyed by configured URL: a worker reads
+        only the sources it claimed."""
+        found: dict[str, SourceState] = {}
+        for chunk in _chunks(sorted(set(urls))):
+            rows = self._db.execute(f"SELECT {_STATE_COLUMNS} FROM sources WHERE url IN "  # noqa: S608 - our names
+                                    f"({', '.join('?' * len(chunk))})", chunk)
+            found.update((row[0], _state_from_row(row)) for row in rows)
+        return found
+
     def generation(self) -> int:
         """How many times sources or entries were written since the database was made (int).
 

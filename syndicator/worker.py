@@ -1,0 +1,130 @@
+"""``syndicator worker``: one of many processes polling into one PostgreSQL state. The third driver.
+
+Each turn a worker claims due sources with leases (:mod:`claims`: never
+one source twice at once, ``per_host_concurrency`` and ``host_gap`` held
+across every worker), runs them through the build's pool
+(``observe = fetch | parse``), and for each observation ``decide | store``
+in one transaction, then releases its lease. A worker killed at any
+moment (``kill -9`` included) loses nothing: what it stored is committed,
+and the leases it held expire after ``--lease`` seconds, when another
+worker takes those sources. A worker renders nothing: ``syndicator build
+--state URL --no-fetch`` publishes the site from the shared state.
+
+SIGTERM or SIGINT stops a worker after the fetches it runs (each bounded
+by the fetch deadline); what they observed is stored and their leases
+released.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from . import claims, schedule
+from .errors import ConfigError
+from .hosts import host_key
+from .model import Config, Observation, SourceState, is_local
+from .pipeline import LEDGER_KEY, decide_and_store, policy_of
+from .pool import HostPool
+from .store import Store
+
+__all__ = ["WorkerOptions", "run_worker"]
+
+log = logging.getLogger("syndicator")
+#: The longest a worker sleeps when nothing is due, seconds: how soon it sees new due sources or a stop.
+IDLE = 1.0
+#: The policy (pooled habits, the request budget) is worked out again after this many seconds.
+POLICY_AGE = 300.0
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """How to run one worker.
+
+    Attributes:
+        name: this worker's name in the leases (default: host name and process id).
+        lease: seconds a claim holds before another worker may take it (default: twice the
+            fetch deadline, at least 60 s).
+        batch: sources claimed per turn (default: twice the workers).
+        turns: stop after this many turns that claimed something (None: until stopped); for tests.
+    """
+
+    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    lease: float | None = None
+    batch: int | None = None
+    turns: int | None = None
+
+
+def lease_seconds(config: Config, options: WorkerOptions) -> float:
+    """The lease a claim takes (seconds): --lease, else twice a fetch's deadline (timeout x 2 per attempt), >= 60."""
+    if options.lease is not None:
+        return options.lease
+    return max(60.0, 2 * 2 * config.timeout * (config.retries + 1))
+
+
+def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event) -> int:
+    """Claim, fetch, store and release until ``stopping`` is set; returns the sources stored.
+
+    Raises:
+        ConfigError: the state is not a PostgreSQL database.
+        StoreError: the database cannot be used.
+    """
+    if config.state is None:
+        raise ConfigError("worker: workers share a PostgreSQL state: set state: postgresql://... in sites.yaml, "
+                          "--state or SYNDICATOR_STATE")
+    from . import observe  # noqa: PLC0415 - a worker always fetches
+    from .fetch import Fetcher  # noqa: PLC0415
+
+    store = Store.connect(config.state)
+    sources = [url for url in config.sources if not is_local(url)]
+    if len(sources) < len(config.sources):
+        log.warning("worker: local feed files are read by build, not by workers; %d skipped",
+                    len(config.sources) - len(sources))
+    added = claims.register(store._db, [(url, host_key(url)) for url in sources])  # noqa: SLF001
+    if added:
+        log.info("worker %s: registered %d new sources", options.name, added)
+    fingerprints = schedule.site_fingerprints(config.sites)
+    wanted = set(sources)
+    lease = lease_seconds(config, options)
+    batch = options.batch or 2 * config.workers
+    fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
+                      per_host=config.per_host_concurrency)
+    policy: tuple[float, Any] | None = None
+    stored = turns = 0
+    try:
+        with fetcher:
+            while not stopping.is_set():
+                now = datetime.now(UTC)
+                held = [c for c in claims.claim(store._db, options.name, now, batch, lease,  # noqa: SLF001
+                                                config.per_host_concurrency, config.host_gap) if c.source in wanted]
+                if not held:
+                    stopping.wait(IDLE)
+                    continue
+                if policy is None or time.monotonic() - policy[0] > POLICY_AGE:
+                    states_all = store.states()
+                    made, ledger = policy_of(config, states_all, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
+                    policy = (time.monotonic(), made)
+                by_source = {claim.source: claim for claim in held}
+                states = store.states_of(by_source)
+                jobs = [observe.job_for(source, states.get(source)) for source in by_source]
+                pool: HostPool[observe.Job, Observation] = HostPool(
+                    workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
+                    breaker=config.host_breaker)
+                for observation in observe.observe_all(pool, fetcher, jobs, now, time.monotonic()):
+                    source = observation.request.source
+                    before = states.get(source) or SourceState(source, source)
+                    decide_and_store(store, before, observation, now, policy[1], fingerprints.get(source))
+                    claims.release(store._db, by_source[source])  # noqa: SLF001
+                    stored += 1
+                turns += 1
+                if options.turns is not None and turns >= options.turns:
+                    break
+    finally:
+        store.close()
+    return stored

@@ -1,0 +1,179 @@
+"""``syndicator worker``: several processes polling into one PostgreSQL state (a real throwaway server),
+feeds on 127.0.0.1, the real CLI as subprocesses, ``kill -9`` included."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from werkzeug.serving import make_server
+
+from syndicator import claims
+from syndicator.store import Store
+
+from .conftest import write_config
+from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
+from .websub_hub import SYNDICATOR, WAIT, wait_for
+
+FEEDS = 24
+
+
+class Farm:
+    """Atom feeds at /feeds/N.xml on 127.0.0.1, answering after ``delay`` seconds; records syndicator's GETs."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.gets: list[tuple[float, str]] = []
+        self.lock = threading.Lock()
+        self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.port}"
+
+    def app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if "syndicator" in environ.get("HTTP_USER_AGENT", ""):
+            with self.lock:
+                self.gets.append((time.monotonic(), path))
+        time.sleep(self.delay)
+        name = path.rsplit("/", 1)[-1].removesuffix(".xml")
+        body = (f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Feed {name}</title>'
+                f"<id>urn:feed:{name}</id><updated>2026-12-01T00:00:00Z</updated><entry><id>urn:{name}:1</id>"
+                f"<title>Post of feed {name}</title><updated>2026-12-01T00:00:00Z</updated>"
+                f'<link href="https://example.org/{name}/1"/></entry></feed>').encode()
+        start_response("200 OK", [("Content-Type", "application/atom+xml"), ("Content-Length", str(len(body)))])
+        return [body]
+
+    def url(self, n: int) -> str:
+        return f"{self.base}/feeds/{n}.xml"
+
+    def counts(self) -> Counter[str]:
+        with self.lock:
+            return Counter(path for _, path in self.gets)
+
+
+@pytest.fixture()
+def farm() -> Iterator[Farm]:
+    running = Farm()
+    yield running
+    running.server.shutdown()
+
+
+def planet(tmp_path: Path, farm: Farm, url: str, **settings: Any) -> Path:
+    sites = [{"name": f"Feed {n}", "feed": farm.url(n)} for n in range(FEEDS)]
+    return write_config(tmp_path, sites, state=url, host_gap=0, per_host_concurrency=4, **settings)
+
+
+def worker(config: Path, name: str, *args: str) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and k != "SYNDICATOR_STATE"}
+    with open(config.parent / f"worker-{name}.log", "wb") as log:  # the child keeps its own descriptor
+        return subprocess.Popen([str(SYNDICATOR), "worker", "--config", str(config), "--name", name, "-v", *args],
+                                stdout=subprocess.DEVNULL, stderr=log, env=env)
+
+
+def stop(process: subprocess.Popen[bytes]) -> int:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout=WAIT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=WAIT)
+        raise AssertionError("the worker did not stop on SIGTERM") from None
+
+
+def attempted(url: str) -> set[str]:
+    with Store.connect(url) as store:
+        return {source for source, state in store.states().items() if state.last_attempt is not None}
+
+
+def test_two_workers_fetch_every_feed_once_and_a_build_publishes_them(
+        tmp_path: Path, farm: Farm, pg_database: str) -> None:  # noqa: F811
+    config = planet(tmp_path, farm, pg_database)
+    processes = [worker(config, "a"), worker(config, "b")]
+    try:
+        wait_for(lambda: len(attempted(pg_database)) == FEEDS, "every feed fetched")
+        time.sleep(1.5)  # a turn or two more: nothing is due again for an hour, so nothing more is fetched
+    finally:
+        codes = [stop(process) for process in processes]
+    assert codes == [0, 0]
+    counts = farm.counts()
+    assert sorted(counts) == sorted(f"/feeds/{n}.xml" for n in range(FEEDS))
+    assert set(counts.values()) == {1}, counts  # no feed fetched twice
+    logs = [(tmp_path / f"worker-{name}.log").read_text() for name in ("a", "b")]
+    assert all("stopped after storing" in log for log in logs), logs
+    built = subprocess.run([str(SYNDICATOR), "build", "--config", str(config), "--no-fetch"], capture_output=True,
+                           text=True, timeout=60, check=False,
+                           env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"})
+    assert built.returncode == 0, built.stderr
+    page = (tmp_path / "public" / "index.html").read_text(encoding="utf-8")
+    assert all(f"Post of feed {n}" in page for n in range(FEEDS))
+
+
+def test_the_sources_of_a_dead_worker_are_taken_over_when_its_leases_expire(
+        tmp_path: Path, farm: Farm, pg_database: str) -> None:  # noqa: F811
+    config = planet(tmp_path, farm, pg_database)
+    with Store.open(tmp_path / "seed", pg_database) as store:  # the dead worker held every source
+        claims.register(store._db, [(farm.url(n), "127.0.0.1") for n in range(FEEDS)])
+        held = claims.claim(store._db, "dead", datetime.now(UTC), FEEDS, lease_seconds=4, per_host=FEEDS)
+    assert len(held) == FEEDS
+    started = time.monotonic()
+    process = worker(config, "b")
+    try:
+        wait_for(lambda: len(attempted(pg_database)) == FEEDS, "every feed fetched after the leases expired")
+    finally:
+        assert stop(process) == 0
+    first = min(at for at, _ in farm.gets)
+    assert first - started >= 3.0  # not before the dead worker's leases ended (4 s after they were taken)
+    assert set(farm.counts().values()) == {1}
+
+
+def test_a_worker_killed_mid_fetch_loses_nothing(tmp_path: Path, pg_database: str) -> None:  # noqa: F811
+    slow = Farm(delay=2.0)
+    try:
+        config = planet(tmp_path, slow, pg_database)
+        first = worker(config, "a", "--lease", "10", "--workers", "2")
+        wait_for(lambda: slow.gets, "the first worker's first request")
+        time.sleep(0.5)
+        first.send_signal(signal.SIGKILL)  # mid-fetch, holding leases
+        first.wait(timeout=WAIT)
+        before = attempted(pg_database)
+        second = worker(config, "b", "--workers", "4")
+        try:
+            wait_for(lambda: len(attempted(pg_database)) == FEEDS, "every feed fetched by the second worker",
+                     timeout=60)
+        finally:
+            assert stop(second) == 0
+        assert before < attempted(pg_database)
+    finally:
+        slow.server.shutdown()
+
+
+def test_a_worker_needs_a_postgresql_state(tmp_path: Path, farm: Farm) -> None:
+    config = write_config(tmp_path, [{"name": "A", "feed": farm.url(0)}])
+    result = subprocess.run([str(SYNDICATOR), "worker", "--config", str(config)], capture_output=True, text=True,
+                            timeout=60, check=False,
+                            env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"})
+    assert result.returncode == 2
+    assert result.stderr.startswith("syndicator: error: worker: workers share a PostgreSQL state")
+    assert farm.gets == []
+
+
+def test_lease_time_defaults_to_twice_a_fetch_deadline() -> None:
+    from syndicator.model import Config
+    from syndicator.worker import WorkerOptions, lease_seconds
+
+    config = Config(path=Path("sites.yaml"), title="t", link="https://x.example/", sites=(), timeout=30, retries=1)
+    assert lease_seconds(config, WorkerOptions()) == 240
+    assert lease_seconds(config, WorkerOptions(lease=15)) == 15
+    assert lease_seconds(Config(path=Path("s"), title="t", link="https://x.example/", sites=(), timeout=5,
+                                retries=0), WorkerOptions()) == 60
