@@ -33,6 +33,7 @@ from .model import TROUBLE, is_local
 from .pipeline import BuildOptions
 from .pipeline import build as run_build
 from .schedule import duration_text
+from .status import delivery_totals
 from .status import status as site_status
 from .values import url_problem
 
@@ -364,7 +365,9 @@ def status(config_path: Path, cache: Path | None, as_json: bool, now_given: date
         config = load_config(config_path)
         if cache is not None:
             config = replace(config, cache=cache)
-        rows = site_status(_with_state(config, state, os.environ), now)
+        config = _with_state(config, state, os.environ)
+        rows = site_status(config, now)
+        delivered = delivery_totals(config)
     except SyndicatorError as error:
         raise CommandError(error) from error
     shown = [row for row in rows if row["health"] in TROUBLE or row["stale"]] if failing else rows
@@ -373,7 +376,16 @@ def status(config_path: Path, cache: Path | None, as_json: bool, now_given: date
         return
     for row in shown:
         click.echo(_status_text(row))
-    click.echo(_status_totals(rows))
+    click.echo(_status_totals(rows) + _delivery_totals(delivered))
+
+
+def _delivery_totals(counts: dict[str, int] | None) -> str:
+    """The webhooks' part of the totals line: ``; deliveries: N pending, N delivered, N dead (dead letters)``,
+    or nothing without deliveries."""
+    if counts is None:
+        return ""
+    return (f"; deliveries: {counts['pending']} pending, {counts['delivered']} delivered, "
+            f"{counts['dead']} dead (dead letters)")
 
 
 def _status_totals(rows: list[dict[str, Any]]) -> str:

@@ -16,7 +16,7 @@ import yaml
 
 from . import __version__
 from .errors import ConfigError
-from .model import Config, Site
+from .model import Config, Delivery, Site
 from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, strip_control, url_problem
 from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
@@ -85,6 +85,8 @@ _SETTINGS: dict[str, _Setting] = {
     # Where the state lives (README.md, "The state in PostgreSQL"): a postgresql:// URL; absent, the SQLite
     # database in the cache folder.
     "state": _Setting("state", None),
+    # Webhooks (README.md, "Deliveries (webhooks)"): where each new or changed entry is POSTed, signed.
+    "deliveries": _Setting("deliveries", ()),
 }
 #: The values a "choice" setting takes, first the default.
 _CHOICES = {"feed_content": ("full", "summary")}
@@ -93,6 +95,8 @@ TEXT_MAX_CHARS = 1000
 DATE_FORMAT_MAX_CHARS = 100
 #: Most WebSub hubs ``hub`` may name: each is sent a request after every build that changed a feed.
 HUBS_MAX = 4
+#: Most webhooks ``deliveries`` may name: each event is POSTed to every one of them.
+DELIVERIES_MAX = 16
 
 
 class _LineDict(dict[str, Any]):
@@ -392,6 +396,39 @@ def _hubs(line: int, key: str, value: Any) -> tuple[str, ...]:
     return tuple(hubs)
 
 
+def _deliveries(line: int, key: str, value: Any) -> tuple[Delivery, ...]:
+    """The webhooks of ``deliveries``: a list of 1 to :data:`DELIVERIES_MAX` mappings ``{url, secret}``
+    (tuple of Delivery): url an http(s) URL (:func:`values.url_problem`), listed once; secret a
+    non-empty string. An item is named ``deliveries[i].url`` on the line of that key. A secret is
+    never shown in a message.
+    """
+    if not isinstance(value, list) or not 1 <= len(value) <= DELIVERIES_MAX:
+        raise _FieldError(line, key, f"must be a list of 1 to {DELIVERIES_MAX} webhooks, each {{url, secret}}")
+    found: list[Delivery] = []
+    for index, item in enumerate(value):
+        where = f"{key}[{index}]"
+        if not isinstance(item, _LineDict):
+            raise _FieldError(line, where, "must be a mapping with url and secret")
+        _check_duplicate(item, where)
+        for name in item:
+            if name not in ("url", "secret"):
+                raise _FieldError(item.lines[str(name)], f"{where}.{name}", "unknown key; expected url and secret")
+        for name in ("url", "secret"):
+            if name not in item:
+                raise _FieldError(item.line, f"{where}.{name}", "is required")
+        url = item["url"]
+        problem = url_problem(url)
+        if problem is not None:
+            raise _FieldError(item.lines["url"], f"{where}.url", problem)
+        if any(d.url == url.strip() for d in found):
+            raise _FieldError(item.lines["url"], f"{where}.url", f"{url.strip()!r} is listed twice")
+        secret = item["secret"]
+        if not isinstance(secret, str) or not secret.strip():
+            raise _FieldError(item.lines["secret"], f"{where}.secret", "must be a non-empty string")
+        found.append(Delivery(url.strip(), secret))
+    return tuple(found)
+
+
 #: A strftime code: ``%`` and one character, or ``%-`` and one (no leading zero, glibc).
 _FORMAT_CODE = re.compile(r"%(-?.)")
 #: The codes a date_format may use: the same on every platform and locale-free in the C locale
@@ -458,6 +495,8 @@ def _setting(data: _LineDict, key: str) -> Any:
         return _image(data, key, value, "")
     if kind == "hubs":
         return _hubs(line, key, value)
+    if kind == "deliveries":
+        return _deliveries(line, key, value)
     if kind == "state":
         try:
             return state_url(value, key)

@@ -56,6 +56,19 @@ def is_local(url: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Delivery:
+    """One webhook of ``deliveries:`` in sites.yaml (:mod:`deliveries`).
+
+    Attributes:
+        url: the http(s) URL each event is POSTed to.
+        secret: the key of the body's HMAC-SHA256 signature; never shown (not in the repr).
+    """
+
+    url: str
+    secret: str = field(repr=False)
+
+
+@dataclass(frozen=True)
 class Config:
     """A validated sites.yaml. Paths are resolved against the file's folder.
 
@@ -98,6 +111,8 @@ class Config:
             state from: an http(s) URL, or a path relative to sites.yaml; or None.
         hubs: the WebSub hubs (absolute http(s) URLs, at most 4) feed.xml and
             feed.json advertise and announce.py notifies of a change; () for none.
+        deliveries: the webhooks each new or changed entry is POSTed to
+            (:mod:`deliveries`, at most 16); () for none.
     """
 
     path: Path
@@ -135,6 +150,7 @@ class Config:
     restore_from: str | None = None
     hubs: tuple[str, ...] = ()
     state: str | None = None
+    deliveries: tuple[Delivery, ...] = ()
 
     @property
     def sources(self) -> tuple[str, ...]:

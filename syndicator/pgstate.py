@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from .errors import StoreError
+from .store import OUTBOX_TABLES
 
 __all__ = ["MIGRATIONS", "SCHEMA", "WORKER_MIGRATIONS", "WORKER_VERSION_KEY", "Connection", "connect",
            "is_postgres_url", "shown"]
@@ -101,7 +102,11 @@ CREATE TABLE IF NOT EXISTS aliases (
 """
 #: The schema version :data:`SCHEMA` creates, and the migrations after it: {version: statements}.
 SCHEMA_VERSION = 7
-MIGRATIONS: dict[int, str] = {}
+MIGRATIONS: dict[int, str] = {
+    # The deliveries' outbox (store.SCHEMA_VERSION 8, the same tables as SQLite's; see store.OUTBOX_TABLES).
+    8: OUTBOX_TABLES.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
+                    .replace("outbox_id INTEGER", "outbox_id BIGINT"),
+}
 #: The ``meta`` key holding the version of the workers' tables (independent of ``schema_version``).
 WORKER_VERSION_KEY = "worker_schema_version"
 #: The workers' tables (PostgreSQL only, see the module docstring and :mod:`claims`): {version: statements}.

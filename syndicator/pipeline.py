@@ -116,13 +116,33 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
     with Store.open(config.cache, config.state) as store, output_lock(config.output):
+        store.outbox = bool(config.deliveries)  # events of new and changed entries, for the webhooks
         if options.fetch and store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
             report.restored = restore(config, store)
         states = store.states()
         if options.fetch:
             states.update(_poll(config, options, store, states, only, report, started))
         publish_site(config, store, states, options.now, options.templates, report, started)
+        if config.deliveries:
+            _deliver(config, store, options.now)
     return report
+
+
+def _deliver(config: Config, store: Store, now: datetime) -> None:
+    """POST the due webhook deliveries (deliveries.py) for at most BUILD_BUDGET seconds after publishing;
+    what is left waits for the next build."""
+    from . import deliveries  # here: a planet without deliveries never loads it
+
+    session = deliveries.make_session(config)
+    try:
+        counts = deliveries.deliver_due(store, config, now, session, deliveries.BUILD_BUDGET)
+    finally:
+        session.close()
+    if counts.retrying or counts.dead or counts.left:
+        log.warning("deliveries: %d delivered, %d to retry, %d dead, %d left for the next build",
+                    counts.delivered, counts.retrying, counts.dead, counts.left)
+    elif counts.delivered:
+        log.info("deliveries: %d delivered", counts.delivered)
 
 
 def publish_site(config: Config, store: Store, states: Mapping[str, SourceState], now: datetime,

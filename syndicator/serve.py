@@ -169,6 +169,7 @@ class Server:
         self._fetcher: Any = None
         self._throttled: dict[str, datetime] = {}
         self._states: dict[str, SourceState] = {}
+        self._deliveries: Any = None  # deliveries.DeliveryLoop, with deliveries in sites.yaml
 
     # --- control, from any thread ------------------------------------------------
 
@@ -252,6 +253,12 @@ class Server:
         http.start()
         poller.start()
         subscriber.start()
+        if config.deliveries:  # the webhooks, on their own thread and connection (deliveries.py)
+            from .deliveries import DeliveryLoop  # here: a planet without deliveries never loads it
+
+            store.outbox = True
+            self._deliveries = DeliveryLoop(config)
+            self._deliveries.start()
         self.ready.set()
         where = f"http://{_address(*self.address)}"
         log.warning("serve: listening on %s (metrics at /metrics, health at /healthz); WebSub %s", where,
@@ -273,6 +280,8 @@ class Server:
             if self._dirty_since is not None:
                 self._render(store, states, final=True)
             subscriber.join(timeout=2)  # a request to a hub still waiting is abandoned: the subscription is kept
+            if self._deliveries is not None:  # a POST under way is bounded by the timeout; unsent events wait
+                self._deliveries.stop(timeout=config.timeout + 2)
             self._fetcher.close()
         log.warning("serve: stopped; the state is saved")
 
@@ -465,6 +474,8 @@ class Server:
                                                  self._fingerprints.get(source))
         states[source] = decision.state
         self.metrics.fetched(observation, decision)
+        if self._deliveries is not None and decision.changed:
+            self._deliveries.wake()
         log_failure(observation)
         if observation.verdict == "stop" and not is_local(source):
             wait = observation.retry_after or self.config.min_interval

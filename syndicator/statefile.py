@@ -22,7 +22,9 @@ Format: gzip'd JSON lines. The first line is a header,
 "written": ISO}`` (``schema``: :data:`store.SCHEMA_VERSION`; ``planet``:
 the planet's ``link``); then, for each table, a line ``{"table": NAME,
 "columns": [...], "rows": COUNT}`` and one JSON array per row. A file of
-another format version, schema or planet is not loaded. Reading is
+another format version, schema or planet is not loaded; schema 7 is read
+by schema 8 (:data:`READABLE_SCHEMAS`: 8 added only the deliveries' outbox,
+which is no part of a state file, so the tables' columns are the same). Reading is
 streamed and bounded (:data:`MAX_LINE`, :data:`MAX_UNPACKED`), so a
 hostile file cannot exhaust memory.
 """
@@ -45,6 +47,8 @@ from .store import SCHEMA_VERSION, TABLES, Store
 NAME = "syndicator-state.json.gz"
 FORMAT = "syndicator-state"
 VERSION = 1
+#: The schemas whose files load: this one, and 7 (schema 8 added only tables a state file does not carry).
+READABLE_SCHEMAS = (7, SCHEMA_VERSION)
 #: The largest state file fetched (bytes, compressed): far above what a planet of 10,000 feeds writes.
 MAX_BYTES = 512 * 1024 * 1024
 #: The longest line read (one row, characters): an entry is at most ``max_bytes`` (100 MiB at most) of JSON.
@@ -122,7 +126,7 @@ def load(store: Store, data: bytes, source: str, planet: str, base: str) -> int:
         raise StoreError(f"{source}: not a syndicator state file ({error})") from error
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise StoreError(f"{source}: not a syndicator state file")
-    if header.get("version") != VERSION or header.get("schema") != SCHEMA_VERSION:
+    if header.get("version") != VERSION or header.get("schema") not in READABLE_SCHEMAS:
         raise StoreError(f"{source}: a state file of format {header.get('version')}, schema "
                          f"{header.get('schema')}; this syndicator reads format {VERSION}, schema {SCHEMA_VERSION}")
     if header.get("planet") != planet:

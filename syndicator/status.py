@@ -43,6 +43,26 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
              "push": _push_row(subscriptions.get(entry.site.feed), entry.state, now)} for entry in statuses]
 
 
+def delivery_totals(config: Config) -> dict[str, int] | None:
+    """The webhook deliveries in each state ({"pending", "delivered", "dead"}: counts), read-only;
+    None when sites.yaml has no ``deliveries`` or there is no state yet.
+
+    Raises:
+        StoreError: the state database is unusable or of another version.
+    """
+    if not config.deliveries:
+        return None
+    store = Store.open_readonly(config.cache, config.state)
+    if store is None:
+        return None
+    try:
+        from .deliveries import totals  # noqa: PLC0415 - a planet without deliveries never loads it
+
+        return totals(store)
+    finally:
+        store.close()
+
+
 def _push_row(subscription: pushstate.Subscription | None, state: SourceState | None,
               now: datetime) -> dict[str, object] | None:
     """The WebSub side of a site (``syndicator serve``), or None when its feed has no subscription."""

@@ -29,6 +29,10 @@ Tables (schema version in ``meta``):
   whose alias keys names a seen entry is stored under that entry's id, so
   a change of identifier style (a guid appearing, http becoming https, a
   move to another host) does not show a post twice. The first id wins.
+* ``outbox`` and ``deliveries`` (schema 8): the events of new and changed
+  entries, written in the save's transaction when :attr:`Store.outbox` is
+  set, and their webhook deliveries (:mod:`deliveries`). Not part of a
+  state file (:data:`TABLES`).
 
 Times are stored as ISO 8601 UTC text.
 """
@@ -51,14 +55,38 @@ from .habits import Habits
 from .identity import content_hash
 from .model import Check, Enclosure, Entry, FeedHints, SourceState, StoredEntry, newest
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
 #: Rows asked for by one query (SQLite allows 32,766 parameters since 3.32, 999 before).
 _ROWS_PER_QUERY = 900
 _Value = TypeVar("_Value")
-#: The tables that hold the state of the sources (:meth:`Store.dump`), in the order they load.
+#: The tables that hold the state of the sources (:meth:`Store.dump`), in the order they load. Not the
+#: deliveries' ``outbox`` and ``deliveries`` (schema 8): a state file carries no webhook traffic.
 TABLES = ("sources", "entries", "seen", "aliases")
+#: The outbox of the deliveries (:mod:`deliveries`), both backends; PostgreSQL writes BIGSERIAL and BIGINT.
+OUTBOX_TABLES = """
+    CREATE TABLE IF NOT EXISTS outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        source TEXT NOT NULL,
+        entry_id TEXT NOT NULL,
+        version TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        created TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS deliveries (
+        outbox_id INTEGER NOT NULL REFERENCES outbox(id) ON DELETE CASCADE,
+        url TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_try TEXT NOT NULL,
+        last_error TEXT,
+        delivered_at TEXT,
+        PRIMARY KEY (outbox_id, url)
+    );
+    CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (state, next_try)
+"""
 #: The ``meta`` key counting writes of sources and entries (:meth:`Store.generation`).
 GENERATION_KEY = "generation"
 
@@ -130,6 +158,7 @@ _MIGRATIONS: dict[int, str] = {
     7: """
     ALTER TABLE sources ADD COLUMN habits TEXT
     """,
+    8: OUTBOX_TABLES,
 }
 _DATETIME_FIELDS = {"last_attempt", "last_success", "last_change", "next_attempt"}
 _STATE_FIELDS = [f.name for f in fields(SourceState)]
@@ -157,6 +186,9 @@ class Store:
         self._db = connection  # sqlite3.Connection, or pgstate.Connection
         self._lock = lock
         self.path = path or Path(DATABASE)
+        #: Write an ``outbox`` event for each new or changed entry a save stores (set by the drivers when
+        #: sites.yaml has ``deliveries``; a planet without them pays nothing).
+        self.outbox = False
 
     @classmethod
     def connect(cls, url: str) -> Store:
@@ -198,6 +230,25 @@ class Store:
             lock.release()
             raise
         return cls(connection, lock, cache / DATABASE)
+
+    @classmethod
+    def open_second(cls, cache: Path, state: str | None = None) -> Store:
+        """A second connection to the state a locked :meth:`open` already opened (and migrated), for a
+        thread of the same process (the deliveries): without the lock; SQLite waits up to 10 s for the
+        other connection's transaction. PostgreSQL: :meth:`connect`.
+
+        Raises:
+            StoreError: the database cannot be opened.
+        """
+        if state is not None:
+            return cls.connect(state)
+        path = Path(cache) / DATABASE
+        try:
+            connection = sqlite3.connect(path, isolation_level=None, timeout=10)
+            connection.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{path}: not a usable state database ({e})") from e
+        return cls(connection, path=path)
 
     @classmethod
     def open_readonly(cls, cache: Path, state: str | None = None) -> Store | None:
@@ -450,10 +501,17 @@ class Store:
             rows: list[tuple[str, str, int, str]] = []
             aliases: list[tuple[str, str, str]] = []
             new: list[tuple[str, str, str, str, str | None]] = []
+            events: list[tuple[str, str, str, str, str, str]] = []
+            # A source's first snapshot is its baseline, not news: a new planet, or a site just added, does
+            # not send its whole backlog to every destination.
+            baseline = self.outbox and self._db.execute("SELECT 1 FROM seen WHERE source = ? LIMIT 1",
+                                                        (state.url,)).fetchone() is None
             for position, (entry, resolved) in enumerate(zip(entries, self._resolve(known, entries), strict=True)):
                 resolved = self._keep_first_date(known, resolved)
                 rows.append((state.url, resolved.id, position, _entry_to_json(resolved)))
-                self._remember(state.url, known, resolved, now, new)
+                event = self._remember(state.url, known, resolved, now, new)
+                if event is not None and self.outbox and not baseline:
+                    events.append(_event(state.url, resolved, *event, now))
                 keys = entry.aliases + ((f"id:{entry.id}",) if entry.id != resolved.id else ())
                 aliases.extend((state.url, key, resolved.id) for key in keys)
             self._db.executemany("INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)", rows)
@@ -461,6 +519,9 @@ class Store:
                                  "VALUES (?, ?, ?, ?, ?)", new)
             self._db.executemany("INSERT INTO aliases (source, key, id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                                  aliases)
+            # The events, in the entry's transaction: committed together or not at all ("commit before fan-out").
+            self._db.executemany("INSERT INTO outbox (source, entry_id, version, kind, payload, created) "
+                                 "VALUES (?, ?, ?, ?, ?, ?)", events)
 
     def _known(self, source: str, entries: list[Entry]) -> _Known:
         """What the store knows of the ids and alias keys ``entries`` could resolve to, and of the ids
@@ -527,15 +588,20 @@ class Store:
         return replace(entry, date=first, updated=entry.date) if entry.date > first else entry
 
     def _remember(self, source: str, known: _Known, entry: Entry, now: datetime,
-                  new: list[tuple[str, str, str, str, str | None]]) -> None:
+                  new: list[tuple[str, str, str, str, str | None]]) -> tuple[str, str] | None:
         """Record first-seen and first date for a new id (a row added to ``new``, for one
         insert of them all); mark an edit when the content hash changes; keep the earliest
-        date as the first date."""
+        date as the first date.
+
+        Returns:
+            the entry's event, ("new" or "changed", its content hash), or None (unchanged; or a
+            hash recorded for the first time on an entry stored before hashes were kept).
+        """
         digest = content_hash(entry.title, entry.link, entry.summary, entry.content)
         date = entry.date.isoformat() if entry.date else None
         if entry.id not in known.seen:
             new.append((source, entry.id, now.isoformat(), digest, date))
-            return
+            return "new", digest
         first_date, stored_digest = known.seen[entry.id]
         if entry.date is not None and (first_date is None or entry.date < datetime.fromisoformat(first_date)):
             self._db.execute("UPDATE seen SET first_date = ? WHERE source = ? AND id = ?", (date, source, entry.id))
@@ -543,6 +609,18 @@ class Store:
             changed = now.isoformat() if stored_digest is not None else None
             self._db.execute("UPDATE seen SET content_hash = ?, changed = COALESCE(?, changed) "
                              "WHERE source = ? AND id = ?", (digest, changed, source, entry.id))
+            if stored_digest is not None:
+                return "changed", digest
+        return None
+
+
+def _event(source: str, entry: Entry, kind: str, version: str, now: datetime) -> tuple[str, str, str, str, str, str]:
+    """An ``outbox`` row (source, entry id, version, kind, payload, created) of one new or changed entry;
+    the payload is the JSON body every webhook is sent, byte for byte (:mod:`deliveries`)."""
+    payload = {"source": source, "id": entry.id, "title": entry.title, "link": entry.link,
+               "date": entry.date.isoformat() if entry.date else None, "version": version, "kind": kind}
+    return (source, entry.id, version, kind, json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+            now.isoformat())
 
 
 @dataclass

@@ -82,6 +82,7 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     from .fetch import Fetcher  # noqa: PLC0415
 
     store = Store.connect(config.state)
+    store.outbox = bool(config.deliveries)
     sources = [url for url in config.sources if not is_local(url)]
     if len(sources) < len(config.sources):
         log.warning("worker: local feed files are read by build, not by workers; %d skipped",
@@ -97,6 +98,12 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                       per_host=config.per_host_concurrency)
     policy: tuple[float, Any] | None = None
     stored = turns = 0
+    loop: Any = None
+    if config.deliveries:  # the webhooks, on their own thread and connection (deliveries.py)
+        from .deliveries import DeliveryLoop  # noqa: PLC0415 - a planet without deliveries never loads it
+
+        loop = DeliveryLoop(config)
+        loop.start()
     try:
         with fetcher:
             while not stopping.is_set():
@@ -122,9 +129,13 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                     decide_and_store(store, before, observation, now, policy[1], fingerprints.get(source))
                     claims.release(store._db, by_source[source])  # noqa: SLF001
                     stored += 1
+                if loop is not None:
+                    loop.wake()
                 turns += 1
                 if options.turns is not None and turns >= options.turns:
                     break
     finally:
+        if loop is not None:  # a POST under way is bounded by the timeout; unsent events wait in the outbox
+            loop.stop(timeout=config.timeout + 2)
         store.close()
     return stored

@@ -1,0 +1,246 @@
+"""Deliveries: each new or changed entry POSTed, signed, to the webhooks of ``deliveries:`` (issue 13).
+
+Commit before fan-out: when sites.yaml has ``deliveries``, :meth:`store.Store.save`
+writes one ``outbox`` event for each entry it stores that is new (a new id)
+or changed (its content hash changed), in the very transaction that stores
+the entry. A crash before that commit loses both (the source is fetched
+again); a crash after it loses nothing, since the events wait in the outbox.
+
+:func:`deliver_due` consumes them, apart from polling (a thread of ``serve``
+and ``worker``, the end of a ``build``): it adds one ``deliveries`` row per
+event and configured destination (lazily, on its first run after the
+event), then POSTs each due one:
+
+* the body is the event's stored JSON payload, byte for byte (source, id,
+  title, link, date, version, kind), ``Content-Type: application/json``;
+* ``Idempotency-Key``: :func:`idempotency_key`, the SHA-256 (hex) of the
+  source, the entry id and its version (content hash): the same on every
+  retry, and for one entry version at every destination;
+* ``X-Syndicator-Signature: sha256=<hex>``: the HMAC-SHA256 of the exact
+  body with the destination's secret (:func:`signature`).
+
+A 2xx answer marks the pair delivered, in its own transaction right after
+the answer; a delivered pair is never POSTed again. Anything else (another
+status, a redirect, a timeout, no connection) is retried after
+:func:`backoff` (60 s, doubling, at most 6 h); after :data:`ATTEMPTS`
+attempts the pair is ``dead`` (a dead letter, counted by ``syndicator
+status``). A crash between a 2xx and that commit delivers the event again,
+with the same Idempotency-Key: that is what the key is for, so a receiver
+can drop the duplicate. Before each POST the pair is claimed by moving its
+next try a lease ahead (a compare-and-set), so two delivery loops sharing a
+PostgreSQL state do not POST it at once, and a loop killed mid-POST tries
+again after the lease.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from .errors import StoreError
+from .model import Config
+from .store import Store
+
+__all__ = ["ATTEMPTS", "DeliveryCounts", "DeliveryLoop", "backoff", "deliver_due", "idempotency_key",
+           "make_session", "signature", "totals"]
+
+log = logging.getLogger("syndicator")
+#: Attempts before a delivery is dead (a dead letter).
+ATTEMPTS = 10
+#: The first retry's wait (seconds), doubled after each failure, and its ceiling.
+BACKOFF = 60.0
+BACKOFF_MAX = 6 * 3600.0
+#: Due deliveries read per query.
+BATCH = 200
+#: The time a build gives the deliveries after publishing (seconds); the rest waits for the next build.
+BUILD_BUDGET = 10.0
+#: The delivery thread of serve and worker: a round's time budget and the longest sleep between rounds (seconds).
+LOOP_BUDGET = 30.0
+LOOP_IDLE = 5.0
+
+
+@dataclass
+class DeliveryCounts:
+    """What one :func:`deliver_due` did: POSTs answered 2xx, failed (to retry), failed for the last time
+    (dead), and due deliveries left for the next run (out of time, or stopping)."""
+
+    delivered: int = 0
+    retrying: int = 0
+    dead: int = 0
+    left: int = 0
+
+
+def idempotency_key(source: str, entry_id: str, version: str) -> str:
+    """The ``Idempotency-Key`` of one entry version: the SHA-256 (hex) of the UTF-8 JSON array
+    ``[source, entry id, version]`` (unambiguous whatever characters the id holds)."""
+    return hashlib.sha256(json.dumps([source, entry_id, version]).encode()).hexdigest()
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The ``X-Syndicator-Signature`` of ``body``: ``sha256=`` and the hex HMAC-SHA256 keyed by ``secret``."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def backoff(attempts: int) -> float:
+    """Seconds before the next try after ``attempts`` failed ones (>= 1): 60, 120, 240, ... at most 6 h."""
+    return float(min(BACKOFF * 2 ** min(attempts - 1, 30), BACKOFF_MAX))
+
+
+def make_session(config: Config) -> Any:
+    """A requests.Session for the webhooks: the planet's User-Agent, no .netrc or proxies from the environment."""
+    import requests  # noqa: PLC0415 - here: a planet without deliveries never loads it
+
+    session = requests.Session()
+    session.trust_env = False
+    session.headers["User-Agent"] = config.user_agent
+    return session
+
+
+def deliver_due(store: Store, config: Config, now: datetime, session: Any, budget_seconds: float,
+                stopping: Callable[[], bool] = lambda: False,
+                clock: Callable[[], float] = time.monotonic) -> DeliveryCounts:
+    """POST every due (event, destination) of ``store``'s outbox, within ``budget_seconds``.
+
+    See the module docstring for the body, headers, retries and dead letters.
+    No POST starts after the budget is spent or once ``stopping()`` is true;
+    each is bounded by ``config.timeout``. Nothing happens without ``config.deliveries``.
+
+    Args:
+        now: the clock (aware UTC): what is due, and the times recorded.
+        session: a requests.Session (:func:`make_session`).
+    Returns:
+        the DeliveryCounts.
+    Raises:
+        StoreError: the state cannot be read or written.
+    """
+    counts = DeliveryCounts()
+    if not config.deliveries:
+        return counts
+    started = clock()
+    db = store._db  # noqa: SLF001 - the outbox's SQL lives here, the tables in store.py
+    secrets = {d.url: d.secret for d in config.deliveries}
+    urls = list(secrets)
+    at = _iso(now)
+    for url in urls:  # the rows of events this destination has none of yet
+        db.execute("INSERT INTO deliveries (outbox_id, url, state, attempts, next_try) "
+                   "SELECT o.id, ?, 'pending', 0, ? FROM outbox o WHERE NOT EXISTS "
+                   "(SELECT 1 FROM deliveries d WHERE d.outbox_id = o.id AND d.url = ?) "
+                   "ON CONFLICT DO NOTHING", (url, at, url))
+    rows = db.execute(
+        "SELECT d.outbox_id, d.url, d.attempts, d.next_try, o.source, o.entry_id, o.version, o.payload "
+        "FROM deliveries d JOIN outbox o ON o.id = d.outbox_id "
+        f"WHERE d.state = 'pending' AND d.next_try <= ? AND d.url IN ({', '.join('?' * len(urls))}) "
+        "ORDER BY d.next_try, d.outbox_id LIMIT ?", (at, *urls, BATCH)).fetchall()
+    lease = _iso(now + timedelta(seconds=max(60.0, 4 * config.timeout)))
+    for index, (outbox_id, url, attempts, next_try, source, entry_id, version, payload) in enumerate(rows):
+        if stopping() or clock() - started >= budget_seconds:
+            counts.left += len(rows) - index
+            break
+        claimed = db.execute("UPDATE deliveries SET next_try = ? WHERE outbox_id = ? AND url = ? "
+                             "AND state = 'pending' AND next_try = ?", (lease, outbox_id, url, next_try))
+        if claimed.rowcount != 1:
+            continue  # another loop took it
+        body = str(payload).encode()
+        error = _post(session, url, body, {
+            "Content-Type": "application/json",
+            "Idempotency-Key": idempotency_key(source, entry_id, version),
+            "X-Syndicator-Signature": signature(secrets[url], body),
+        }, config.timeout)
+        tried = attempts + 1
+        if error is None:
+            db.execute("UPDATE deliveries SET state = 'delivered', attempts = ?, delivered_at = ?, last_error = NULL "
+                       "WHERE outbox_id = ? AND url = ?", (tried, _iso(now), outbox_id, url))
+            counts.delivered += 1
+        elif tried >= ATTEMPTS:
+            db.execute("UPDATE deliveries SET state = 'dead', attempts = ?, last_error = ? "
+                       "WHERE outbox_id = ? AND url = ?", (tried, error, outbox_id, url))
+            counts.dead += 1
+            log.warning("delivery to %s of %s gave up after %d attempts: %s", url, entry_id, tried, error)
+        else:
+            retry = _iso(now + timedelta(seconds=backoff(tried)))
+            db.execute("UPDATE deliveries SET attempts = ?, next_try = ?, last_error = ? "
+                       "WHERE outbox_id = ? AND url = ?", (tried, retry, error, outbox_id, url))
+            counts.retrying += 1
+            log.info("delivery to %s of %s failed (%s); tried again at %s", url, entry_id, error, retry)
+    return counts
+
+
+def _post(session: Any, url: str, body: bytes, headers: dict[str, str], timeout: float) -> str | None:
+    """POST ``body``; None for a 2xx answer, else what went wrong (one short line)."""
+    import requests  # noqa: PLC0415 - loaded already by make_session
+
+    try:
+        with session.post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False,
+                          stream=True) as response:
+            if 200 <= response.status_code < 300:
+                return None
+            return f"HTTP {response.status_code}"
+    except requests.RequestException as error:
+        return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+
+
+def totals(store: Store) -> dict[str, int]:
+    """The number of deliveries in each state: {"pending": n, "delivered": n, "dead": n} (0 for none)."""
+    found = {"pending": 0, "delivered": 0, "dead": 0}
+    rows = store._db.execute("SELECT state, COUNT(*) FROM deliveries GROUP BY state")  # noqa: SLF001
+    found.update((str(state), int(count)) for state, count in rows)
+    return found
+
+
+def _iso(moment: datetime) -> str:
+    """A time as stored here: UTC ISO 8601 with microseconds (fixed width, so text order is time order)."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+class DeliveryLoop:
+    """The delivery thread of ``serve`` and ``worker``: :func:`deliver_due` on its own connection to the
+    state (:meth:`store.Store.open_second`), woken by :meth:`wake` after stores and every
+    :data:`LOOP_IDLE` seconds, so a slow webhook never slows polling."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="deliveries", daemon=True)
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Deliver soon (after a store that may have written events)."""
+        self._wake.set()
+
+    def stop(self, timeout: float) -> None:
+        """Stop after the POST under way (each bounded by the config's timeout); wait at most ``timeout`` s."""
+        self._stopping.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            store = Store.open_second(self.config.cache, self.config.state)
+        except StoreError as error:
+            log.error("deliveries: cannot open the state: %s; nothing is delivered", error)
+            return
+        session = make_session(self.config)
+        try:
+            while not self._stopping.is_set():
+                self._wake.clear()
+                try:
+                    deliver_due(store, self.config, datetime.now(UTC), session, LOOP_BUDGET, self._stopping.is_set)
+                except Exception as error:  # noqa: BLE001 - the thread goes on; polling never depends on it
+                    log.warning("deliveries: %s", error)
+                self._wake.wait(LOOP_IDLE)
+        finally:
+            session.close()
+            store.close()

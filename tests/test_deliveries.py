@@ -1,0 +1,332 @@
+"""Deliveries (issue 13): the outbox written with the entries, and signed webhook POSTs with retries."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import hmac
+import json
+import sqlite3
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from syndicator import statefile
+from syndicator.cli import main
+from syndicator.config import load_config
+from syndicator.deliveries import ATTEMPTS, deliver_due, make_session
+from syndicator.errors import ConfigError
+from syndicator.model import Entry, SourceState
+from syndicator.store import SCHEMA_VERSION, TABLES, Store
+
+from .conftest import NOW, build, post, rss, write_config
+from .postgres import pg_database, postgres_url  # noqa: F401
+
+SECRETS = {"a": "secret-of-a", "b": "secret-of-b"}
+
+
+class Hook:
+    """A webhook on the loopback server: records each POST, answers with ``answers`` in turn (the last repeats);
+    an answer of None hangs (waits on ``release``, bounded) longer than the config's timeout."""
+
+    def __init__(self, server: HTTPServer, name: str, answers: list[int | None] | None = None,
+                 release: threading.Event | None = None) -> None:
+        self.name, self.answers, self.release = name, answers or [200], release
+        self.received: list[tuple[bytes, dict[str, str]]] = []
+        self.url = server.url_for(f"/hook/{name}")
+        server.expect_request(f"/hook/{name}", method="POST").respond_with_handler(self.handle)
+
+    def handle(self, request: Request) -> Response:
+        self.received.append((request.get_data(), dict(request.headers)))
+        status = self.answers[min(len(self.received), len(self.answers)) - 1]
+        if status is None:
+            assert self.release is not None
+            self.release.wait(3)  # longer than timeout: 1; set at the test's end
+            status = 200
+        return Response("ok", status=status)
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [json.loads(body) for body, _ in self.received]
+
+
+def planet(server: HTTPServer, tmp_path: Path, hooks: list[Hook], items: list[dict[str, str]],
+           **settings: Any) -> Path:
+    """A planet of one feed with ``hooks`` as destinations, built three days before NOW with an older
+    post only (a source's first snapshot is its baseline: no event); the feed then serves ``items`` too."""
+    feed(server, [post(0, day=2, month=10)])
+    deliveries = [{"url": hook.url, "secret": SECRETS.get(hook.name, "s")} for hook in hooks]
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}],
+                          deliveries=deliveries, timeout=1, **settings)
+    assert build(config, now=later(-3 * 86400)).exit_code == 0  # due again by NOW (max_interval 24 h)
+    assert all(hook.received == [] for hook in hooks)  # the baseline sends nothing
+    feed(server, [*items, post(0, day=2, month=10)])
+    return config
+
+
+def feed(server: HTTPServer, items: list[dict[str, str]]) -> None:
+    for handler in list(server.handlers):
+        if handler.matcher.uri == "/feed.xml":
+            server.handlers.remove(handler)
+    server.expect_request("/feed.xml").respond_with_data(rss(*items), content_type="application/rss+xml")
+
+
+def later(seconds: float) -> str:
+    return (NOW + timedelta(seconds=seconds)).isoformat()
+
+
+def rows(tmp_path: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(tmp_path / "cache" / "state.sqlite") as db:
+        return db.execute(sql).fetchall()
+
+
+def check_signed(hook: Hook, index: int, source: str) -> dict[str, Any]:
+    """The ``index``th POST to ``hook``: its body, after checking its headers against an independent computation."""
+    body, headers = hook.received[index]
+    data = json.loads(body)
+    assert headers["Content-Type"] == "application/json"
+    expected_key = hashlib.sha256(json.dumps([source, data["id"], data["version"]]).encode()).hexdigest()
+    assert headers["Idempotency-Key"] == expected_key
+    mac = hmac.new(SECRETS[hook.name].encode(), body, hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(headers["X-Syndicator-Signature"], "sha256=" + mac)
+    assert headers["X-Syndicator-Signature"] != "sha256=" + hmac.new(b"wrong", body, hashlib.sha256).hexdigest()
+    return data  # type: ignore[no-any-return]
+
+
+# --- through the CLI, SQLite -----------------------------------------------------------------------------------
+
+
+def test_new_changed_and_unchanged_entries_each_reach_every_destination_once(server: HTTPServer,
+                                                                               tmp_path: Path) -> None:
+    a, b = Hook(server, "a"), Hook(server, "b")
+    config = planet(server, tmp_path, [a, b], [post(1)])
+    source = server.url_for("/feed.xml")
+    assert build(config).exit_code == 0
+    for hook in (a, b):
+        assert len(hook.received) == 1
+        data = check_signed(hook, 0, source)
+        assert data["kind"] == "new" and data["source"] == source
+        assert data["id"] == "https://blog.example.org/posts/1" and data["title"] == "Post 1"
+        assert data["link"] == "https://blog.example.org/posts/1" and data["date"].startswith("2026-11-01T10:01")
+    assert a.received[0][0] == b.received[0][0]  # one body for every destination
+
+    assert build(config, "--force", now=later(60)).exit_code == 0  # fetched again, nothing changed
+    assert (len(a.received), len(b.received)) == (1, 1)
+
+    edited = {**post(1), "title": "Post 1, corrected"}
+    feed(server, [edited, post(2)])
+    assert build(config, "--force", now=later(120)).exit_code == 0
+    for hook in (a, b):
+        events = sorted((d["kind"], d["id"]) for d in hook.bodies()[1:])
+        assert events == [("changed", "https://blog.example.org/posts/1"), ("new", "https://blog.example.org/posts/2")]
+        changed = next(d for d in hook.bodies()[1:] if d["kind"] == "changed")
+        assert changed["title"] == "Post 1, corrected" and changed["version"] != hook.bodies()[0]["version"]
+        assert check_signed(hook, 1, source) and check_signed(hook, 2, source)
+    assert rows(tmp_path, "SELECT state, COUNT(*) FROM deliveries GROUP BY state") == [("delivered", 6)]
+
+    status = CliRunner().invoke(main, ["status", "--config", str(config), "--now", later(120)])
+    assert status.exit_code == 0
+    assert "deliveries: 0 pending, 6 delivered, 0 dead (dead letters)" in status.stdout
+    assert SECRETS["a"] not in status.stdout + status.stderr
+
+
+def test_a_failed_delivery_is_retried_after_the_backoff_with_the_same_key_then_never_again(
+        server: HTTPServer, tmp_path: Path) -> None:
+    a = Hook(server, "a", [500, 200])
+    config = planet(server, tmp_path, [a], [post(1)])
+    assert build(config).exit_code == 0
+    assert len(a.received) == 1
+    assert rows(tmp_path, "SELECT state, attempts, last_error FROM deliveries") == [("pending", 1, "HTTP 500")]
+    assert build(config, "--no-fetch", now=later(59)).exit_code == 0  # the first retry waits 60 s
+    assert len(a.received) == 1
+    assert build(config, "--no-fetch", now=later(61)).exit_code == 0
+    assert len(a.received) == 2
+    assert a.received[1][0] == a.received[0][0]  # the same body ...
+    assert a.received[1][1]["Idempotency-Key"] == a.received[0][1]["Idempotency-Key"]  # ... and the same key
+    check_signed(a, 1, server.url_for("/feed.xml"))
+    assert rows(tmp_path, "SELECT state, attempts FROM deliveries") == [("delivered", 2)]
+    for hours in (1, 7, 30):  # answered 2xx: never POSTed there again
+        assert build(config, "--no-fetch", now=later(hours * 3600)).exit_code == 0
+    assert len(a.received) == 2
+
+
+def test_a_destination_that_hangs_is_a_failed_attempt_and_the_others_are_delivered(
+        server: HTTPServer, tmp_path: Path, release: threading.Event) -> None:
+    slow, a = Hook(server, "slow", [None], release), Hook(server, "a")
+    config = planet(server, tmp_path, [slow, a], [post(1)])
+    result = build(config)
+    assert result.exit_code == 0
+    assert len(slow.received) == 1 and len(a.received) == 1
+    assert "1 to retry" in result.stderr
+    state = dict((url.rsplit("/", 1)[1], (st, n, err)) for url, st, n, err in
+                 rows(tmp_path, "SELECT url, state, attempts, last_error FROM deliveries"))
+    assert state["a"] == ("delivered", 1, None)
+    assert state["slow"][:2] == ("pending", 1) and "Timeout" in state["slow"][2]
+
+
+def test_after_ten_failures_a_delivery_is_dead_and_status_counts_it(server: HTTPServer, tmp_path: Path) -> None:
+    a = Hook(server, "a", [503])
+    config = planet(server, tmp_path, [a], [post(1)])
+    assert build(config).exit_code == 0
+    for attempt in range(2, ATTEMPTS + 1):
+        assert build(config, "--no-fetch", now=later(attempt * 7 * 3600)).exit_code == 0  # past the 6 h ceiling
+    assert len(a.received) == ATTEMPTS
+    assert rows(tmp_path, "SELECT state, attempts FROM deliveries") == [("dead", ATTEMPTS)]
+    assert build(config, "--no-fetch", now=later(100 * 3600)).exit_code == 0
+    assert len(a.received) == ATTEMPTS  # a dead letter is not sent again
+    status = CliRunner().invoke(main, ["status", "--config", str(config), "--now", later(100 * 3600)])
+    assert "0 delivered, 1 dead (dead letters)" in status.stdout
+
+
+def test_a_planet_without_deliveries_writes_no_events(server: HTTPServer, tmp_path: Path) -> None:
+    feed(server, [post(1), post(2)])
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    assert build(config).exit_code == 0
+    assert rows(tmp_path, "SELECT COUNT(*) FROM seen") == [(2,)]
+    assert rows(tmp_path, "SELECT COUNT(*) FROM outbox") == [(0,)]
+    status = CliRunner().invoke(main, ["status", "--config", str(config)])
+    assert "deliveries" not in status.stdout
+
+
+# --- commit before fan-out -----------------------------------------------------------------------------------
+
+
+def test_events_committed_without_a_delivery_run_are_delivered_later_once_per_destination(
+        server: HTTPServer, tmp_path: Path) -> None:
+    a, b = Hook(server, "a"), Hook(server, "b")
+    config_path = planet(server, tmp_path, [a, b], [post(1)])
+    config = load_config(config_path)
+    source = "https://blog.example.org/feed.xml"
+    with Store.open(tmp_path / "cache") as store:  # the build "crashed" after the commit: nothing delivered
+        store.outbox = True
+        store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the source's baseline: no event
+        store.save(SourceState(source, source), [Entry(id="e1", title="One", link="https://blog.example.org/1"),
+                                                 Entry(id="e0")], NOW)
+    assert a.received == [] and b.received == []
+    with Store.open(tmp_path / "cache") as store:
+        session = make_session(config)
+        try:
+            counts = deliver_due(store, config, NOW + timedelta(seconds=5), session, 10)
+            assert (counts.delivered, counts.retrying, counts.left) == (2, 0, 0)
+            again = deliver_due(store, config, NOW + timedelta(days=1), session, 10)
+            assert again.delivered == 0
+        finally:
+            session.close()
+    for hook in (a, b):
+        assert len(hook.received) == 1
+        assert check_signed(hook, 0, source)["id"] == "e1"
+
+
+def test_a_save_that_fails_writes_no_event(tmp_path: Path) -> None:
+    source = "https://blog.example.org/feed.xml"
+    with Store.open(tmp_path / "cache") as store:
+        store.outbox = True
+        store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
+        assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 0
+        with pytest.raises(TypeError):  # an entry that cannot be stored: the transaction rolls back
+            store.save(SourceState(source, source), [Entry(id="e1"), Entry(id="e2", title=object())],  # type: ignore[arg-type]
+                       NOW)
+        assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 0
+        assert store._db.execute("SELECT id FROM seen").fetchall() == [("e0",)]
+        store.save(SourceState(source, source), [Entry(id="e1"), Entry(id="e0")], NOW)
+        assert store._db.execute("SELECT kind, entry_id FROM outbox").fetchall() == [("new", "e1")]
+
+
+# --- PostgreSQL ----------------------------------------------------------------------------------------------
+
+
+def test_deliveries_from_a_postgresql_state(server: HTTPServer, tmp_path: Path, pg_database: str) -> None:  # noqa: F811
+    a = Hook(server, "a")
+    config = planet(server, tmp_path, [a], [post(1)], state=pg_database)
+    source = server.url_for("/feed.xml")
+    assert build(config).exit_code == 0
+    assert len(a.received) == 1 and check_signed(a, 0, source)["kind"] == "new"
+    assert build(config, "--force", now=later(60)).exit_code == 0
+    assert len(a.received) == 1
+    feed(server, [post(1), post(2)])
+    assert build(config, "--force", now=later(120)).exit_code == 0
+    assert [d["id"] for d in a.bodies()] == ["https://blog.example.org/posts/1", "https://blog.example.org/posts/2"]
+    import psycopg
+
+    with psycopg.connect(pg_database, autocommit=True) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+        assert db.execute("SELECT state, COUNT(*) FROM deliveries GROUP BY state").fetchall() == [("delivered", 2)]
+
+
+# --- the settings and the state file -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("https://hook.example/", "deliveries: must be a list of 1 to 16 webhooks"),
+    ([], "deliveries: must be a list of 1 to 16 webhooks"),
+    ([{"url": "ftp://hook.example/", "secret": "TOPSECRET"}], "deliveries[0].url: 'ftp://hook.example/' is not"),
+    ([{"url": "https://hook.example/", "secret": ""}], "deliveries[0].secret: must be a non-empty string"),
+    ([{"url": "https://hook.example/"}], "deliveries[0].secret: is required"),
+    ([{"url": "https://hook.example/", "secret": "TOPSECRET", "token": 1}], "deliveries[0].token: unknown key"),
+    ([{"url": "https://hook.example/", "secret": "TOPSECRET"}, {"url": "https://hook.example/", "secret": "x"}],
+     "deliveries[1].url: 'https://hook.example/' is listed twice"),
+])
+def test_bad_deliveries_are_one_line_naming_the_field(tmp_path: Path, value: Any, message: str) -> None:
+    path = write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}], deliveries=value)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    text = str(caught.value)
+    assert text.startswith(f"{path}:") and message in text and "\n" not in text
+    assert "TOPSECRET" not in text
+
+
+def test_deliveries_are_read_and_their_secrets_never_shown(tmp_path: Path) -> None:
+    path = write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}],
+                        deliveries=[{"url": "https://hook.example/a", "secret": "TOPSECRET"}])
+    config = load_config(path)
+    assert [(d.url, d.secret) for d in config.deliveries] == [("https://hook.example/a", "TOPSECRET")]
+    assert "TOPSECRET" not in repr(config)
+
+
+def test_a_state_file_of_schema_7_loads_and_one_of_6_does_not(server: HTTPServer, tmp_path: Path) -> None:
+    feed(server, [post(1), post(2)])
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}], snapshot=True)
+    assert build(config).exit_code == 0
+    lines = gzip.decompress((tmp_path / "public" / statefile.NAME).read_bytes()).decode().splitlines()
+    header = json.loads(lines[0])
+    assert header["schema"] == SCHEMA_VERSION == 8
+    base = tmp_path.resolve().as_uri()
+
+    def with_schema(schema: int) -> bytes:
+        return gzip.compress("\n".join([json.dumps({**header, "schema": schema}), *lines[1:]]).encode())
+
+    with Store.open(tmp_path / "old") as copy:
+        loaded = statefile.load(copy, with_schema(7), "test", "https://planet.example.org/", base)
+        assert loaded == sum(copy.count(table) for table in TABLES) and copy.count("entries") == 2
+    with Store.open(tmp_path / "older") as copy, pytest.raises(Exception, match="schema 6"):
+        statefile.load(copy, with_schema(6), "test", "https://planet.example.org/", base)
+
+
+def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(server: HTTPServer,
+                                                                              tmp_path: Path) -> None:
+    from syndicator.deliveries import DeliveryLoop
+
+    a = Hook(server, "a")
+    config = load_config(planet(server, tmp_path, [a], [post(1)]))
+    source = "https://blog.example.org/feed.xml"
+    with Store.open(tmp_path / "cache") as store:  # the loop's owner holds the lock, as serve does
+        store.outbox = True
+        store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
+        loop = DeliveryLoop(config)
+        loop.start()
+        try:
+            store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
+            loop.wake()
+            for _ in range(100):  # bounded: at most about 10 s
+                if a.received:
+                    break
+                threading.Event().wait(0.1)
+        finally:
+            loop.stop(timeout=5)
+    assert len(a.received) == 1 and check_signed(a, 0, source)["id"] == "e1"
+    assert rows(tmp_path, "SELECT state FROM deliveries") == [("delivered",)]
