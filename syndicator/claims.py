@@ -89,7 +89,7 @@ a clock to within a small part of ``lease_seconds``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -194,7 +194,8 @@ def register(db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False
 
 
 def claim(db: Any, worker: str, now: datetime, limit: int, lease_seconds: float, per_host: int,
-          host_gap: float = 0.0, lifted: Iterable[str] = ()) -> list[Claim]:
+          host_gap: float = 0.0, lifted: Iterable[str] = (),
+          expired: Callable[[int], None] | None = None) -> list[Claim]:
     """Claim up to ``limit`` due sources for ``worker``, in one transaction (see the module docstring).
 
     Args:
@@ -206,6 +207,7 @@ def claim(db: Any, worker: str, now: datetime, limit: int, lease_seconds: float,
         per_host: most lease rows of one host across all workers (>= 1).
         host_gap: with > 0, seconds between two claims of one host (so at most one per call).
         lifted: held (410) sources whose hold no longer applies: their sites.yaml entry changed.
+        expired: called with the number of dead leases this claim ended (metrics: lease expiries).
     Returns:
         the claims made, in the order of due sources (list of Claim).
     Raises:
@@ -223,7 +225,9 @@ def claim(db: Any, worker: str, now: datetime, limit: int, lease_seconds: float,
     with _transaction(db):
         db.execute(f"SET LOCAL lock_timeout = {int(LOCK_TIMEOUT * 1000)}")
         db.execute("SELECT pg_advisory_xact_lock(?)", (CLAIM_LOCK,))
-        db.execute("DELETE FROM leases WHERE expires <= ?", (now,))
+        ended = db.execute("DELETE FROM leases WHERE expires <= ?", (now,)).rowcount
+        if expired is not None and ended:
+            expired(ended)
         chosen = db.execute(_CHOOSE, (now, _HOLDING_KINDS, lifted, now, per_host,
                                       1 if host_gap > 0 else per_host, limit)).fetchall()
         if not chosen:

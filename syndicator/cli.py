@@ -627,10 +627,13 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
 @click.option("--lease", type=click.FloatRange(10, 86400), metavar="SECONDS",
               help="Seconds a claimed source is held before another worker may take it (default: twice a "
                    "fetch's deadline, at least 60).")
+@click.option("--listen", "listen", callback=lambda ctx, param, value: None if value is None else _listen(
+              ctx, param, value), metavar="HOST:PORT",
+              help="Serve this worker's /metrics and /healthz there (default: no HTTP server).")
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
 def worker(config_path: Path, state: str | None, workers: int | None, name: str | None, lease: float | None,
-           verbose: int, quiet: int) -> None:
+           listen: tuple[str, int] | None, verbose: int, quiet: int) -> None:
     """Poll into a PostgreSQL state shared with other workers.
 
     Runs until SIGTERM or Ctrl-C. Claims due sources with leases, so no
@@ -651,7 +654,36 @@ def worker(config_path: Path, state: str | None, workers: int | None, name: str 
         options = WorkerOptions(lease=lease) if name is None else WorkerOptions(name=name, lease=lease)
         signal.signal(signal.SIGTERM, lambda *_: stopping.set())
         signal.signal(signal.SIGINT, lambda *_: stopping.set())
-        stored = run_worker(config, options, stopping)
+        metrics, server = _worker_metrics(listen, stopping)
+        try:
+            stored = run_worker(config, options, stopping, metrics)
+        finally:
+            if server is not None:
+                server.close()
     except SyndicatorError as error:
         raise CommandError(error) from error
     log.warning("worker %s: stopped after storing %d observations", options.name, stored)
+
+
+def _worker_metrics(listen: tuple[str, int] | None, stopping: threading.Event) -> tuple[Any, Any]:
+    """(Metrics, the waitress server serving them) for ``worker --listen``, or (None, None) without it.
+
+    Raises:
+        ConfigError: the address cannot be listened on.
+    """
+    if listen is None:
+        return None, None
+    from waitress.server import create_server
+
+    from .metrics import Metrics, metrics_app
+
+    metrics = Metrics()
+    app = metrics_app(metrics, lambda: (False, "stopping") if stopping.is_set() else (True, "ok"))
+    try:
+        server: Any = create_server(app, host=listen[0], port=listen[1], threads=2, asyncore_use_poll=True,
+                                    ident="syndicator")
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"--listen {listen[0]}:{listen[1]}: cannot listen there "
+                          f"({getattr(error, 'strerror', None) or error})") from error
+    threading.Thread(target=server.run, name="http", daemon=True).start()
+    return metrics, server

@@ -12,6 +12,9 @@ makes both safe.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -69,6 +72,13 @@ class Metrics:
         self.last_render = Gauge("syndicator_last_render_timestamp_seconds",
                                  "When the site was last published (Unix time)", registry=r)
         self.sources = Gauge("syndicator_sources", "Configured sources", registry=r)
+        self.claim_seconds = Histogram("syndicator_claim_seconds", "Seconds one claim of due sources took (worker)",
+                                       buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30),
+                                       registry=r)
+        self.claimed = Counter("syndicator_claimed_sources", "Sources claimed with a lease (worker)", registry=r)
+        self.lease_expiries = Counter("syndicator_lease_expiries",
+                                      "Dead leases (a worker killed or stalled) ended by this worker's claims",
+                                      registry=r)
         for verdict in VERDICTS:
             self.notifications.labels(verdict)
         self._answered = 0
@@ -114,3 +124,22 @@ def new_entries(decision: Decision) -> int:
     if not decision.changed or not history or history[-1].at != decision.state.last_attempt:
         return 0
     return history[-1].new_entries
+
+
+def metrics_app(metrics: Metrics, healthy: Callable[[], tuple[bool, str]]) -> Callable[..., list[bytes]]:
+    """A WSGI app serving ``GET /metrics`` (the exposition) and ``GET /healthz`` (200 ``ok``, else 503 and
+    why); anything else is 404. For ``syndicator worker --listen``."""
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path == "/metrics":
+            body, status, kind = metrics.text(), "200 OK", CONTENT_TYPE
+        elif path == "/healthz":
+            ok, why = healthy()
+            body, status, kind = why.encode() + b"\n", "200 OK" if ok else "503 Service Unavailable", "text/plain"
+        else:
+            body, status, kind = b"not found\n", "404 Not Found", "text/plain"
+        start_response(status, [("Content-Type", kind), ("Content-Length", str(len(body)))])
+        return [body]
+
+    return app

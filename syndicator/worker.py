@@ -29,6 +29,7 @@ from typing import Any
 from . import claims, schedule
 from .errors import ConfigError
 from .hosts import host_key
+from .metrics import Metrics
 from .model import Config, Observation, SourceState, is_local
 from .pipeline import LEDGER_KEY, decide_and_store, policy_of
 from .pool import HostPool
@@ -68,8 +69,12 @@ def lease_seconds(config: Config, options: WorkerOptions) -> float:
     return max(60.0, 2 * 2 * config.timeout * (config.retries + 1))
 
 
-def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event) -> int:
+def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event,
+               metrics: Metrics | None = None) -> int:
     """Claim, fetch, store and release until ``stopping`` is set; returns the sources stored.
+
+    ``metrics`` (served by ``worker --listen``) records each fetch as serve's do, and each claim's
+    seconds, the sources claimed and the dead leases its claims ended.
 
     Raises:
         ConfigError: the state is not a PostgreSQL database.
@@ -108,8 +113,15 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
         with fetcher:
             while not stopping.is_set():
                 now = datetime.now(UTC)
+                clock = time.monotonic()
+                expired = metrics.lease_expiries.inc if metrics is not None else None
                 held = [c for c in claims.claim(store._db, options.name, now, batch, lease,  # noqa: SLF001
-                                                config.per_host_concurrency, config.host_gap) if c.source in wanted]
+                                                config.per_host_concurrency, config.host_gap, expired=expired)
+                        if c.source in wanted]
+                if metrics is not None:
+                    metrics.claim_seconds.observe(time.monotonic() - clock)
+                    metrics.claimed.inc(len(held))
+                    metrics.in_flight.set(len(held))
                 if not held:
                     stopping.wait(IDLE)
                     continue
@@ -126,8 +138,11 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                 for observation in observe.observe_all(pool, fetcher, jobs, now, time.monotonic()):
                     source = observation.request.source
                     before = states.get(source) or SourceState(source, source)
-                    decide_and_store(store, before, observation, now, policy[1], fingerprints.get(source))
+                    observation, decision = decide_and_store(store, before, observation, now, policy[1],
+                                                             fingerprints.get(source))
                     claims.release(store._db, by_source[source])  # noqa: SLF001
+                    if metrics is not None:
+                        metrics.fetched(observation, decision)
                     stored += 1
                 if loop is not None:
                     loop.wake()

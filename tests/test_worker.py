@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from werkzeug.serving import make_server
 
 from syndicator import claims
@@ -22,7 +23,7 @@ from syndicator.store import Store
 
 from .conftest import write_config
 from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
-from .websub_hub import SYNDICATOR, WAIT, wait_for
+from .websub_hub import SYNDICATOR, WAIT, free_port, metric_samples, wait_for
 
 FEEDS = 24
 
@@ -127,11 +128,19 @@ def test_the_sources_of_a_dead_worker_are_taken_over_when_its_leases_expire(
         held = claims.claim(store._db, "dead", datetime.now(UTC), FEEDS, lease_seconds=4, per_host=FEEDS)
     assert len(held) == FEEDS
     started = time.monotonic()
-    process = worker(config, "b")
+    port = free_port()
+    process = worker(config, "b", "--listen", f"127.0.0.1:{port}")
     try:
         wait_for(lambda: len(attempted(pg_database)) == FEEDS, "every feed fetched after the leases expired")
+        samples = wait_for(lambda: metric_samples(requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text),
+                           "the worker's metrics")
+        assert requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).text == "ok\n"
     finally:
         assert stop(process) == 0
+    assert samples[("syndicator_lease_expiries_total", frozenset())] == FEEDS  # the dead worker's leases
+    assert samples[("syndicator_claimed_sources_total", frozenset())] == FEEDS
+    assert samples[("syndicator_fetches_total", frozenset({("outcome", "fetched"), ("kind", "")}))] == FEEDS
+    assert samples[("syndicator_claim_seconds_count", frozenset())] >= 1
     first = min(at for at, _ in farm.gets)
     assert first - started >= 3.0  # not before the dead worker's leases ended (4 s after they were taken)
     assert set(farm.counts().values()) == {1}
