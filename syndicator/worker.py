@@ -92,7 +92,8 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     if len(sources) < len(config.sources):
         log.warning("worker: local feed files are read by build, not by workers; %d skipped",
                     len(config.sources) - len(sources))
-    added = claims.register(store._db, [(url, host_key(url)) for url in sources])  # noqa: SLF001
+    # prune: a source no longer in sites.yaml is not offered (its state is kept)
+    added = claims.register(store._db, [(url, host_key(url)) for url in sources], prune=True)  # noqa: SLF001
     if added:
         log.info("worker %s: registered %d new sources", options.name, added)
     fingerprints = schedule.site_fingerprints(config.sites)
@@ -115,9 +116,11 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                 now = datetime.now(UTC)
                 clock = time.monotonic()
                 expired = metrics.lease_expiries.inc if metrics is not None else None
-                held = [c for c in claims.claim(store._db, options.name, now, batch, lease,  # noqa: SLF001
-                                                config.per_host_concurrency, config.host_gap, expired=expired)
-                        if c.source in wanted]
+                held = claims.claim(store._db, options.name, now, batch, lease,  # noqa: SLF001
+                                    config.per_host_concurrency, config.host_gap, expired=expired)
+                for stray in [c for c in held if c.source not in wanted]:  # another worker's newer sites.yaml
+                    claims.release(store._db, stray)  # noqa: SLF001
+                held = [c for c in held if c.source in wanted]
                 if metrics is not None:
                     metrics.claim_seconds.observe(time.monotonic() - clock)
                     metrics.claimed.inc(len(held))
