@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from . import push, websub
-from .metrics import CONTENT_TYPE, Metrics
+from .metrics import Metrics, metrics_app
 from .pushstate import PushState
 
 __all__ = ["CALLBACK_PREFIX", "App", "callback_url"]
@@ -71,15 +71,13 @@ class App:
         self.healthy = healthy
         self.clock = clock
         self._warned: dict[str, float] = {}
+        self._status = metrics_app(metrics, healthy)  # /metrics and /healthz, as a worker serves them
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method, path = environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "")
         try:
-            if path == "/metrics" and method in ("GET", "HEAD"):
-                return _answer(start_response, "200 OK", self.metrics.text(), CONTENT_TYPE)
-            if path == "/healthz" and method in ("GET", "HEAD"):
-                ok, why = self.healthy()
-                return _answer(start_response, "200 OK" if ok else "503 Service Unavailable", why.encode() + b"\n")
+            if path in ("/metrics", "/healthz") and method in ("GET", "HEAD"):
+                return self._status(environ, start_response)
             if CALLBACK_PREFIX in path:
                 token = path.rsplit(CALLBACK_PREFIX, 1)[1]
                 if method == "GET":

@@ -530,8 +530,10 @@ def add(url: str, name: str | None, config_path: Path, timeout: float) -> None:
     click.echo(f"added {site.name} <{site.feed}>")
 
 
-def _listen(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, int]:
-    """A --listen value HOST:PORT (IPv6 in brackets) as (host, port); else a usage error."""
+def _listen(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, int] | None:
+    """A --listen value HOST:PORT (IPv6 in brackets) as (host, port), None when not given; else a usage error."""
+    if value is None:
+        return None
     host, sep, port = value.strip().rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not sep or not host or not port.isdigit() or int(port) > 65535:
@@ -627,8 +629,7 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
 @click.option("--lease", type=click.FloatRange(10, 86400), metavar="SECONDS",
               help="Seconds a claimed source is held before another worker may take it (default: twice a "
                    "fetch's deadline, at least 60).")
-@click.option("--listen", "listen", callback=lambda ctx, param, value: None if value is None else _listen(
-              ctx, param, value), metavar="HOST:PORT",
+@click.option("--listen", "listen", callback=_listen, metavar="HOST:PORT",
               help="Serve this worker's /metrics and /healthz there (default: no HTTP server).")
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")

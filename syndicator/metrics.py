@@ -23,6 +23,7 @@ from .model import Decision, Failed, Fetched, NotModified, NotRequested, Observa
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+_TEXT = "text/plain; charset=utf-8"
 #: Due lag buckets, seconds: a second late to a day late.
 _LAG_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 86400)
 _PARSE_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
@@ -128,7 +129,8 @@ def new_entries(decision: Decision) -> int:
 
 def metrics_app(metrics: Metrics, healthy: Callable[[], tuple[bool, str]]) -> Callable[..., list[bytes]]:
     """A WSGI app serving ``GET /metrics`` (the exposition) and ``GET /healthz`` (200 ``ok``, else 503 and
-    why); anything else is 404. For ``syndicator worker --listen``."""
+    why, from ``healthy() -> (ok, one line)``); anything else is 404. Served by ``syndicator worker
+    --listen``, and by serve's :class:`callbacks.App` for those two paths."""
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -136,10 +138,11 @@ def metrics_app(metrics: Metrics, healthy: Callable[[], tuple[bool, str]]) -> Ca
             body, status, kind = metrics.text(), "200 OK", CONTENT_TYPE
         elif path == "/healthz":
             ok, why = healthy()
-            body, status, kind = why.encode() + b"\n", "200 OK" if ok else "503 Service Unavailable", "text/plain"
+            body, status, kind = why.encode() + b"\n", "200 OK" if ok else "503 Service Unavailable", _TEXT
         else:
-            body, status, kind = b"not found\n", "404 Not Found", "text/plain"
-        start_response(status, [("Content-Type", kind), ("Content-Length", str(len(body)))])
+            body, status, kind = b"not found\n", "404 Not Found", _TEXT
+        start_response(status, [("Content-Type", kind), ("Content-Length", str(len(body))),
+                                ("Cache-Control", "no-store")])
         return [body]
 
     return app

@@ -292,7 +292,7 @@ class Server:
             StoreError: the state database was removed (the cache folder deleted) while serving.
         """
         self._beat = time.monotonic()
-        timeout = self._sleep(states)
+        timeout = self._sleep()
         try:
             events = [self._events.get(timeout=timeout)]
         except queue.Empty:
@@ -334,7 +334,7 @@ class Server:
                              "(start serve again to begin from an empty state)")
         return _mtime(self.config.path) != self._config_mtime
 
-    def _sleep(self, states: Mapping[str, SourceState]) -> float:
+    def _sleep(self) -> float:
         """Seconds the loop may wait for an event: at most TICK, less when a render is due sooner."""
         if self._dirty_since is None:
             return TICK

@@ -129,8 +129,7 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                     stopping.wait(IDLE)
                     continue
                 if policy is None or time.monotonic() - policy[0] > POLICY_AGE:
-                    states_all = store.states()
-                    made, ledger = policy_of(config, states_all, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
+                    made, _ = policy_of(config, store.states(), now, schedule.Ledger.read(store.value(LEDGER_KEY)))
                     policy = (time.monotonic(), made)
                 by_source = {claim.source: claim for claim in held}
                 states = store.states_of(by_source)
