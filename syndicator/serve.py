@@ -204,35 +204,47 @@ class Server:
         Raises:
             CacheLockedError, OutputLockedError: a build or another serve holds the cache or the output.
             StoreError: the state cannot be used.
-            OSError: the listen address cannot be bound.
+            ConfigError: the listen address cannot be bound.
         """
         config = self.config
         check_folders(config)
         with Store.open(config.cache, config.state) as store, output_lock(config.output):
             push_state = PushState.open(config.cache)
             try:
-                if store.count("sources") == 0:
-                    restore(config, store)
-                self._serve(store, push_state)
+                server = self._listen(push_state)  # before the restore: a bad --listen is the one line said
+                try:
+                    if store.count("sources") == 0:
+                        restore(config, store)
+                except BaseException:
+                    server.close()  # never started: closed from this thread
+                    raise
+                self._serve(store, push_state, server)
             finally:
                 push_state.close()
 
-    def _serve(self, store: Store, push_state: PushState) -> None:
-        from waitress.server import create_server  # here: build never loads it
+    def _listen(self, push_state: PushState) -> Any:
+        """Bind the HTTP server (waitress, not yet running) for the callbacks, /metrics and /healthz.
 
-        from .fetch import Fetcher
+        Raises:
+            ConfigError: the listen address cannot be bound or resolved.
+        """
+        from waitress.server import create_server  # here: build never loads it
 
         config = self.config
         app = App(push_state, self.metrics, config.max_bytes, self.wake, self.healthy, self.options.clock)
         try:
-            server: Any = create_server(app, host=self.options.host, port=self.options.port, threads=4,
-                                        max_request_body_size=config.max_bytes + 65536, channel_timeout=10,
-                                        connection_limit=500,
-                                        ident="syndicator", clear_untrusted_proxy_headers=True,
-                                        asyncore_use_poll=True)
+            return create_server(app, host=self.options.host, port=self.options.port, threads=4,
+                                 max_request_body_size=config.max_bytes + 65536, channel_timeout=10,
+                                 connection_limit=500, ident="syndicator", clear_untrusted_proxy_headers=True,
+                                 asyncore_use_poll=True)
         except (OSError, ValueError) as error:  # ValueError: a host that is no address and resolves to none
             raise ConfigError(f"--listen {_address(self.options.host, self.options.port)}: cannot listen there "
                               f"({getattr(error, 'strerror', None) or error})") from error
+
+    def _serve(self, store: Store, push_state: PushState, server: Any) -> None:
+        from .fetch import Fetcher
+
+        config = self.config
         self.address = (str(server.effective_host), int(server.effective_port))
         http = threading.Thread(target=server.run, name="http", daemon=True)
         self._fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
