@@ -82,6 +82,18 @@ def attempts(url: str) -> list[datetime]:
     return [datetime.fromisoformat(row[0]) for row in rows]
 
 
+def attempted(url: str) -> int:
+    """How many sources were attempted (a count: the wait loop must not load the workers' server)."""
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        try:
+            row = db.execute("SELECT COUNT(*) FROM sources WHERE last_attempt IS NOT NULL").fetchone()
+        except psycopg.errors.UndefinedTable:
+            return 0
+    return int(row[0]) if row else 0
+
+
 def held_by(url: str, worker: str) -> set[str]:
     import psycopg
 
@@ -149,8 +161,8 @@ def main() -> int:
             clock = time.monotonic()
             processes = start_workers(config, count, args.threads)
             try:
-                while time.monotonic() - clock < args.timeout and len(attempts(url)) < args.feeds:
-                    time.sleep(0.5)
+                while time.monotonic() - clock < args.timeout and attempted(url) < args.feeds:
+                    time.sleep(1.0)
                 wall = time.monotonic() - clock
             finally:
                 stop(processes)

@@ -14,10 +14,15 @@ leases (status, metrics). PostgreSQL only; the tables are pgstate's
 * ``leases (source, host, worker, claimed, expires)``: one row per source
   being fetched; a row whose ``expires`` is not after ``now`` is dead;
 * ``hosts (host, next_start)``: a host's earliest next claim (``host_gap``);
-* ``source_hosts (source, host)``: the host key of each registered source,
-  and so the set of sources claims consider. A table rather than a column
-  of ``sources``, whose columns must stay SQLite's: a state file carries
-  ``SELECT *`` of ``sources`` from one backend to the other.
+* ``source_hosts (source, host, tier, due, held)``: the host key of each
+  registered source, and so the set of sources claims consider, and the
+  **due queue**: the source's tier (0 never attempted, 1 healthy, 2
+  failing), its ``next_attempt`` as a ``timestamptz`` (``-infinity`` when
+  never attempted) and the failure kind of a hold, kept from ``sources``
+  by a trigger (pgstate's ``syndicator_queue``) and indexed in claim order.
+  A table rather than columns of ``sources``, whose columns must stay
+  SQLite's: a state file carries ``SELECT *`` of ``sources`` from one
+  backend to the other, and the store's SQL stays the same on both.
 
 Due, and in which order, as :func:`schedule.due_sources` has it: a source
 is due when its ``next_attempt`` (ISO 8601 text, compared as
@@ -39,11 +44,12 @@ order:
    end here, so a late :func:`extend` or :func:`release` by their old
    holder finds nothing (returns None / False) and cannot bring a lease back
    that this claim stopped counting;
-2. chooses, in one statement, the due sources without a lease, at most
-   ``per_host`` minus the host's lease rows per host (a window
-   ``ROW_NUMBER() OVER (PARTITION BY host ...)``), at most one per host when
-   ``host_gap`` > 0, none of a host whose ``next_start`` is after ``now``,
-   the first ``limit`` in the order above;
+2. chooses the due sources without a lease: it reads the head of the due
+   queue tier by tier, in pages of :data:`PAGE` in claim order (an index
+   range scan), leaving out in the query every host without room, and
+   takes sources while their host has room: ``per_host`` minus its lease
+   rows, at most one per host when ``host_gap`` > 0, none of a host whose
+   ``next_start`` is after ``now``; the first ``limit`` in the order above;
 3. locks those rows of ``sources`` with ``SELECT ... FOR UPDATE SKIP
    LOCKED`` (re-checking that they are still due): a row some transaction
    is writing right now (a late ``Store.save`` of a dead lease's holder) is
@@ -60,27 +66,24 @@ source two. :func:`release` and :func:`extend` only remove or renew rows,
 so they take no lock. The lock waits at most :data:`LOCK_TIMEOUT` seconds
 (then StoreError), and dies with a killed claimer's connection.
 
-Why not per-host locks (``pg_advisory_xact_lock(hashtext(host))`` in a
-consistent order, with ``FOR UPDATE SKIP LOCKED`` on the candidates)? They
-only pay when claims are long and mostly on different hosts. A claim is
-one planning statement over ``sources`` plus two small writes. Measured
-(issue 13; a 2-core machine, the server local, 10 % of the sources due,
-limit 10 and a release after each claim): a claim takes a median 2 ms at
-200 sources over 5 hosts and 7 ms at 10,000 over 200 hosts; serialised by
-the lock, 4 to 8 concurrent claimers make 500 and 140 claims a second (5,000
-and 1,400 leases), against 1,100 and 280 with the lock statement removed
-(unsafe: the ceiling no locking scheme can pass, bound by the cores). Each
-lease then covers a fetch of seconds, so even the serialised rate is far
-beyond what a fleet fetching politely needs, and the planning scan, not
-the lock, is the cost, which per-host locks would not remove: every claimer
-would still scan all due sources, then either lock every host it might
-use (the same serialisation as one lock whenever two claimers share hosts,
-the normal case with a few big hosts) or try-lock hosts one by one and
-silently claim less than it could (a host busy in another claim skipped),
-with a round trip per host and a deadlock discipline to keep. One lock
-gives one statement that is exact by construction, and the window query
-can rank per host instead of over-fetching candidates and filtering in
-Python.
+Why one lock and not per-host locks (``pg_advisory_xact_lock(hashtext(host))``
+in a consistent order, with ``FOR UPDATE SKIP LOCKED`` on the candidates)?
+They only pay when claims are long and mostly on different hosts, and a
+claim is short: a few index reads plus two small writes. Measured (issue
+13; a 2-core machine, the server local, limit 16 and a release after each
+claim, 200 hosts): a claim takes a median 3 ms at 10,000 sources all due,
+9 ms at 100,000 all due and 4 ms at 100,000 with a tenth due; 21 ms when
+all 100,000 are on one host (the index is read past its sources). The
+first version, one statement that cast and ranked every due source with
+a window, took 16 and 213 ms: the scan, not the lock, was the cost, and
+at 100,000 feeds it held four workers to 91 fetches a second. Each lease
+covers a fetch of a second or more, so a serialised claim of a few
+milliseconds is far beyond what a fleet fetching politely needs. Per-host
+locks would have every claimer either lock every host it might use (the
+same serialisation whenever two claimers share hosts, the normal case
+with a few big hosts) or try-lock hosts one by one and silently claim less
+than it could, with a round trip per host and a deadlock discipline to
+keep. One lock keeps the choice exact by construction.
 
 Times are aware datetimes, stored as ``timestamptz`` and returned in UTC.
 Exactness is relative to the ``now`` the callers pass: workers must share
@@ -108,36 +111,28 @@ LOCK_TIMEOUT = 30.0
 #: The failure kinds that hold a source until its sites.yaml entry changes (schedule.on_hold).
 _HOLDING_KINDS = sorted(name for name, kind in KINDS.items() if kind.hold)
 
+#: A source's place in the due queue (``source_hosts``' tier, due, held) from its ``sources s`` row, as
+#: pgstate's trigger ``syndicator_queue`` keeps it: tier 0 never attempted, 1 healthy, 2 failing.
+_QUEUED = ("CASE WHEN s.next_attempt IS NULL THEN 0 WHEN s.failures = 0 THEN 1 ELSE 2 END, "
+           "COALESCE(CAST(s.next_attempt AS timestamptz), '-infinity'), "
+           "CASE WHEN s.hold IS NOT NULL THEN COALESCE(s.error_kind, '') END")
+#: Rows of the due queue read at a time.
+PAGE = 200
+#: One page of one tier of the due queue, in claim order (parameters: tier, now, hosts left out, holding kinds,
+#: lifted URLs, then with _AFTER the last (due, source) read, then the page size).
+_PAGE = """
+SELECT q.source, q.host, CAST(q.due AS text) FROM source_hosts q
+WHERE q.tier = ? AND q.due <= ? AND q.host <> ALL(CAST(? AS text[]))
+  AND (q.held IS NULL OR q.held <> ALL(CAST(? AS text[])) OR q.source = ANY(CAST(? AS text[])))
+  AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.source = q.source) {after}
+ORDER BY q.due, q.source
+LIMIT ?
+"""
+_AFTER = "AND (q.due, q.source) > (CAST(? AS timestamptz), ?)"
 #: Due at ``now`` (parameters: now, holding kinds, lifted URLs), over ``sources s``.
 _DUE = ("(s.next_attempt IS NULL OR CAST(s.next_attempt AS timestamptz) <= ?) "
         "AND NOT (s.hold IS NOT NULL AND COALESCE(s.error_kind, '') = ANY(CAST(? AS text[])) "
         "AND s.url <> ALL(CAST(? AS text[])))")
-#: The claim's choice (parameters: _DUE's, now for next_start, per_host, per-call cap per host, limit).
-_CHOOSE = f"""
-WITH
-due AS (
-    SELECT s.url, h.host,
-           CASE WHEN s.next_attempt IS NULL THEN 0 WHEN s.failures = 0 THEN 1 ELSE 2 END AS grp,
-           CAST(s.next_attempt AS timestamptz) AS at
-    FROM sources s
-    JOIN source_hosts h ON h.source = s.url
-    LEFT JOIN hosts g ON g.host = h.host
-    WHERE {_DUE}
-      AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.source = s.url)
-      AND (g.next_start IS NULL OR g.next_start <= ?)
-),
-busy AS (SELECT host, COUNT(*) AS n FROM leases GROUP BY host),
-ranked AS (
-    SELECT d.url, d.host, d.grp, d.at, COALESCE(b.n, 0) AS n,
-           ROW_NUMBER() OVER (PARTITION BY d.host ORDER BY d.grp, d.at, d.url) AS pos
-    FROM due d LEFT JOIN busy b ON b.host = d.host
-)
-SELECT url, host FROM ranked
-WHERE pos <= ? - n AND pos <= ?
-ORDER BY grp, at, url
-LIMIT ?
-"""
-
 
 @dataclass(frozen=True)
 class Claim:
@@ -181,8 +176,9 @@ def register(db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False
     with _transaction(db):
         added = db.execute("INSERT INTO sources (url, fetch_url) SELECT u, u FROM unnest(CAST(? AS text[])) AS t(u) "
                            "ON CONFLICT (url) DO NOTHING RETURNING url", (urls,)).fetchall()
-        db.execute("INSERT INTO source_hosts (source, host) "
-                   "SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[])) "
+        db.execute(f"INSERT INTO source_hosts (source, host, tier, due, held) "  # noqa: S608 - constants
+                   f"SELECT t.u, t.h, {_QUEUED} "
+                   "FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(u, h) JOIN sources s ON s.url = t.u "
                    "ON CONFLICT (source) DO UPDATE SET host = excluded.host "
                    "WHERE source_hosts.host <> excluded.host", (urls, [hosts[url] for url in urls]))
         if prune:
@@ -228,8 +224,7 @@ def claim(db: Any, worker: str, now: datetime, limit: int, lease_seconds: float,
         ended = db.execute("DELETE FROM leases WHERE expires <= ?", (now,)).rowcount
         if expired is not None and ended:
             expired(ended)
-        chosen = db.execute(_CHOOSE, (now, _HOLDING_KINDS, lifted, now, per_host,
-                                      1 if host_gap > 0 else per_host, limit)).fetchall()
+        chosen = _choose(db, now, limit, per_host, 1 if host_gap > 0 else per_host, lifted)
         if not chosen:
             return []
         host_of = dict(chosen)
@@ -290,6 +285,39 @@ def held(db: Any, now: datetime) -> dict[str, Claim]:
                       (_utc(now),))
     return {source: Claim(source, host, worker, expires.astimezone(UTC))
             for source, host, worker, expires in rows}
+
+
+def _choose(db: Any, now: datetime, limit: int, per_host: int, cap: int, lifted: list[str]) -> list[tuple[str, str]]:
+    """The (source, host) pairs to claim: the head of the due queue, tier by tier, as hosts have room.
+
+    A host has room for ``per_host`` minus its lease rows, and for at most
+    ``cap`` in this call. A host without room, or whose ``next_start`` is
+    after ``now``, is left out by the query itself, so the pages read never
+    fill with the sources of a host that cannot take one.
+    """
+    room = {host: per_host - count for host, count in db.execute("SELECT host, COUNT(*) FROM leases GROUP BY host")}
+    paced = {row[0] for row in db.execute("SELECT host FROM hosts WHERE next_start > ?", (now,))}
+    taken: dict[str, int] = {}
+    chosen: list[tuple[str, str]] = []
+    for tier in (0, 1, 2):
+        after: tuple[str, str] | None = None
+        while True:
+            out = sorted(paced | {host for host, left in room.items() if left <= 0}
+                         | {host for host, count in taken.items() if count >= cap})
+            rows = db.execute(_PAGE.format(after="" if after is None else _AFTER),
+                              (tier, now, out, _HOLDING_KINDS, lifted, *(after or ()), PAGE)).fetchall()
+            for source, host, _due in rows:
+                if host in out or room.get(host, per_host) <= 0 or taken.get(host, 0) >= cap:
+                    continue
+                chosen.append((source, host))
+                room[host] = room.get(host, per_host) - 1
+                taken[host] = taken.get(host, 0) + 1
+                if len(chosen) == limit:
+                    return chosen
+            if len(rows) < PAGE:
+                break
+            after = (rows[-1][2], rows[-1][0])
+    return chosen
 
 
 def _utc(moment: datetime) -> datetime:

@@ -322,3 +322,38 @@ def test_a_state_made_before_the_workers_gets_their_tables(pg_database: str) -> 
         again._db.execute("UPDATE meta SET value = '99' WHERE key = ?", (pgstate.WORKER_VERSION_KEY,))
     with pytest.raises(StoreError, match="newer than this syndicator"):
         Store.connect(pg_database)
+
+
+def test_a_state_at_the_first_workers_tables_gets_the_due_queue_filled_from_its_sources(
+        pg_database: str) -> None:  # noqa: F811
+    urls = [feed(n, "a.example") for n in range(4)]
+    with Store.connect(pg_database) as first:
+        db = first._db
+        register(db, [(url, "a.example") for url in urls])
+        set_next(db, urls[0], "2026-03-01T13:00:00+00:00")  # not due
+        set_next(db, urls[1], "2026-03-01T11:00:00+00:00", failures=2)  # failing, due
+        set_next(db, urls[2], "2026-03-01T11:30:00+00:00")  # healthy, due
+        set_next(db, urls[3], "2026-03-01T10:00:00+00:00", hold="2026-03-01", error_kind="http_410")  # held
+        db.execute("DROP TRIGGER sources_queue ON sources")  # back to the workers' tables of version 1
+        db.execute("ALTER TABLE source_hosts DROP COLUMN tier, DROP COLUMN due, DROP COLUMN held")
+        db.execute("UPDATE meta SET value = '1' WHERE key = ?", (pgstate.WORKER_VERSION_KEY,))
+    with Store.connect(pg_database) as again:
+        assert sources(claim(again._db, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)) == [urls[2], urls[1]]
+        set_next(again._db, urls[0], "2026-03-01T11:59:00+00:00")  # the trigger follows the store's writes
+        assert sources(claim(again._db, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)) == [urls[0]]
+
+
+def test_claims_read_the_queue_in_pages_past_hosts_without_room(store: Store,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("syndicator.claims.PAGE", 3)
+    db = store._db
+    crowded = [feed(n, "a.example") for n in range(10)]  # the head of the queue: one host
+    others = [feed(n, f"h{n}.example") for n in range(10)]
+    register(db, [(url, "a.example") for url in crowded] + [(url, url.split("/")[2]) for url in others])
+    for n, url in enumerate(crowded + others):
+        set_next(db, url, (NOW - timedelta(hours=3) + timedelta(minutes=n)).isoformat())
+    first = claim(db, "w1", NOW, limit=4, lease_seconds=LEASE, per_host=2)
+    assert sources(first) == crowded[:2] + others[:2]  # a.example's room is 2: the pages go past its others
+    second = claim(db, "w2", NOW, limit=7, lease_seconds=LEASE, per_host=2)
+    assert sources(second) == others[2:9]  # a.example is full: none of its sources is read or taken
+    assert Counter(host for host, _ in leases(db).values())["a.example"] == 2
