@@ -2,14 +2,15 @@
 
 Commit before fan-out: when sites.yaml has ``deliveries``, :meth:`store.Store.save`
 writes one ``outbox`` event for each entry it stores that is new (a new id)
-or changed (its content hash changed), in the very transaction that stores
-the entry. A crash before that commit loses both (the source is fetched
-again); a crash after it loses nothing, since the events wait in the outbox.
+or changed (its content hash changed), and one pending ``deliveries`` row
+for it per configured destination, in the very transaction that stores the
+entry. A crash before that commit loses all of them (the source is fetched
+again); a crash after it loses nothing, since they wait in the outbox. A
+destination added to sites.yaml gets the events stored after it, not the
+backlog; one removed is no longer sent anything.
 
 :func:`deliver_due` consumes them, apart from polling (a thread of ``serve``
-and ``worker``, the end of a ``build``): it adds one ``deliveries`` row per
-event and configured destination (lazily, on its first run after the
-event), then POSTs each due one:
+and ``worker``, the end of a ``build``), POSTing each due one:
 
 * the body is the event's stored JSON payload, byte for byte (source, id,
   title, link, date, version, kind), ``Content-Type: application/json``;
@@ -30,6 +31,11 @@ can drop the duplicate. Before each POST the pair is claimed by moving its
 next try a lease ahead (a compare-and-set), so two delivery loops sharing a
 PostgreSQL state do not POST it at once, and a loop killed mid-POST tries
 again after the lease.
+
+:func:`prune` keeps the outbox from growing without end: an event is
+deleted :data:`KEEP_DELIVERED` after it was written once no configured
+destination still waits for it, and a dead letter is kept
+:data:`KEEP_DEAD` for ``status`` to show.
 """
 
 from __future__ import annotations
@@ -47,10 +53,10 @@ from typing import Any
 
 from .errors import StoreError
 from .model import Config
-from .store import Store
+from .store import Store, outbox_time
 
-__all__ = ["ATTEMPTS", "DeliveryCounts", "DeliveryLoop", "backoff", "deliver_due", "idempotency_key",
-           "make_session", "signature", "totals"]
+__all__ = ["ATTEMPTS", "KEEP_DEAD", "KEEP_DELIVERED", "DeliveryCounts", "DeliveryLoop", "backoff", "deliver_due",
+           "idempotency_key", "make_session", "prune", "signature", "totals"]
 
 log = logging.getLogger("syndicator")
 #: Attempts before a delivery is dead (a dead letter).
@@ -60,6 +66,12 @@ BACKOFF = 60.0
 BACKOFF_MAX = 6 * 3600.0
 #: Due deliveries read per query.
 BATCH = 200
+#: How long an event stays in the outbox after it was written once no destination waits for it, and how long
+#: a dead letter is kept (status counts it meanwhile).
+KEEP_DELIVERED = timedelta(days=7)
+KEEP_DEAD = timedelta(days=30)
+#: Seconds between two prunes of the outbox by the delivery thread.
+PRUNE_EVERY = 3600.0
 #: The time a build gives the deliveries after publishing (seconds); the rest waits for the next build.
 BUILD_BUDGET = 10.0
 #: The delivery thread of serve and worker: a round's time budget and the longest sleep between rounds (seconds).
@@ -128,18 +140,13 @@ def deliver_due(store: Store, config: Config, now: datetime, session: Any, budge
     db = store._db  # noqa: SLF001 - the outbox's SQL lives here, the tables in store.py
     secrets = {d.url: d.secret for d in config.deliveries}
     urls = list(secrets)
-    at = _iso(now)
-    for url in urls:  # the rows of events this destination has none of yet
-        db.execute("INSERT INTO deliveries (outbox_id, url, state, attempts, next_try) "
-                   "SELECT o.id, ?, 'pending', 0, ? FROM outbox o WHERE NOT EXISTS "
-                   "(SELECT 1 FROM deliveries d WHERE d.outbox_id = o.id AND d.url = ?) "
-                   "ON CONFLICT DO NOTHING", (url, at, url))
+    at = outbox_time(now)
     rows = db.execute(
         "SELECT d.outbox_id, d.url, d.attempts, d.next_try, o.source, o.entry_id, o.version, o.payload "
         "FROM deliveries d JOIN outbox o ON o.id = d.outbox_id "
         f"WHERE d.state = 'pending' AND d.next_try <= ? AND d.url IN ({', '.join('?' * len(urls))}) "
         "ORDER BY d.next_try, d.outbox_id LIMIT ?", (at, *urls, BATCH)).fetchall()
-    lease = _iso(now + timedelta(seconds=max(60.0, 4 * config.timeout)))
+    lease = outbox_time(now + timedelta(seconds=max(60.0, 4 * config.timeout)))
     for index, (outbox_id, url, attempts, next_try, source, entry_id, version, payload) in enumerate(rows):
         if stopping() or clock() - started >= budget_seconds:
             counts.left += len(rows) - index
@@ -157,7 +164,7 @@ def deliver_due(store: Store, config: Config, now: datetime, session: Any, budge
         tried = attempts + 1
         if error is None:
             db.execute("UPDATE deliveries SET state = 'delivered', attempts = ?, delivered_at = ?, last_error = NULL "
-                       "WHERE outbox_id = ? AND url = ?", (tried, _iso(now), outbox_id, url))
+                       "WHERE outbox_id = ? AND url = ?", (tried, outbox_time(now), outbox_id, url))
             counts.delivered += 1
         elif tried >= ATTEMPTS:
             db.execute("UPDATE deliveries SET state = 'dead', attempts = ?, last_error = ? "
@@ -165,7 +172,7 @@ def deliver_due(store: Store, config: Config, now: datetime, session: Any, budge
             counts.dead += 1
             log.warning("delivery to %s of %s gave up after %d attempts: %s", url, entry_id, tried, error)
         else:
-            retry = _iso(now + timedelta(seconds=backoff(tried)))
+            retry = outbox_time(now + timedelta(seconds=backoff(tried)))
             db.execute("UPDATE deliveries SET attempts = ?, next_try = ?, last_error = ? "
                        "WHERE outbox_id = ? AND url = ?", (tried, retry, error, outbox_id, url))
             counts.retrying += 1
@@ -195,9 +202,28 @@ def totals(store: Store) -> dict[str, int]:
     return found
 
 
-def _iso(moment: datetime) -> str:
-    """A time as stored here: UTC ISO 8601 with microseconds (fixed width, so text order is time order)."""
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+def prune(store: Store, config: Config, now: datetime) -> int:
+    """Delete the events no configured destination waits for any more, with their deliveries.
+
+    An event written more than :data:`KEEP_DELIVERED` before ``now`` goes when each of its
+    deliveries to a destination still in ``config.deliveries`` is delivered, or dead for more than
+    :data:`KEEP_DEAD` (the deliveries of destinations removed from sites.yaml do not hold it).
+
+    Returns:
+        the number of events deleted (int).
+    Raises:
+        StoreError: the state cannot be written.
+    """
+    urls = [d.url for d in config.deliveries] or [""]  # no destination: nothing holds an event
+    db = store._db  # noqa: SLF001 - the outbox's SQL lives here, the tables in store.py
+    deleted = db.execute(
+        "DELETE FROM outbox WHERE id IN (SELECT o.id FROM outbox o WHERE o.created < ? AND NOT EXISTS "  # noqa: S608
+        f"(SELECT 1 FROM deliveries d WHERE d.outbox_id = o.id AND d.url IN ({', '.join('?' * len(urls))}) "
+        "AND (d.state = 'pending' OR (d.state = 'dead' AND o.created > ?))))",
+        (outbox_time(now - KEEP_DELIVERED), *urls, outbox_time(now - KEEP_DEAD))).rowcount
+    if deleted:
+        log.info("deliveries: %d events older than %d days deleted from the outbox", deleted, KEEP_DELIVERED.days)
+    return int(deleted or 0)
 
 
 class DeliveryLoop:
@@ -233,11 +259,15 @@ class DeliveryLoop:
             log.error("deliveries: cannot open the state: %s; nothing is delivered", error)
             return
         session = make_session(self.config)
+        pruned = float("-inf")
         try:
             while not self._stopping.is_set():
                 self._wake.clear()
                 try:
                     deliver_due(store, self.config, datetime.now(UTC), session, LOOP_BUDGET, self._stopping.is_set)
+                    if time.monotonic() - pruned >= PRUNE_EVERY:
+                        prune(store, self.config, datetime.now(UTC))
+                        pruned = time.monotonic()
                 except Exception as error:  # noqa: BLE001 - the thread goes on; polling never depends on it
                     log.warning("deliveries: %s", error)
                 self._wake.wait(LOOP_IDLE)

@@ -116,7 +116,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
     with Store.open(config.cache, config.state) as store, output_lock(config.output):
-        store.outbox = bool(config.deliveries)  # events of new and changed entries, for the webhooks
+        store.outbox = tuple(d.url for d in config.deliveries)  # events of new and changed entries, for the webhooks
         if options.fetch and store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
             report.restored = restore(config, store)
         states = store.states()
@@ -129,13 +129,14 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
 
 
 def _deliver(config: Config, store: Store, now: datetime) -> None:
-    """POST the due webhook deliveries (deliveries.py) for at most BUILD_BUDGET seconds after publishing;
-    what is left waits for the next build."""
+    """POST the due webhook deliveries (deliveries.py) for at most BUILD_BUDGET seconds after publishing
+    (what is left waits for the next build), then prune the outbox."""
     from . import deliveries  # here: a planet without deliveries never loads it
 
     session = deliveries.make_session(config)
     try:
         counts = deliveries.deliver_due(store, config, now, session, deliveries.BUILD_BUDGET)
+        deliveries.prune(store, config, now)
     finally:
         session.close()
     if counts.retrying or counts.dead or counts.left:

@@ -265,12 +265,7 @@ class Server:
         http.start()
         poller.start()
         subscriber.start()
-        if config.deliveries:  # the webhooks, on their own thread and connection (deliveries.py)
-            from .deliveries import DeliveryLoop  # here: a planet without deliveries never loads it
-
-            store.outbox = True
-            self._deliveries = DeliveryLoop(config)
-            self._deliveries.start()
+        self._start_deliveries(store)
         self.ready.set()
         where = f"http://{_address(*self.address)}"
         log.warning("serve: listening on %s (metrics at /metrics, health at /healthz); WebSub %s", where,
@@ -323,7 +318,7 @@ class Server:
                 self._in_flight -= set(value)
         if self._reload.is_set() or self._config_changed():
             self._reload.clear()
-            self._reread(push_state)
+            self._reread(store, push_state)
         self._subscriptions = push_state.subscriptions()
         self._plan(store, states, now)
         self._update_gauges(now)
@@ -664,10 +659,29 @@ class Server:
         if moved:
             log.warning("serve: --public-url changed: subscribing %d feeds again at %s", moved, public_url)
 
+    def _start_deliveries(self, store: Store) -> None:
+        """Write events for the configured deliveries, and run the delivery thread for them (again when
+        sites.yaml changed them; none without them)."""
+        config = self.config
+        if self._deliveries is not None and self._deliveries.config.deliveries == config.deliveries:
+            return
+        if self._deliveries is not None:
+            self._deliveries.stop(timeout=config.timeout + 2)
+            self._deliveries = None
+        store.outbox = tuple(d.url for d in config.deliveries)
+        if config.deliveries:  # the webhooks, on their own thread and connection (deliveries.py)
+            from .deliveries import DeliveryLoop  # here: a planet without deliveries never loads it
+
+            self._deliveries = DeliveryLoop(config)
+            self._deliveries.start()
+
     # --- sites.yaml ------------------------------------------------------------------
 
-    def _reread(self, push_state: PushState) -> None:
-        """Read sites.yaml again; a broken or incompatible file is one error and the old one stays."""
+    def _reread(self, store: Store, push_state: PushState) -> None:
+        """Read sites.yaml again; a broken or incompatible file is one error and the old one stays.
+
+        Changed ``deliveries`` apply to the events stored from now on: the delivery thread starts,
+        stops or is started again with the new destinations and secrets."""
         path = self.config.path
         self._config_mtime = _mtime(path)
         try:
@@ -687,6 +701,7 @@ class Server:
         self._sources = frozenset(config.sources)
         self._policy = None
         self._leave_removed(push_state)
+        self._start_deliveries(store)
         self._changed()
         log.warning("serve: read %s again: %d sites (feeds: %d added, %d removed)", path, len(config.sites),
                     len(added), len(removed))

@@ -30,9 +30,11 @@ Tables (schema version in ``meta``):
   a change of identifier style (a guid appearing, http becoming https, a
   move to another host) does not show a post twice. The first id wins.
 * ``outbox`` and ``deliveries`` (schema 8): the events of new and changed
-  entries, written in the save's transaction when :attr:`Store.outbox` is
-  set, and their webhook deliveries (:mod:`deliveries`). Not part of a
-  state file (:data:`TABLES`).
+  entries and one pending delivery of each to every destination named in
+  :attr:`Store.outbox`, all written in the save's transaction (so a
+  destination added later gets the events after it, not the backlog), and
+  their webhook deliveries (:mod:`deliveries`). Not part of a state file
+  (:data:`TABLES`).
 
 Times are stored as ISO 8601 UTC text.
 """
@@ -44,7 +46,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -186,9 +188,10 @@ class Store:
         self._db = connection  # sqlite3.Connection, or pgstate.Connection
         self._lock = lock
         self.path = path or Path(DATABASE)
-        #: Write an ``outbox`` event for each new or changed entry a save stores (set by the drivers when
-        #: sites.yaml has ``deliveries``; a planet without them pays nothing).
-        self.outbox = False
+        #: The webhook URLs (sites.yaml's ``deliveries``) each new or changed entry a save stores is
+        #: written for: an ``outbox`` event and a pending delivery per URL. Empty (a planet without
+        #: deliveries): nothing is written and nothing is paid. Set by the drivers.
+        self.outbox: tuple[str, ...] = ()
 
     @classmethod
     def connect(cls, url: str) -> Store:
@@ -504,7 +507,7 @@ class Store:
             events: list[tuple[str, str, str, str, str, str]] = []
             # A source's first snapshot is its baseline, not news: a new planet, or a site just added, does
             # not send its whole backlog to every destination.
-            baseline = self.outbox and self._db.execute("SELECT 1 FROM seen WHERE source = ? LIMIT 1",
+            baseline = bool(self.outbox) and self._db.execute("SELECT 1 FROM seen WHERE source = ? LIMIT 1",
                                                         (state.url,)).fetchone() is None
             for position, (entry, resolved) in enumerate(zip(entries, self._resolve(known, entries), strict=True)):
                 resolved = self._keep_first_date(known, resolved)
@@ -519,9 +522,15 @@ class Store:
                                  "VALUES (?, ?, ?, ?, ?)", new)
             self._db.executemany("INSERT INTO aliases (source, key, id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                                  aliases)
-            # The events, in the entry's transaction: committed together or not at all ("commit before fan-out").
-            self._db.executemany("INSERT INTO outbox (source, entry_id, version, kind, payload, created) "
-                                 "VALUES (?, ?, ?, ?, ?, ?)", events)
+            # The events and their deliveries, in the entry's transaction: committed together or not at all
+            # ("commit before fan-out").
+            for outbox_row in events:
+                (outbox_id,) = self._db.execute("INSERT INTO outbox (source, entry_id, version, kind, payload, "
+                                                "created) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                                                outbox_row).fetchone()
+                self._db.executemany("INSERT INTO deliveries (outbox_id, url, state, attempts, next_try) "
+                                     "VALUES (?, ?, 'pending', 0, ?)",
+                                     [(outbox_id, url, outbox_row[5]) for url in self.outbox])
 
     def _known(self, source: str, entries: list[Entry]) -> _Known:
         """What the store knows of the ids and alias keys ``entries`` could resolve to, and of the ids
@@ -620,7 +629,13 @@ def _event(source: str, entry: Entry, kind: str, version: str, now: datetime) ->
     payload = {"source": source, "id": entry.id, "title": entry.title, "link": entry.link,
                "date": entry.date.isoformat() if entry.date else None, "version": version, "kind": kind}
     return (source, entry.id, version, kind, json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
-            now.isoformat())
+            outbox_time(now))
+
+
+def outbox_time(moment: datetime) -> str:
+    """A time of the outbox and deliveries tables: UTC ISO 8601 with microseconds, fixed width, so
+    that their text order is time order in both databases."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 @dataclass

@@ -87,7 +87,7 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     from .fetch import Fetcher  # noqa: PLC0415
 
     store = Store.connect(config.state)
-    store.outbox = bool(config.deliveries)
+    store.outbox = tuple(d.url for d in config.deliveries)
     sources = [url for url in config.sources if not is_local(url)]
     if len(sources) < len(config.sources):
         log.warning("worker: local feed files are read by build, not by workers; %d skipped",

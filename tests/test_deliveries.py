@@ -8,6 +8,7 @@ import hmac
 import json
 import sqlite3
 import threading
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from syndicator import statefile
+from syndicator import deliveries, statefile
 from syndicator.cli import main
 from syndicator.config import load_config
 from syndicator.deliveries import ATTEMPTS, deliver_due, make_session
@@ -203,7 +204,7 @@ def test_events_committed_without_a_delivery_run_are_delivered_later_once_per_de
     config = load_config(config_path)
     source = "https://blog.example.org/feed.xml"
     with Store.open(tmp_path / "cache") as store:  # the build "crashed" after the commit: nothing delivered
-        store.outbox = True
+        store.outbox = (a.url, b.url)
         store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the source's baseline: no event
         store.save(SourceState(source, source), [Entry(id="e1", title="One", link="https://blog.example.org/1"),
                                                  Entry(id="e0")], NOW)
@@ -225,7 +226,7 @@ def test_events_committed_without_a_delivery_run_are_delivered_later_once_per_de
 def test_a_save_that_fails_writes_no_event(tmp_path: Path) -> None:
     source = "https://blog.example.org/feed.xml"
     with Store.open(tmp_path / "cache") as store:
-        store.outbox = True
+        store.outbox = ("https://hooks.example.org/in",)
         store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
         assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 0
         with pytest.raises(TypeError):  # an entry that cannot be stored: the transaction rolls back
@@ -256,6 +257,43 @@ def test_deliveries_from_a_postgresql_state(server: HTTPServer, tmp_path: Path, 
     with psycopg.connect(pg_database, autocommit=True) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         assert db.execute("SELECT state, COUNT(*) FROM deliveries GROUP BY state").fetchall() == [("delivered", 2)]
+
+
+def test_a_worker_delivers_the_events_committed_in_a_shared_state_once(server: HTTPServer, tmp_path: Path,
+                                                                        pg_database: str) -> None:  # noqa: F811
+    import signal
+    import subprocess
+
+    from .websub_hub import SYNDICATOR
+
+    a, b = Hook(server, "a"), Hook(server, "b")
+    config = planet(server, tmp_path, [a, b], [post(1)], state=pg_database)
+    source = "https://blog.example.org/feed.xml"
+    with Store.connect(pg_database) as store:  # committed by a worker that died before delivering them
+        store.outbox = (a.url, b.url)
+        store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
+        store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
+    worker = subprocess.Popen([str(SYNDICATOR), "worker", "--config", str(config), "--name", "w", "-q"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):  # bounded: at most about 20 s
+            if len(a.received) >= 2 and len(b.received) >= 2:
+                break
+            threading.Event().wait(0.1)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, stderr = worker.communicate(timeout=60)
+    assert worker.returncode == 0, stderr
+    polled = server.url_for("/feed.xml")  # the worker's own poll found post 1: one more event
+    for hook in (a, b):
+        assert sorted(check_signed(hook, n, body["source"])["id"] for n, body in enumerate(hook.bodies())) == [
+            "e1", "https://blog.example.org/posts/1"]
+        assert {body["source"] for body in hook.bodies()} == {source, polled}
+    import psycopg
+
+    with psycopg.connect(pg_database, autocommit=True) as db:
+        assert db.execute("SELECT url, state, COUNT(*) FROM deliveries GROUP BY url, state ORDER BY url").fetchall() \
+            == [(a.url, "delivered", 2), (b.url, "delivered", 2)]
 
 
 # --- the settings and the state file -------------------------------------------------------------------------
@@ -315,7 +353,7 @@ def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(ser
     config = load_config(planet(server, tmp_path, [a], [post(1)]))
     source = "https://blog.example.org/feed.xml"
     with Store.open(tmp_path / "cache") as store:  # the loop's owner holds the lock, as serve does
-        store.outbox = True
+        store.outbox = (a.url,)
         store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
         loop = DeliveryLoop(config)
         loop.start()
@@ -330,3 +368,61 @@ def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(ser
             loop.stop(timeout=5)
     assert len(a.received) == 1 and check_signed(a, 0, source)["id"] == "e1"
     assert rows(tmp_path, "SELECT state FROM deliveries") == [("delivered",)]
+
+
+# --- destinations that come and go, and the outbox's size ------------------------------------------------------
+
+
+def test_a_destination_added_later_gets_the_events_after_it_and_one_removed_gets_nothing_more(
+        server: HTTPServer, tmp_path: Path) -> None:
+    a, b = Hook(server, "a"), Hook(server, "b")
+    both = load_config(planet(server, tmp_path, [a, b], [post(1)]))
+    source = "https://blog.example.org/feed.xml"
+    entries = [Entry(id="e0")]
+    with Store.open(tmp_path / "cache") as store:
+        session = make_session(both)
+        try:
+            store.outbox = (a.url,)
+            store.save(SourceState(source, source), entries, NOW)  # the baseline: no event
+            entries = [Entry(id="e1", title="One"), *entries]
+            store.save(SourceState(source, source), entries, NOW)
+            store.outbox = (a.url, b.url)  # b is added to sites.yaml
+            entries = [Entry(id="e2", title="Two"), *entries]
+            store.save(SourceState(source, source), entries, NOW)
+            assert deliver_due(store, both, NOW, session, 10).delivered == 3
+            store.outbox = (b.url,)  # a is removed
+            entries = [Entry(id="e3", title="Three"), *entries]
+            store.save(SourceState(source, source), entries, NOW)
+            assert deliver_due(store, replace(both, deliveries=both.deliveries[1:]), NOW, session, 10).delivered == 1
+        finally:
+            session.close()
+    assert [body["id"] for body in a.bodies()] == ["e1", "e2"]
+    assert [body["id"] for body in b.bodies()] == ["e2", "e3"]  # not e1: it was stored before b was added
+
+
+def test_prune_deletes_old_events_no_destination_waits_for_and_keeps_dead_letters_a_while(
+        server: HTTPServer, tmp_path: Path) -> None:
+    a, b = Hook(server, "a"), Hook(server, "b", answers=[500])
+    config = load_config(planet(server, tmp_path, [a, b], [post(1)]))
+    source = "https://blog.example.org/feed.xml"
+    written = NOW - timedelta(days=40)
+    with Store.open(tmp_path / "cache") as store:
+        store.outbox = (a.url, b.url)
+        store.save(SourceState(source, source), [Entry(id="e0")], written)  # the baseline: no event
+        store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], written)
+        session = make_session(config)
+        try:
+            for attempt in range(ATTEMPTS):  # a is delivered at once; b fails until its delivery is dead
+                deliver_due(store, config, written + timedelta(days=attempt), session, 10)
+        finally:
+            session.close()
+        assert deliveries.totals(store) == {"pending": 0, "delivered": 1, "dead": 1}
+        only_a = replace(config, deliveries=config.deliveries[:1])
+        assert deliveries.prune(store, config, written + timedelta(days=6)) == 0  # too young
+        assert deliveries.prune(store, config, written + timedelta(days=29)) == 0  # b's dead letter is kept
+        assert deliveries.prune(store, only_a, written + timedelta(days=8)) == 1  # b removed: nothing holds it
+        assert store._db.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0] == 0
+        store.save(SourceState(source, source), [Entry(id="e2", title="Two"), Entry(id="e1", title="One"),
+                                                 Entry(id="e0")], written)
+        assert deliveries.prune(store, config, written + timedelta(days=31)) == 0  # pending: kept however old
+        assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 1
