@@ -114,7 +114,12 @@ class Farm:
                 self.wfile.write(body)
                 self.wfile.flush()
 
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                if not isinstance(sys.exc_info()[1], ConnectionError):  # a sender that gave up, or a second answer
+                    super().handle_error(request, client_address)
+
+        self.http = Server(("127.0.0.1", 0), Handler)
         self.http.daemon_threads = True
         self.base = f"http://127.0.0.1:{self.http.server_address[1]}"
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
@@ -179,8 +184,9 @@ def main() -> int:
                    > len(names) * args.feeds)
             workers[0].send_signal(signal.SIGKILL)
             killed_at = time.monotonic()
-            print(f"killed w0 (kill -9) at {killed_at - started:.0f} s, while the second wave was being delivered",
-                  flush=True)
+            pending = count(url, "SELECT COUNT(*) FROM deliveries WHERE state = 'pending'")
+            print(f"killed w0 (kill -9) at {killed_at - started:.0f} s, while the second wave was being delivered: "
+                  f"{pending} deliveries committed and not yet delivered", flush=True)
             within("every delivery delivered or dead",
                    lambda: count(url, "SELECT COUNT(*) FROM deliveries WHERE state = 'pending'") == 0)
         finally:
