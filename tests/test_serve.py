@@ -712,6 +712,31 @@ def test_sites_yaml_changes_are_applied_while_serving(tmp_path: Path, hub: WebSu
     assert serve.terminate() == 0
 
 
+def test_changed_deliveries_apply_to_the_events_stored_after_a_reread(tmp_path: Path, hub: WebSubHub,
+                                                                      feeds: FeedServer, server: Any,
+                                                                      spawn: Callable[..., ServeProcess]) -> None:
+    from .test_deliveries import Hook
+
+    first, second = Hook(server, "a"), Hook(server, "b")
+    blog = feeds.feed("blog", hub=hub.url)
+    config = write_config(tmp_path, [site(blog)], deliveries=[{"url": first.url, "secret": "s1"}])
+    serve = spawn(config)
+    live_subscription(serve, tmp_path, blog.url)
+    serve.wait_for(lambda: "blog post 3" in page(tmp_path), "the first poll's posts (a baseline: no event)")
+    blog.add("Before the change")
+    assert hub.publish(blog.url).status_code == 202
+    serve.wait_for(lambda: len(first.received) == 1, "the first destination's delivery")
+
+    rewrite(config, planet_yaml([site(blog)], deliveries=[{"url": second.url, "secret": "s2"}]))
+    serve.wait_for(lambda: f"serve: read {config} again" in serve.log(), "sites.yaml read again")
+    blog.add("After the change")
+    assert hub.publish(blog.url).status_code == 202
+    serve.wait_for(lambda: len(second.received) == 1, "the second destination's delivery")
+    assert serve.terminate() == 0
+    assert [body["title"] for body in first.bodies()] == ["Before the change"]
+    assert [body["title"] for body in second.bodies()] == ["After the change"]  # not the backlog
+
+
 # --- 9. /healthz and /metrics ----------------------------------------------------------------------------------------
 
 
