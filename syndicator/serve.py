@@ -170,6 +170,7 @@ class Server:
         self._throttled: dict[str, datetime] = {}
         self._states: dict[str, SourceState] = {}
         self._deliveries: Any = None  # deliveries.DeliveryLoop, with deliveries in sites.yaml
+        self._http_started = False
 
     # --- control, from any thread ------------------------------------------------
 
@@ -215,10 +216,10 @@ class Server:
                 try:
                     if store.count("sources") == 0:
                         restore(config, store)
-                except BaseException:
-                    server.close()  # never started: closed from this thread
-                    raise
-                self._serve(store, push_state, server)
+                    self._serve(store, push_state, server)
+                finally:
+                    if not self._http_started:  # never ran: closed from this thread (else _serve closed it)
+                        server.close()
             finally:
                 push_state.close()
 
@@ -263,6 +264,7 @@ class Server:
         self._leave_removed(push_state)
         self._moved(push_state)
         http.start()
+        self._http_started = True
         poller.start()
         subscriber.start()
         self._start_deliveries(store)
