@@ -5,7 +5,8 @@ worker to recover work if the first worker fails", and "apply concurrency
 and request-rate limits per host or registrable domain". A worker
 :func:`register` s its configured sources, :func:`claim` s a few due ones,
 fetches them, stores each observation (``Store.save``, which plans the next
-attempt) and :func:`release` s the lease; a long fetch :func:`extend` s it.
+attempt) and :func:`release` s the lease; while its sources wait in its
+pool or are fetched, it renews their leases (:func:`extend_all`).
 A worker that is killed simply stops renewing: once its leases expire the
 next claim by anyone takes the sources over. :func:`held` lists the live
 leases (status, metrics). PostgreSQL only; the tables are pgstate's
@@ -102,7 +103,7 @@ from .errors import StoreError
 from .failures import KINDS
 from .store import GENERATION_KEY
 
-__all__ = ["CLAIM_LOCK", "LOCK_TIMEOUT", "Claim", "claim", "extend", "held", "register", "release"]
+__all__ = ["CLAIM_LOCK", "LOCK_TIMEOUT", "Claim", "claim", "extend", "extend_all", "held", "register", "release"]
 
 #: The advisory lock key every claim takes (pgstate's schema lock is 7061; keys share one space per database).
 CLAIM_LOCK = 7062
@@ -277,6 +278,31 @@ def extend(db: Any, claim: Claim, now: datetime, lease_seconds: float) -> Claim 
     row = db.execute("UPDATE leases SET expires = ? WHERE source = ? AND worker = ? AND expires > ? "
                      "RETURNING host", (expires, claim.source, claim.worker, now)).fetchone()
     return None if row is None else Claim(claim.source, row[0], claim.worker, expires)
+
+
+def extend_all(db: Any, held: Iterable[Claim], now: datetime, lease_seconds: float) -> dict[str, Claim]:
+    """Renew, in one statement, every lease of ``held`` still held and live, to expire ``lease_seconds``
+    after ``now`` (a worker's sources still queued or fetching).
+
+    Returns:
+        {source: renewed Claim} of the leases renewed; a source missing from it lost its lease.
+    Raises:
+        ValueError: a naive ``now`` or ``lease_seconds`` <= 0.
+        StoreError: the database failed.
+    """
+    now = _utc(now)
+    if lease_seconds <= 0:
+        raise ValueError(f"need lease_seconds > 0, not {lease_seconds}")
+    by_worker: dict[str, list[str]] = {}
+    for lease in held:
+        by_worker.setdefault(lease.worker, []).append(lease.source)
+    expires = now + timedelta(seconds=lease_seconds)
+    renewed: dict[str, Claim] = {}
+    for worker, sources in by_worker.items():
+        rows = db.execute("UPDATE leases SET expires = ? WHERE worker = ? AND source = ANY(CAST(? AS text[])) "
+                          "AND expires > ? RETURNING source, host", (expires, worker, sources, now)).fetchall()
+        renewed.update((source, Claim(source, host, worker, expires)) for source, host in rows)
+    return renewed
 
 
 def held(db: Any, now: datetime) -> dict[str, Claim]:

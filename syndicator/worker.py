@@ -62,6 +62,17 @@ class WorkerOptions:
     turns: int | None = None
 
 
+def _renew(store: Store, name: str, by_source: dict[str, claims.Claim], lease: float) -> None:
+    """Renew the leases of the sources still queued or being fetched (a fetch ends within its deadline,
+    so with a renewal after each one, at least every quarter lease, no lease of a live worker ends)."""
+    kept = claims.extend_all(store._db, by_source.values(), datetime.now(UTC), lease)  # noqa: SLF001
+    lost = sorted(set(by_source) - set(kept))
+    if lost:
+        log.warning("worker %s: lost the lease on %d sources (%s...): the worker stalled longer than its lease; "
+                    "another worker may fetch them too", name, len(lost), lost[0])
+    by_source.update(kept)
+
+
 def lease_seconds(config: Config, options: WorkerOptions) -> float:
     """The lease a claim takes (seconds): --lease, else twice a fetch's deadline (timeout x 2 per attempt), >= 60."""
     if options.lease is not None:
@@ -102,6 +113,10 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     batch = options.batch or 2 * config.workers
     fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
                       per_host=config.per_host_concurrency)
+    if lease < 2 * fetcher.deadline:
+        log.warning("worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
+                    "outlive its lease, and another worker fetch the same source", options.name, lease,
+                    fetcher.deadline)
     policy: tuple[float, Any] | None = None
     stored = turns = 0
     loop: Any = None
@@ -113,6 +128,10 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     try:
         with fetcher:
             while not stopping.is_set():
+                if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: it reads every state
+                    made, _ = policy_of(config, store.states(), datetime.now(UTC),
+                                        schedule.Ledger.read(store.value(LEDGER_KEY)))
+                    policy = (time.monotonic(), made)
                 now = datetime.now(UTC)
                 clock = time.monotonic()
                 expired = metrics.lease_expiries.inc if metrics is not None else None
@@ -128,24 +147,25 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                 if not held:
                     stopping.wait(IDLE)
                     continue
-                if policy is None or time.monotonic() - policy[0] > POLICY_AGE:
-                    made, _ = policy_of(config, store.states(), now, schedule.Ledger.read(store.value(LEDGER_KEY)))
-                    policy = (time.monotonic(), made)
                 by_source = {claim.source: claim for claim in held}
                 states = store.states_of(by_source)
                 jobs = [observe.job_for(source, states.get(source)) for source in by_source]
                 pool: HostPool[observe.Job, Observation] = HostPool(
                     workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
                     breaker=config.host_breaker)
+                renewed = time.monotonic()
                 for observation in observe.observe_all(pool, fetcher, jobs, now, time.monotonic()):
                     source = observation.request.source
                     before = states.get(source) or SourceState(source, source)
                     observation, decision = decide_and_store(store, before, observation, now, policy[1],
                                                              fingerprints.get(source))
-                    claims.release(store._db, by_source[source])  # noqa: SLF001
+                    claims.release(store._db, by_source.pop(source))  # noqa: SLF001
                     if metrics is not None:
                         metrics.fetched(observation, decision)
                     stored += 1
+                    if by_source and time.monotonic() - renewed >= lease / 4:
+                        _renew(store, options.name, by_source, lease)
+                        renewed = time.monotonic()
                 if loop is not None:
                     loop.wake()
                 turns += 1

@@ -167,6 +167,23 @@ def test_a_worker_killed_mid_fetch_loses_nothing(tmp_path: Path, pg_database: st
         slow.server.shutdown()
 
 
+def test_a_worker_renews_the_leases_of_the_sources_still_queued_so_none_is_fetched_twice_at_once(
+        tmp_path: Path, pg_database: str) -> None:  # noqa: F811
+    slow = Farm(delay=6.0)  # a batch of two, fetched one after the other: 12 s, beyond the 10 s lease
+    try:
+        sites = [{"name": f"Feed {n}", "feed": slow.url(n)} for n in range(4)]
+        config = write_config(tmp_path, sites, state=pg_database, host_gap=0, per_host_concurrency=4)
+        processes = [worker(config, name, "--lease", "10", "--workers", "1") for name in ("a", "b")]
+        try:
+            wait_for(lambda: len(attempted(pg_database)) == 4, "every feed fetched", timeout=60)
+        finally:
+            codes = [stop(process) for process in processes]
+        assert codes == [0, 0]
+        assert set(slow.counts().values()) == {1}, slow.gets  # without the renewal, b takes a's second source
+    finally:
+        slow.server.shutdown()
+
+
 def test_a_worker_needs_a_postgresql_state(tmp_path: Path, farm: Farm) -> None:
     config = write_config(tmp_path, [{"name": "A", "feed": farm.url(0)}])
     result = subprocess.run([str(SYNDICATOR), "worker", "--config", str(config)], capture_output=True, text=True,
