@@ -643,7 +643,7 @@ def worker(config_path: Path, state: str | None, workers: int | None, name: str 
     """
     import signal
 
-    from .worker import WorkerOptions, run_worker
+    from .worker import WorkerHealth, WorkerOptions, run_worker
 
     _setup_logging(verbose, quiet)
     stopping = threading.Event()
@@ -655,9 +655,10 @@ def worker(config_path: Path, state: str | None, workers: int | None, name: str 
         options = WorkerOptions(lease=lease) if name is None else WorkerOptions(name=name, lease=lease)
         signal.signal(signal.SIGTERM, lambda *_: stopping.set())
         signal.signal(signal.SIGINT, lambda *_: stopping.set())
-        metrics, server = _worker_metrics(listen, stopping)
+        health = WorkerHealth()
+        metrics, server = _worker_metrics(listen, stopping, health)
         try:
-            stored = run_worker(config, options, stopping, metrics)
+            stored = run_worker(config, options, stopping, metrics, health)
         finally:
             if server is not None:
                 server.close()
@@ -666,7 +667,7 @@ def worker(config_path: Path, state: str | None, workers: int | None, name: str 
     log.warning("worker %s: stopped after storing %d observations", options.name, stored)
 
 
-def _worker_metrics(listen: tuple[str, int] | None, stopping: threading.Event) -> tuple[Any, Any]:
+def _worker_metrics(listen: tuple[str, int] | None, stopping: threading.Event, health: Any) -> tuple[Any, Any]:
     """(Metrics, the waitress server serving them) for ``worker --listen``, or (None, None) without it.
 
     Raises:
@@ -679,7 +680,12 @@ def _worker_metrics(listen: tuple[str, int] | None, stopping: threading.Event) -
     from .metrics import Metrics, metrics_app
 
     metrics = Metrics()
-    app = metrics_app(metrics, lambda: (False, "stopping") if stopping.is_set() else (True, "ok"))
+    def healthy() -> tuple[bool, str]:
+        if stopping.is_set():
+            return False, "stopping"
+        return (False, health.problem) if health.problem else (True, "ok")
+
+    app = metrics_app(metrics, healthy)
     try:
         server: Any = create_server(app, host=listen[0], port=listen[1], threads=2, asyncore_use_poll=True,
                                     ident="syndicator")

@@ -47,6 +47,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -77,6 +78,8 @@ BUILD_BUDGET = 10.0
 #: The delivery thread of serve and worker: a round's time budget and the longest sleep between rounds (seconds).
 LOOP_BUDGET = 30.0
 LOOP_IDLE = 5.0
+#: The longest wait (seconds) before the delivery thread opens a failed state again.
+RECONNECT_MAX = 60.0
 
 
 @dataclass
@@ -253,24 +256,36 @@ class DeliveryLoop:
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        try:
-            store = Store.open_second(self.config.cache, self.config.state)
-        except StoreError as error:
-            log.error("deliveries: cannot open the state: %s; nothing is delivered", error)
-            return
+        """Deliver until stopped. A state that fails (the server restarting, the connection lost) is
+        opened again, after waits doubling from LOOP_IDLE to RECONNECT_MAX seconds; events wait meanwhile."""
+        store: Store | None = None
         session = make_session(self.config)
         pruned = float("-inf")
+        pause = LOOP_IDLE
         try:
             while not self._stopping.is_set():
                 self._wake.clear()
                 try:
+                    if store is None:
+                        store = Store.open_second(self.config.cache, self.config.state)
                     deliver_due(store, self.config, datetime.now(UTC), session, LOOP_BUDGET, self._stopping.is_set)
                     if time.monotonic() - pruned >= PRUNE_EVERY:
                         prune(store, self.config, datetime.now(UTC))
                         pruned = time.monotonic()
+                    pause = LOOP_IDLE
+                except StoreError as error:
+                    log.warning("deliveries: %s; the state is opened again in %.0f s", error, pause)
+                    if store is not None:
+                        with suppress(Exception):  # the connection may be gone already
+                            store.close()
+                        store = None
+                    self._stopping.wait(pause)
+                    pause = min(2 * pause, RECONNECT_MAX)
+                    continue
                 except Exception as error:  # noqa: BLE001 - the thread goes on; polling never depends on it
                     log.warning("deliveries: %s", error)
                 self._wake.wait(LOOP_IDLE)
         finally:
             session.close()
-            store.close()
+            if store is not None:
+                store.close()

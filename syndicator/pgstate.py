@@ -43,7 +43,7 @@ from .errors import StoreError
 from .store import OUTBOX_TABLES
 
 __all__ = ["MIGRATIONS", "SCHEMA", "WORKER_MIGRATIONS", "WORKER_VERSION_KEY", "Connection", "connect",
-           "is_postgres_url", "shown"]
+           "is_postgres_url", "passing", "shown"]
 
 #: The state's tables at schema version 7 (store.SCHEMA_VERSION), as SQLite has them after its migrations.
 SCHEMA = """
@@ -221,6 +221,17 @@ class Connection:
     def close(self) -> None:
         """Close the connection."""
         self._connection.close()
+
+
+def passing(error: BaseException) -> bool:
+    """True for a :class:`errors.StoreError` that passes: psycopg's OperationalError under it (the
+    connection lost, the server restarting or unreachable, a lock or statement timeout, a deadlock).
+    Connecting again later is the remedy; a newer schema or a broken statement is not such an error."""
+    try:
+        import psycopg  # noqa: PLC0415
+    except ImportError:
+        return False
+    return isinstance(error.__cause__, psycopg.OperationalError)
 
 
 def connect(url: str) -> Connection:

@@ -22,12 +22,13 @@ import os
 import socket
 import threading
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import claims, schedule
-from .errors import ConfigError
+from . import claims, pgstate, schedule
+from .errors import ConfigError, StoreError
 from .hosts import host_key
 from .metrics import Metrics
 from .model import Config, Observation, SourceState, is_local
@@ -35,13 +36,22 @@ from .pipeline import LEDGER_KEY, decide_and_store, policy_of
 from .pool import HostPool
 from .store import Store
 
-__all__ = ["WorkerOptions", "run_worker"]
+__all__ = ["WorkerHealth", "WorkerOptions", "run_worker"]
 
 log = logging.getLogger("syndicator")
 #: The longest a worker sleeps when nothing is due, seconds: how soon it sees new due sources or a stop.
 IDLE = 1.0
 #: The policy (pooled habits, the request budget) is worked out again after this many seconds.
 POLICY_AGE = 300.0
+#: The longest wait (seconds) between two attempts to connect to a state that failed.
+RECONNECT_MAX = 60.0
+
+
+@dataclass
+class WorkerHealth:
+    """What keeps a worker from working, for /healthz: None while all is well, else one line."""
+
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,11 +91,13 @@ def lease_seconds(config: Config, options: WorkerOptions) -> float:
 
 
 def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event,
-               metrics: Metrics | None = None) -> int:
+               metrics: Metrics | None = None, health: WorkerHealth | None = None) -> int:
     """Claim, fetch, store and release until ``stopping`` is set; returns the sources stored.
 
     ``metrics`` (served by ``worker --listen``) records each fetch as serve's do, and each claim's
-    seconds, the sources claimed and the dead leases its claims ended.
+    seconds, the sources claimed and the dead leases its claims ended; ``health`` says what is wrong
+    (for /healthz). A state that fails for a reason that passes (the server restarting, the
+    connection lost: :func:`pgstate.passing`) is connected to again (:func:`_reconnect`).
 
     Raises:
         ConfigError: the state is not a PostgreSQL database.
@@ -128,51 +140,94 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     try:
         with fetcher:
             while not stopping.is_set():
-                if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: it reads every state
-                    made, _ = policy_of(config, store.states(), datetime.now(UTC),
-                                        schedule.Ledger.read(store.value(LEDGER_KEY)))
-                    policy = (time.monotonic(), made)
-                now = datetime.now(UTC)
-                clock = time.monotonic()
-                expired = metrics.lease_expiries.inc if metrics is not None else None
-                held = claims.claim(store._db, options.name, now, batch, lease,  # noqa: SLF001
-                                    config.per_host_concurrency, config.host_gap, expired=expired)
-                for stray in [c for c in held if c.source not in wanted]:  # another worker's newer sites.yaml
-                    claims.release(store._db, stray)  # noqa: SLF001
-                held = [c for c in held if c.source in wanted]
-                if metrics is not None:
-                    metrics.claim_seconds.observe(time.monotonic() - clock)
-                    metrics.claimed.inc(len(held))
-                    metrics.in_flight.set(len(held))
-                if not held:
-                    stopping.wait(IDLE)
-                    continue
-                by_source = {claim.source: claim for claim in held}
-                states = store.states_of(by_source)
-                jobs = [observe.job_for(source, states.get(source)) for source in by_source]
-                pool: HostPool[observe.Job, Observation] = HostPool(
-                    workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
-                    breaker=config.host_breaker)
-                renewed = time.monotonic()
-                for observation in observe.observe_all(pool, fetcher, jobs, now, time.monotonic()):
-                    source = observation.request.source
-                    before = states.get(source) or SourceState(source, source)
-                    observation, decision = decide_and_store(store, before, observation, now, policy[1],
-                                                             fingerprints.get(source))
-                    claims.release(store._db, by_source.pop(source))  # noqa: SLF001
+                try:
+                    if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: reads all
+                        made, _ = policy_of(config, store.states(), datetime.now(UTC),
+                                            schedule.Ledger.read(store.value(LEDGER_KEY)))
+                        policy = (time.monotonic(), made)
+                    now = datetime.now(UTC)
+                    clock = time.monotonic()
+                    expired = metrics.lease_expiries.inc if metrics is not None else None
+                    held = claims.claim(store._db, options.name, now, batch, lease,  # noqa: SLF001
+                                        config.per_host_concurrency, config.host_gap, expired=expired)
+                    for stray in [c for c in held if c.source not in wanted]:  # another worker's newer sites.yaml
+                        claims.release(store._db, stray)  # noqa: SLF001
+                    held = [c for c in held if c.source in wanted]
                     if metrics is not None:
-                        metrics.fetched(observation, decision)
-                    stored += 1
-                    if by_source and time.monotonic() - renewed >= lease / 4:
-                        _renew(store, options.name, by_source, lease)
-                        renewed = time.monotonic()
-                if loop is not None:
-                    loop.wake()
-                turns += 1
-                if options.turns is not None and turns >= options.turns:
-                    break
+                        metrics.claim_seconds.observe(time.monotonic() - clock)
+                        metrics.claimed.inc(len(held))
+                        metrics.in_flight.set(len(held))
+                    if not held:
+                        stopping.wait(IDLE)
+                        continue
+                    by_source = {claim.source: claim for claim in held}
+                    states = store.states_of(by_source)
+                    jobs = [observe.job_for(source, states.get(source)) for source in by_source]
+                    pool: HostPool[observe.Job, Observation] = HostPool(
+                        workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
+                        breaker=config.host_breaker)
+                    renewed = time.monotonic()
+                    for observation in observe.observe_all(pool, fetcher, jobs, now, time.monotonic()):
+                        source = observation.request.source
+                        before = states.get(source) or SourceState(source, source)
+                        observation, decision = decide_and_store(store, before, observation, now, policy[1],
+                                                                 fingerprints.get(source))
+                        claims.release(store._db, by_source.pop(source))  # noqa: SLF001
+                        if metrics is not None:
+                            metrics.fetched(observation, decision)
+                        stored += 1
+                        if by_source and time.monotonic() - renewed >= lease / 4:
+                            _renew(store, options.name, by_source, lease)
+                            renewed = time.monotonic()
+                    if loop is not None:
+                        loop.wake()
+                    turns += 1
+                    if options.turns is not None and turns >= options.turns:
+                        break
+                except StoreError as error:  # the server restarting, the connection lost: connect again
+                    if not pgstate.passing(error):
+                        raise
+                    reconnected = None if stopping.is_set() else _reconnect(config, store, error, options.name,
+                                                                            stopping, health)
+                    if reconnected is None:  # stopped meanwhile
+                        break
+                    store, policy = reconnected, None
     finally:
         if loop is not None:  # a POST under way is bounded by the timeout; unsent events wait in the outbox
             loop.stop(timeout=config.timeout + 2)
-        store.close()
+        with suppress(Exception):  # closed already when a reconnection was stopped
+            store.close()
     return stored
+
+
+def _reconnect(config: Config, store: Store, error: StoreError, name: str, stopping: threading.Event,
+               health: WorkerHealth | None) -> Store | None:
+    """Close the failed ``store`` and connect to ``config.state`` again, waiting 1 s, then twice as long
+    after each failure up to RECONNECT_MAX s; None when ``stopping`` is set meanwhile. /healthz says
+    the state is unreachable until then. The leases held are left to expire (their observations were
+    not all stored: another worker, or this one, fetches those sources again).
+
+    Raises:
+        StoreError: connecting failed for a reason that does not pass (a newer schema).
+    """
+    with suppress(Exception):  # the connection is likely gone already
+        store.close()
+    if health is not None:
+        health.problem = f"the state is unreachable: {error}"
+    log.warning("worker %s: %s; connecting again", name, error)
+    pause = 1.0
+    while not stopping.wait(pause):
+        try:
+            fresh = Store.connect(config.state or "")
+        except StoreError as again:
+            if not pgstate.passing(again):
+                raise
+            pause = min(2 * pause, RECONNECT_MAX)
+            log.warning("worker %s: %s; trying again in %.0f s", name, again, pause)
+            continue
+        fresh.outbox = store.outbox
+        if health is not None:
+            health.problem = None
+        log.warning("worker %s: connected to the state again", name)
+        return fresh
+    return None

@@ -184,6 +184,35 @@ def test_a_worker_renews_the_leases_of_the_sources_still_queued_so_none_is_fetch
         slow.server.shutdown()
 
 
+def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_connections(
+        tmp_path: Path, farm: Farm, server: Any, pg_database: str) -> None:  # noqa: F811
+    from syndicator.model import Entry, SourceState
+
+    from .test_deliveries import Hook
+
+    hook = Hook(server, "a")
+    sites = [{"name": f"Feed {n}", "feed": farm.url(n)} for n in range(3)]
+    config = write_config(tmp_path, sites, state=pg_database, host_gap=0, deliveries=[{"url": hook.url, "secret": "s"}])
+    port = free_port()
+    process = worker(config, "a", "--listen", f"127.0.0.1:{port}")
+    try:
+        wait_for(lambda: len(attempted(pg_database)) == 3, "every feed fetched (their baselines: no event)")
+        with Store.connect(pg_database) as store:  # as a restart of the server does
+            store._db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                              "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            source = "https://blog.example.org/feed.xml"
+            store.outbox = (hook.url,)
+            store.save(SourceState(source, source), [Entry(id="e0")], datetime.now(UTC))
+            store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], datetime.now(UTC))
+        wait_for(lambda: "connected to the state again" in (tmp_path / "worker-a.log").read_text(),
+                 "the worker to connect again", timeout=30)
+        wait_for(lambda: hook.received, "the event delivered by the delivery thread's new connection", timeout=30)
+        assert requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).text == "ok\n"
+    finally:
+        assert stop(process) == 0
+    assert [body["id"] for body in hook.bodies()] == ["e1"]
+
+
 def test_a_worker_needs_a_postgresql_state(tmp_path: Path, farm: Farm) -> None:
     config = write_config(tmp_path, [{"name": "A", "feed": farm.url(0)}])
     result = subprocess.run([str(SYNDICATOR), "worker", "--config", str(config)], capture_output=True, text=True,
