@@ -218,6 +218,13 @@ _STATE_OPTION = click.option(
          "sites.yaml, else the SQLite database in the cache folder).")
 
 
+def _finite(_context: click.Context, parameter: click.Parameter, value: float | None) -> float | None:
+    """A number option's value, refusing nan (which passes FloatRange: it compares false with both ends)."""
+    if value is not None and math.isnan(value):
+        raise click.BadParameter(f"{value} is not a number", param=parameter)
+    return value
+
+
 def _with_state(config: Any, state: str | None, environ: Mapping[str, str]) -> Any:
     """``config`` with the state URL of --state, else $SYNDICATOR_STATE, else its own.
 
@@ -626,7 +633,7 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
 @_STATE_OPTION
 @click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads of this process (default 8).")
 @click.option("--name", metavar="NAME", help="This worker's name in the leases (default: host name and process id).")
-@click.option("--lease", type=click.FloatRange(10, 86400), metavar="SECONDS",
+@click.option("--lease", type=click.FloatRange(10, 86400), callback=_finite, metavar="SECONDS",
               help="Seconds a claimed source is held before another worker may take it (default: twice a "
                    "fetch's deadline, at least 60).")
 @click.option("--listen", "listen", callback=_listen, metavar="HOST:PORT",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -538,6 +539,10 @@ def state_url(value: Any, where: str) -> str:
     from .pgstate import is_postgres_url, shown
 
     if isinstance(value, str) and is_postgres_url(value.strip()) and strip_control(value) == value:
+        try:
+            urlsplit(value.strip()).port  # noqa: B018 - reading it checks the host and the port
+        except ValueError as error:  # its message never holds the password
+            raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL ({error})") from None
         return value.strip()
     text = shown(value) if isinstance(value, str) else repr(value)
     raise ConfigError(f"{where}: {text!r} is not a postgresql:// URL (leave it out for the SQLite state "

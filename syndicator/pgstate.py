@@ -37,10 +37,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .errors import StoreError
-from .store import OUTBOX_TABLES
+from .store import OUTBOX_TABLES, stored_version
 
 __all__ = ["MIGRATIONS", "SCHEMA", "WORKER_MIGRATIONS", "WORKER_VERSION_KEY", "Connection", "connect",
            "is_postgres_url", "passing", "shown"]
@@ -158,6 +158,8 @@ WORKER_MIGRATIONS: dict[int, str] = {
         EXECUTE FUNCTION syndicator_queue()
     """,
 }
+#: ``scheme://user:`` then the password, up to the last ``@`` of the authority.
+_PASSWORD = re.compile(r"^([a-zA-Z][\w+.-]*://[^/?#@:]*:)[^/?#]*@")
 _JSON = re.compile(r"json_extract\(([\w.]+), '\$\.(\w+)'\)")
 
 
@@ -167,13 +169,28 @@ def is_postgres_url(value: str) -> bool:
 
 
 def shown(url: str) -> str:
-    """``url`` without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    """``url`` without its password, for messages; never raises, whatever the text."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.hostname or ""
+        netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+        return urlunsplit(parts._replace(netloc=netloc))
+    except ValueError:  # a URL urllib cannot take apart (a bad port, an unclosed IPv6 bracket)
+        return _PASSWORD.sub(r"\1***@", url)
+
+
+def _secretless(text: str, url: str) -> str:
+    """``text`` (a message of psycopg's) with the password of ``url`` masked wherever it shows."""
+    match = _PASSWORD.search(url)
+    if match is None:
+        return text
+    secret = url[match.end(1):match.end() - 1]
+    for form in {secret, unquote(secret)}:
+        if form:
+            text = text.replace(form, "***")
+    return text
 
 
 class Connection:
@@ -203,7 +220,7 @@ class Connection:
         try:
             return self._connection.execute(self._rewrite(sql), tuple(parameters), prepare=False)
         except psycopg.Error as error:
-            raise StoreError(f"{shown(self.url)}: {_one_line(error)}") from error
+            raise StoreError(f"{shown(self.url)}: {_secretless(_one_line(error), self.url)}") from error
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement for each row."""
@@ -216,7 +233,7 @@ class Connection:
             with self._connection.cursor() as cursor:
                 cursor.executemany(self._rewrite(sql), rows)
         except psycopg.Error as error:
-            raise StoreError(f"{shown(self.url)}: {_one_line(error)}") from error
+            raise StoreError(f"{shown(self.url)}: {_secretless(_one_line(error), self.url)}") from error
 
     def close(self) -> None:
         """Close the connection."""
@@ -249,7 +266,7 @@ def connect(url: str) -> Connection:
     try:
         raw = psycopg.connect(url, autocommit=True, connect_timeout=15)
     except psycopg.Error as error:
-        raise StoreError(f"{shown(url)}: cannot connect: {_one_line(error)}") from error
+        raise StoreError(f"{shown(url)}: cannot connect: {_secretless(_one_line(error), url)}") from error
     connection = Connection(raw, url)
     try:
         _migrate(connection)
@@ -270,7 +287,7 @@ def _migrate(connection: Connection) -> None:
         connection.execute("SELECT pg_advisory_xact_lock(7061)")  # any constant: the schema's own lock
         connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = int(row[0]) if row else 0
+        version = stored_version(row, shown(connection.url))
         if version > max([SCHEMA_VERSION, *MIGRATIONS]):
             raise StoreError(f"{shown(connection.url)}: schema version {version} is newer than this syndicator "
                              "understands; upgrade syndicator")
@@ -296,7 +313,7 @@ def _migrate(connection: Connection) -> None:
 def _migrate_workers(connection: Connection) -> None:
     """Create or migrate the workers' tables (:data:`WORKER_MIGRATIONS`), in the caller's transaction."""
     row = connection.execute("SELECT value FROM meta WHERE key = ?", (WORKER_VERSION_KEY,)).fetchone()
-    version = int(row[0]) if row else 0
+    version = stored_version(row, shown(connection.url))
     if version > max(WORKER_MIGRATIONS):
         raise StoreError(f"{shown(connection.url)}: the workers' tables are at version {version}, newer than this "
                          "syndicator understands; upgrade syndicator")
@@ -304,7 +321,7 @@ def _migrate_workers(connection: Connection) -> None:
         return
     for target in sorted(v for v in WORKER_MIGRATIONS if v > version):
         for statement in _statements(WORKER_MIGRATIONS[target]):
-                connection.execute(statement)
+            connection.execute(statement)
     connection.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
                        "excluded.value", (WORKER_VERSION_KEY, str(max(WORKER_MIGRATIONS))))
 

@@ -273,7 +273,7 @@ class Store:
             row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{path}: not a usable state database ({e})") from e
-        if row is None or int(row[0]) != SCHEMA_VERSION:
+        if stored_version(row, str(path)) != SCHEMA_VERSION:
             connection.close()
             raise StoreError(f"{path}: schema version {row[0] if row else 0} is not {SCHEMA_VERSION}; "
                              "run `syndicator build` with this version first")
@@ -632,6 +632,20 @@ def _event(source: str, entry: Entry, kind: str, version: str, now: datetime) ->
             outbox_time(now))
 
 
+def stored_version(row: Any, where: str) -> int:
+    """The schema version a ``meta`` row holds (0 for no row).
+
+    Raises:
+        StoreError: the value is not a whole number: the state is damaged (``where`` names it).
+    """
+    if row is None:
+        return 0
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        raise StoreError(f"{where}: a damaged state: its schema version is {row[0]!r}, not a number") from None
+
+
 def outbox_time(moment: datetime) -> str:
     """A time of the outbox and deliveries tables: UTC ISO 8601 with microseconds, fixed width, so
     that their text order is time order in both databases."""
@@ -685,7 +699,7 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
         row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as e:
         raise StoreError(f"{path}: not a usable state database ({e}); move it aside to start afresh") from e
-    version = int(row[0]) if row else 0
+    version = stored_version(row, str(path))
     if version > SCHEMA_VERSION:
         raise StoreError(f"{path}: schema version {version} is newer than this syndicator "
                          f"understands ({SCHEMA_VERSION}); upgrade syndicator")

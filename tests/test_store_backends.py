@@ -213,3 +213,26 @@ def test_a_build_without_fetching_publishes_from_the_shared_state(server: HTTPSe
     assert len(server.log) == requests_before
     assert "Post 2" in (tmp_path / "renderer" / "public" / "index.html").read_text(encoding="utf-8")
     assert "0 requested" in result.stdout
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("postgresql://u:hunter2@[::1/db", "'postgresql://u:***@[::1/db' is not a usable URL (Invalid IPv6 URL)"),
+    ("postgresql://u:hunter2@db.example:99999/db", "is not a usable URL (Port out of range 0-65535)"),
+    ("postgresql://u:hun%zzter2@127.0.0.1:1/db", "cannot connect: invalid percent-encoded token: \"***\""),
+])
+def test_a_state_url_that_cannot_be_used_is_one_line_without_its_password(tmp_path: Path, value: str,
+                                                                         shown: str) -> None:
+    config = write_config(tmp_path, [{"name": "A", "feed": "https://example.org/a.xml"}])
+    result = subprocess.run([sys.executable, "-c", "from syndicator.cli import main; main()", "status", "--config",
+                             str(config), "--state", value], capture_output=True, text=True, check=False, timeout=60,
+                            env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"})
+    assert result.returncode in (2, 5), result.stderr
+    assert len(result.stderr.splitlines()) == 1 and shown in result.stderr, result.stderr
+    assert "hunter2" not in result.stderr and "zzter2" not in result.stderr
+
+
+def test_a_damaged_schema_version_is_one_line(pg_database: str) -> None:  # noqa: F811
+    with Store.connect(pg_database) as store:
+        store._db.execute("UPDATE meta SET value = 'abc' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="a damaged state: its schema version is 'abc', not a number"):
+        Store.connect(pg_database)
