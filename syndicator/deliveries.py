@@ -46,7 +46,9 @@ import json
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -65,7 +67,7 @@ ATTEMPTS = 10
 #: The first retry's wait (seconds), doubled after each failure, and its ceiling.
 BACKOFF = 60.0
 BACKOFF_MAX = 6 * 3600.0
-#: Due deliveries read per query.
+#: Due deliveries of one destination read per run.
 BATCH = 200
 #: How long an event stays in the outbox after it was written once no destination waits for it, and how long
 #: a dead letter is kept (status counts it meanwhile).
@@ -125,8 +127,12 @@ def deliver_due(store: Store, config: Config, now: datetime, session: Any, budge
     """POST every due (event, destination) of ``store``'s outbox, within ``budget_seconds``.
 
     See the module docstring for the body, headers, retries and dead letters.
-    No POST starts after the budget is spent or once ``stopping()`` is true;
-    each is bounded by ``config.timeout``. Nothing happens without ``config.deliveries``.
+    Each destination gets one POST at a time, in order of due time, and the
+    destinations are served side by side (one thread each, at most
+    :data:`BATCH` due deliveries each a run), so one that hangs holds back
+    only its own events. No POST starts after the budget is spent or once
+    ``stopping()`` is true; each is bounded by ``config.timeout``. Nothing
+    happens without ``config.deliveries``.
 
     Args:
         now: the clock (aware UTC): what is due, and the times recorded.
@@ -142,45 +148,69 @@ def deliver_due(store: Store, config: Config, now: datetime, session: Any, budge
     started = clock()
     db = store._db  # noqa: SLF001 - the outbox's SQL lives here, the tables in store.py
     secrets = {d.url: d.secret for d in config.deliveries}
-    urls = list(secrets)
     at = outbox_time(now)
-    rows = db.execute(
+    queues = {url: deque(db.execute(
         "SELECT d.outbox_id, d.url, d.attempts, d.next_try, o.source, o.entry_id, o.version, o.payload "
         "FROM deliveries d JOIN outbox o ON o.id = d.outbox_id "
-        f"WHERE d.state = 'pending' AND d.next_try <= ? AND d.url IN ({', '.join('?' * len(urls))}) "
-        "ORDER BY d.next_try, d.outbox_id LIMIT ?", (at, *urls, BATCH)).fetchall()
+        "WHERE d.state = 'pending' AND d.url = ? AND d.next_try <= ? "
+        "ORDER BY d.next_try, d.outbox_id LIMIT ?", (url, at, BATCH)).fetchall()) for url in secrets}
+    queues = {url: queue for url, queue in queues.items() if queue}
+    if not queues:
+        return counts
     lease = outbox_time(now + timedelta(seconds=max(60.0, 4 * config.timeout)))
-    for index, (outbox_id, url, attempts, next_try, source, entry_id, version, payload) in enumerate(rows):
-        if stopping() or clock() - started >= budget_seconds:
-            counts.left += len(rows) - index
-            break
-        claimed = db.execute("UPDATE deliveries SET next_try = ? WHERE outbox_id = ? AND url = ? "
-                             "AND state = 'pending' AND next_try = ?", (lease, outbox_id, url, next_try))
-        if claimed.rowcount != 1:
-            continue  # another loop took it
-        body = str(payload).encode()
-        error = _post(session, url, body, {
-            "Content-Type": "application/json",
-            "Idempotency-Key": idempotency_key(source, entry_id, version),
-            "X-Syndicator-Signature": signature(secrets[url], body),
-        }, config.timeout)
-        tried = attempts + 1
-        if error is None:
-            db.execute("UPDATE deliveries SET state = 'delivered', attempts = ?, delivered_at = ?, last_error = NULL "
-                       "WHERE outbox_id = ? AND url = ?", (tried, outbox_time(now), outbox_id, url))
-            counts.delivered += 1
-        elif tried >= ATTEMPTS:
-            db.execute("UPDATE deliveries SET state = 'dead', attempts = ?, last_error = ? "
-                       "WHERE outbox_id = ? AND url = ?", (tried, error, outbox_id, url))
-            counts.dead += 1
-            log.warning("delivery to %s of %s gave up after %d attempts: %s", url, entry_id, tried, error)
-        else:
-            retry = outbox_time(now + timedelta(seconds=backoff(tried)))
-            db.execute("UPDATE deliveries SET attempts = ?, next_try = ?, last_error = ? "
-                       "WHERE outbox_id = ? AND url = ?", (tried, retry, error, outbox_id, url))
-            counts.retrying += 1
-            log.info("delivery to %s of %s failed (%s); tried again at %s", url, entry_id, error, retry)
+    # One POST at a time per destination, the destinations side by side: one that hangs holds back only
+    # its own events. The database is used on this thread alone.
+    with ThreadPoolExecutor(max_workers=len(queues), thread_name_prefix="delivery") as pool:
+        running: dict[Future[str | None], tuple[Any, ...]] = {}
+
+        def start(url: str) -> None:
+            queue = queues[url]
+            while queue and not stopping() and clock() - started < budget_seconds:
+                row = queue.popleft()
+                outbox_id, _, _, next_try, source, entry_id, version, payload = row
+                claimed = db.execute("UPDATE deliveries SET next_try = ? WHERE outbox_id = ? AND url = ? "
+                                     "AND state = 'pending' AND next_try = ?", (lease, outbox_id, url, next_try))
+                if claimed.rowcount != 1:
+                    continue  # another loop took it
+                body = str(payload).encode()
+                running[pool.submit(_post, session, url, body, {
+                    "Content-Type": "application/json",
+                    "Idempotency-Key": idempotency_key(source, entry_id, version),
+                    "X-Syndicator-Signature": signature(secrets[url], body),
+                }, config.timeout)] = row
+                return
+
+        for url in queues:
+            start(url)
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                row = running.pop(future)
+                _record(db, row, future.result(), now, counts)
+                start(row[1])
+    counts.left = sum(len(queue) for queue in queues.values())
     return counts
+
+
+def _record(db: Any, row: tuple[Any, ...], error: str | None, now: datetime, counts: DeliveryCounts) -> None:
+    """Record the outcome of one POST (``error`` None: a 2xx) in its own transaction, and count it."""
+    outbox_id, url, attempts, _, _, entry_id, _, _ = row
+    tried = attempts + 1
+    if error is None:
+        db.execute("UPDATE deliveries SET state = 'delivered', attempts = ?, delivered_at = ?, last_error = NULL "
+                   "WHERE outbox_id = ? AND url = ?", (tried, outbox_time(now), outbox_id, url))
+        counts.delivered += 1
+    elif tried >= ATTEMPTS:
+        db.execute("UPDATE deliveries SET state = 'dead', attempts = ?, last_error = ? "
+                   "WHERE outbox_id = ? AND url = ?", (tried, error, outbox_id, url))
+        counts.dead += 1
+        log.warning("delivery to %s of %s gave up after %d attempts: %s", url, entry_id, tried, error)
+    else:
+        retry = outbox_time(now + timedelta(seconds=backoff(tried)))
+        db.execute("UPDATE deliveries SET attempts = ?, next_try = ?, last_error = ? "
+                   "WHERE outbox_id = ? AND url = ?", (tried, retry, error, outbox_id, url))
+        counts.retrying += 1
+        log.info("delivery to %s of %s failed (%s); tried again at %s", url, entry_id, error, retry)
 
 
 def _post(session: Any, url: str, body: bytes, headers: dict[str, str], timeout: float) -> str | None:

@@ -170,6 +170,28 @@ def test_a_destination_that_hangs_is_a_failed_attempt_and_the_others_are_deliver
     assert state["slow"][:2] == ("pending", 1) and "Timeout" in state["slow"][2]
 
 
+def test_a_destination_that_hangs_holds_back_only_its_own_events(server: HTTPServer, tmp_path: Path,
+                                                                 release: threading.Event) -> None:
+    slow, a = Hook(server, "slow", [None], release), Hook(server, "a")
+    seen_by_slow: list[int] = []  # how many POSTs the hanging destination had had when each of a's arrived
+    handle = a.handle
+
+    def handle_a(request: Request) -> Response:
+        seen_by_slow.append(len(slow.received))
+        return handle(request)
+
+    a.handle = handle_a  # type: ignore[method-assign]
+    server.handlers.clear()
+    server.expect_request("/hook/slow", method="POST").respond_with_handler(slow.handle)
+    server.expect_request("/hook/a", method="POST").respond_with_handler(handle_a)
+    config = planet(server, tmp_path, [slow, a], [post(3), post(2), post(1)])
+    assert build(config).exit_code == 0
+    assert len(a.received) == 3
+    # a's three came while slow's first POST still hung (1 s each): one after each of slow's, were they in turn
+    assert max(seen_by_slow) <= 1, seen_by_slow
+    assert len(slow.received) >= 1
+
+
 def test_after_ten_failures_a_delivery_is_dead_and_status_counts_it(server: HTTPServer, tmp_path: Path) -> None:
     a = Hook(server, "a", [503])
     config = planet(server, tmp_path, [a], [post(1)])
