@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import signal
 import subprocess
@@ -51,6 +50,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workers_bench import new_database, server  # noqa: E402
+
+from syndicator.deliveries import idempotency_key  # noqa: E402
 
 SYNDICATOR = Path(sys.executable).with_name("syndicator")
 TIMEOUT = 2  # the workers' fetch and POST timeout, seconds
@@ -205,7 +206,7 @@ def main() -> int:
             marked = db.execute("SELECT d.url, o.source, o.entry_id, o.version, d.state FROM deliveries d "
                                 "JOIN outbox o ON o.id = d.outbox_id").fetchall()
         farm.close()
-    keys = {hashlib.sha256(json.dumps(list(event)).encode()).hexdigest() for event in events}
+    keys = {idempotency_key(*event) for event in events}
     print(f"\n{len(events)} entry versions in the outbox ({args.feeds} feeds, 2 waves), {len(names)} destinations, "
           f"{time.monotonic() - started:.0f} s\n")
     print("| destination | versions | accepted (distinct keys) | missing | accepted twice | of which with a "
@@ -217,7 +218,7 @@ def main() -> int:
         twice = {key for key, n in accepted.items() if n > 1}
         lost = {key for key, _, ok, at, was_lost in posts if ok and (was_lost or (
             killed_at is not None and killed_at - HANG <= at <= killed_at))}
-        state = {hashlib.sha256(json.dumps([s, e, v]).encode()).hexdigest(): st
+        state = {idempotency_key(s, e, v): st
                  for u, s, e, v, st in marked if u.endswith("/" + name)}
         never = {key for key, st in state.items() if st == "delivered" and key not in accepted}
         print(f"| {name} | {len(keys)} | {len(set(accepted) & keys)} | {len(keys - set(accepted))} | {len(twice)} | "

@@ -96,9 +96,11 @@ class DeliveryCounts:
 
 
 def idempotency_key(source: str, entry_id: str, version: str) -> str:
-    """The ``Idempotency-Key`` of one entry version: the SHA-256 (hex) of the UTF-8 JSON array
-    ``[source, entry id, version]`` (unambiguous whatever characters the id holds)."""
-    return hashlib.sha256(json.dumps([source, entry_id, version]).encode()).hexdigest()
+    """The ``Idempotency-Key`` of one entry version: the SHA-256 (hex) of the UTF-8 bytes of the compact
+    JSON array ``["<source>","<entry id>","<version>"]`` (no spaces, non-ASCII characters as they are,
+    as JavaScript's ``JSON.stringify`` writes it), unambiguous whatever characters the id holds."""
+    text = json.dumps([source, entry_id, version], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def signature(secret: str, body: bytes) -> str:

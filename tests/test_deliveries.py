@@ -91,12 +91,22 @@ def check_signed(hook: Hook, index: int, source: str) -> dict[str, Any]:
     body, headers = hook.received[index]
     data = json.loads(body)
     assert headers["Content-Type"] == "application/json"
-    expected_key = hashlib.sha256(json.dumps([source, data["id"], data["version"]]).encode()).hexdigest()
+    expected_key = hashlib.sha256(json.dumps([source, data["id"], data["version"]], ensure_ascii=False,
+                                             separators=(",", ":")).encode()).hexdigest()
     assert headers["Idempotency-Key"] == expected_key
     mac = hmac.new(SECRETS[hook.name].encode(), body, hashlib.sha256).hexdigest()
     assert hmac.compare_digest(headers["X-Syndicator-Signature"], "sha256=" + mac)
     assert headers["X-Syndicator-Signature"] != "sha256=" + hmac.new(b"wrong", body, hashlib.sha256).hexdigest()
     return data  # type: ignore[no-any-return]
+
+
+def test_the_idempotency_key_is_the_sha256_of_the_compact_utf8_json_array() -> None:
+    from syndicator.deliveries import idempotency_key
+
+    text = '["https://blog.example.org/feed.xml","caf\u00e9 \\"1\\"","v1"]'.encode()  # as JSON.stringify writes it
+    assert text == b'["https://blog.example.org/feed.xml","caf\xc3\xa9 \\"1\\"","v1"]'
+    key = idempotency_key("https://blog.example.org/feed.xml", 'caf\u00e9 "1"', "v1")
+    assert key == hashlib.sha256(text).hexdigest()
 
 
 # --- through the CLI, SQLite -----------------------------------------------------------------------------------
