@@ -152,7 +152,8 @@ class Claim:
     expires: datetime
 
 
-def register(db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False) -> int:
+def register(db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False,
+             withdrawn: Callable[[int], None] | None = None) -> int:
     """Make every configured source one that claims consider, in one transaction.
 
     A source without a ``sources`` row gets one (``fetch_url`` = its URL, never
@@ -167,6 +168,7 @@ def register(db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False
             given twice the last host wins.
         prune: also withdraw every other source from claims (its state is kept):
             the worker's configuration is the whole set.
+        withdrawn: called with the number of sources ``prune`` withdrew, when there are some.
     Returns:
         how many ``sources`` rows were added (int).
     Raises:
@@ -183,7 +185,9 @@ def register(db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False
                    "ON CONFLICT (source) DO UPDATE SET host = excluded.host "
                    "WHERE source_hosts.host <> excluded.host", (urls, [hosts[url] for url in urls]))
         if prune:
-            db.execute("DELETE FROM source_hosts WHERE source <> ALL(CAST(? AS text[]))", (urls,))
+            gone = db.execute("DELETE FROM source_hosts WHERE source <> ALL(CAST(? AS text[]))", (urls,)).rowcount
+            if gone and withdrawn is not None:
+                withdrawn(gone)
         if added:  # a new row is a write of the state (Store.generation)
             db.execute("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
                        "DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)", (GENERATION_KEY,))

@@ -644,9 +644,10 @@ def worker(config_path: Path, state: str | None, workers: int | None, name: str 
            listen: tuple[str, int] | None, verbose: int, quiet: int) -> None:
     """Poll into a PostgreSQL state shared with other workers.
 
-    Runs until SIGTERM or Ctrl-C. Claims due sources with leases, so no
-    source is fetched twice at once and per-host limits hold across every
-    worker. Renders nothing: publish with build and its no-fetch option.
+    Runs until SIGTERM or Ctrl-C; SIGHUP reads sites.yaml again. Claims due
+    sources with leases, so no source is fetched twice at once and per-host
+    limits hold across every worker. Renders nothing: publish with build and
+    its no-fetch option.
     """
     import signal
 
@@ -660,12 +661,14 @@ def worker(config_path: Path, state: str | None, workers: int | None, name: str 
             config = replace(config, workers=workers)
         config = _with_state(config, state, os.environ)
         options = WorkerOptions(lease=lease) if name is None else WorkerOptions(name=name, lease=lease)
+        reload = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stopping.set())
         signal.signal(signal.SIGINT, lambda *_: stopping.set())
+        signal.signal(signal.SIGHUP, lambda *_: reload.set())
         health = WorkerHealth()
         metrics, server = _worker_metrics(listen, stopping, health)
         try:
-            stored = run_worker(config, options, stopping, metrics, health)
+            stored = run_worker(config, options, stopping, metrics, health, reload)
         finally:
             if server is not None:
                 server.close()

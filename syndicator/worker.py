@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -91,13 +91,15 @@ def lease_seconds(config: Config, options: WorkerOptions) -> float:
 
 
 def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event,
-               metrics: Metrics | None = None, health: WorkerHealth | None = None) -> int:
+               metrics: Metrics | None = None, health: WorkerHealth | None = None,
+               reload: threading.Event | None = None) -> int:
     """Claim, fetch, store and release until ``stopping`` is set; returns the sources stored.
 
     ``metrics`` (served by ``worker --listen``) records each fetch as serve's do, and each claim's
     seconds, the sources claimed and the dead leases its claims ended; ``health`` says what is wrong
     (for /healthz). A state that fails for a reason that passes (the server restarting, the
-    connection lost: :func:`pgstate.passing`) is connected to again (:func:`_reconnect`).
+    connection lost: :func:`pgstate.passing`) is connected to again (:func:`_reconnect`). When
+    ``reload`` is set (SIGHUP), sites.yaml is read again before the next claim (:func:`_reload`).
 
     Raises:
         ConfigError: the state is not a PostgreSQL database.
@@ -110,17 +112,7 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     from .fetch import Fetcher  # noqa: PLC0415
 
     store = Store.connect(config.state)
-    store.outbox = tuple(d.url for d in config.deliveries)
-    sources = [url for url in config.sources if not is_local(url)]
-    if len(sources) < len(config.sources):
-        log.warning("worker: local feed files are read by build, not by workers; %d skipped",
-                    len(config.sources) - len(sources))
-    # prune: a source no longer in sites.yaml is not offered (its state is kept)
-    added = claims.register(store._db, [(url, host_key(url)) for url in sources], prune=True)  # noqa: SLF001
-    if added:
-        log.info("worker %s: registered %d new sources", options.name, added)
-    fingerprints = schedule.site_fingerprints(config.sites)
-    wanted = set(sources)
+    wanted, fingerprints = _offer(store, config, options.name)
     lease = lease_seconds(config, options)
     batch = options.batch or 2 * config.workers
     fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
@@ -131,16 +123,18 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                     fetcher.deadline)
     policy: tuple[float, Any] | None = None
     stored = turns = 0
-    loop: Any = None
-    if config.deliveries:  # the webhooks, on their own thread and connection (deliveries.py)
-        from .deliveries import DeliveryLoop  # noqa: PLC0415 - a planet without deliveries never loads it
-
-        loop = DeliveryLoop(config)
-        loop.start()
+    loop = _deliveries(None, config)
     try:
         with fetcher:
             while not stopping.is_set():
                 try:
+                    if reload is not None and reload.is_set():  # SIGHUP
+                        reload.clear()
+                        fresh = _reload(config, options.name)
+                        if fresh is not None:
+                            config, policy = fresh, None
+                            wanted, fingerprints = _offer(store, config, options.name)
+                            loop = _deliveries(loop, config)
                     if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: reads all
                         made, _ = policy_of(config, store.states(), datetime.now(UTC),
                                             schedule.Ledger.read(store.value(LEDGER_KEY)))
@@ -198,6 +192,62 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
         with suppress(Exception):  # closed already when a reconnection was stopped
             store.close()
     return stored
+
+
+def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str, Any]]:
+    """Register ``config``'s feeds for claims, withdrawing the others (every worker reads the same
+    sites.yaml: the last one to start or reload decides); returns (the feed URLs this worker fetches,
+    the sites' fingerprints)."""
+    store.outbox = tuple(d.url for d in config.deliveries)
+    sources = [url for url in config.sources if not is_local(url)]
+    if len(sources) < len(config.sources):
+        log.warning("worker: local feed files are read by build, not by workers; %d skipped",
+                    len(config.sources) - len(sources))
+
+    def withdrawn(count: int) -> None:
+        log.warning("worker %s: %d sources other workers registered are not in %s and are no longer offered "
+                    "to any worker (their state is kept); every worker must read the same sites.yaml",
+                    name, count, config.path)
+
+    added = claims.register(store._db, [(url, host_key(url)) for url in sources], prune=True,  # noqa: SLF001
+                            withdrawn=withdrawn)
+    if added:
+        log.info("worker %s: registered %d new sources", name, added)
+    return set(sources), schedule.site_fingerprints(config.sites)
+
+
+def _deliveries(loop: Any, config: Config) -> Any:
+    """The delivery thread for ``config``'s deliveries: ``loop`` when they are its own, else a new one
+    (``loop`` stopped), or None without deliveries."""
+    if loop is not None and loop.config.deliveries == config.deliveries:
+        return loop
+    if loop is not None:
+        loop.stop(timeout=config.timeout + 2)
+    if not config.deliveries:
+        return None
+    from .deliveries import DeliveryLoop  # noqa: PLC0415 - a planet without deliveries never loads it
+
+    fresh = DeliveryLoop(config)  # the webhooks, on their own thread and connection (deliveries.py)
+    fresh.start()
+    return fresh
+
+
+def _reload(config: Config, name: str) -> Config | None:
+    """Read sites.yaml again (SIGHUP) and offer its feeds: the sites, their settings and the deliveries
+    apply from the next claim; the state, the fetch settings (threads, timeout, size, User-Agent) and
+    --lease stay those the worker started with. Returns the new Config, or None for a broken file:
+    one error line, and the running configuration stays."""
+    from .config import load_config  # noqa: PLC0415
+
+    try:
+        fresh = replace(load_config(config.path), state=config.state, workers=config.workers,
+                        timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
+                        user_agent=config.user_agent)
+    except ConfigError as error:
+        log.error("worker %s: %s; the previous configuration stays in use", name, error)
+        return None
+    log.warning("worker %s: read %s again: %d sites", name, config.path, len(fresh.sites))
+    return fresh
 
 
 def _reconnect(config: Config, store: Store, error: StoreError, name: str, stopping: threading.Event,

@@ -213,6 +213,28 @@ def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_c
     assert [body["id"] for body in hook.bodies()] == ["e1"]
 
 
+def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm,
+                                                     pg_database: str) -> None:  # noqa: F811
+    sites = [{"name": f"Feed {n}", "feed": farm.url(n)} for n in range(3)]
+    config = write_config(tmp_path, sites[:2], state=pg_database, host_gap=0)
+    process = worker(config, "a")
+    log = tmp_path / "worker-a.log"
+    try:
+        wait_for(lambda: len(attempted(pg_database)) == 2, "the first two feeds fetched")
+        config.write_text("sites: [\n", encoding="utf-8")  # broken: one error, and the worker goes on
+        process.send_signal(signal.SIGHUP)
+        wait_for(lambda: "previous configuration stays in use" in log.read_text(), "the error line")
+        write_config(tmp_path, sites, state=pg_database, host_gap=0)
+        process.send_signal(signal.SIGHUP)
+        wait_for(lambda: len(attempted(pg_database)) == 3, "the added feed fetched")
+    finally:
+        assert stop(process) == 0
+    text = log.read_text()
+    assert f"read {config} again: 3 sites" in text
+    assert sum(1 for line in text.splitlines() if line.startswith("syndicator: error:")) == 1, text
+    assert set(farm.counts().values()) == {1}
+
+
 def test_a_worker_needs_a_postgresql_state(tmp_path: Path, farm: Farm) -> None:
     config = write_config(tmp_path, [{"name": "A", "feed": farm.url(0)}])
     result = subprocess.run([str(SYNDICATOR), "worker", "--config", str(config)], capture_output=True, text=True,
