@@ -47,7 +47,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from dataclasses import dataclass
@@ -229,11 +229,15 @@ def _post(session: Any, url: str, body: bytes, headers: dict[str, str], timeout:
         return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
 
 
-def totals(store: Store) -> dict[str, int]:
-    """The number of deliveries in each state: {"pending": n, "delivered": n, "dead": n} (0 for none)."""
+def totals(store: Store, urls: Sequence[str]) -> dict[str, int]:
+    """The deliveries to the destinations ``urls`` in each state: {"pending": n, "delivered": n, "dead": n}
+    (0 for none). Those of a destination no longer listed are left out: they are never tried again."""
     found = {"pending": 0, "delivered": 0, "dead": 0}
-    rows = store._db.execute("SELECT state, COUNT(*) FROM deliveries GROUP BY state")  # noqa: SLF001
-    found.update((str(state), int(count)) for state, count in rows)
+    if urls:
+        rows = store._db.execute(  # noqa: SLF001
+            f"SELECT state, COUNT(*) FROM deliveries WHERE url IN ({', '.join('?' * len(urls))}) "  # noqa: S608
+            "GROUP BY state", tuple(urls))
+        found.update((str(state), int(count)) for state, count in rows)
     return found
 
 

@@ -44,8 +44,8 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
 
 
 def delivery_totals(config: Config) -> dict[str, int] | None:
-    """The webhook deliveries in each state ({"pending", "delivered", "dead"}: counts), read-only;
-    None when sites.yaml has no ``deliveries`` or there is no state yet.
+    """The webhook deliveries to the destinations listed in each state ({"pending", "delivered", "dead"}:
+    counts), read-only; None when sites.yaml has no ``deliveries`` or there is no state yet.
 
     Raises:
         StoreError: the state database is unusable or of another version.
@@ -58,7 +58,7 @@ def delivery_totals(config: Config) -> dict[str, int] | None:
     try:
         from .deliveries import totals  # noqa: PLC0415 - a planet without deliveries never loads it
 
-        return totals(store)
+        return totals(store, [d.url for d in config.deliveries])
     finally:
         store.close()
 
