@@ -72,9 +72,10 @@ in a consistent order, with ``FOR UPDATE SKIP LOCKED`` on the candidates)?
 They only pay when claims are long and mostly on different hosts, and a
 claim is short: a few index reads plus two small writes. Measured (issue
 13; a 2-core machine, the server local, limit 16 and a release after each
-claim, 200 hosts): a claim takes a median 3 ms at 10,000 sources all due,
-9 ms at 100,000 all due and 4 ms at 100,000 with a tenth due; 21 ms when
-all 100,000 are on one host (the index is read past its sources). The
+claim, 200 hosts; ``benchmarks/claims_bench.py``): a claim takes a median
+3 ms at 10,000 sources all due, 7.5 ms at 100,000 all due and 3.5 ms at
+100,000 with a tenth due; 17 ms when all 100,000 are on one host (the
+index is read past its sources). The
 first version, one statement that cast and ranked every due source with
 a window, took 16 and 213 ms: the scan, not the lock, was the cost, and
 at 100,000 feeds it held four workers to 91 fetches a second. Each lease
