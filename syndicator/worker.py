@@ -73,8 +73,10 @@ class WorkerOptions:
 
 
 def _renew(store: Store, name: str, by_source: dict[str, claims.Claim], lease: float) -> None:
-    """Renew the leases of the sources still queued or being fetched (a fetch ends within its deadline,
-    so with a renewal after each one, at least every quarter lease, no lease of a live worker ends)."""
+    """Renew the leases of the sources still queued or being fetched. Called when a fetch ends and a
+    quarter lease has passed since the last renewal: fetches end within their deadline, and a lease
+    is at least twice that (the default; a shorter --lease is warned of), so the gap between two
+    renewals stays under a lease and no lease of a live worker ends."""
     kept = claims.extend_all(store._db, by_source.values(), datetime.now(UTC), lease)  # noqa: SLF001
     lost = sorted(set(by_source) - set(kept))
     if lost:
