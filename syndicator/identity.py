@@ -13,6 +13,9 @@ Identity of an entry within its source (:func:`assign`), per document:
    Never the fetch time. Entries still equal after that are the same post
    written twice: the first one is kept.
 
+An identity or alias key longer than :data:`MAX_KEY_BYTES` is kept as
+its fingerprint (:func:`bounded`), so that every key fits a database index.
+
 Alias keys (:func:`alias_keys`) are other names of the same post, so that
 the store recognizes it when the publisher changes identifier style. The
 content hash (:func:`content_hash`) is kept apart from identity: it tells
@@ -125,9 +128,23 @@ def assign(candidates: Sequence[Candidate]) -> list[str | None]:
             key = fingerprint(*_stable(candidate))
         else:
             key = fingerprint(*_stable(candidate), candidate.link, candidate.text)
+        key = bounded(key)
         result.append(None if key in taken else key)
         taken.add(key)
     return result
+
+
+#: The longest identity or alias key kept as it is, in UTF-8 bytes; a longer one is stored as its
+#: fingerprint (PostgreSQL's btree index takes at most 2,704 bytes a row, with the source URL in it).
+MAX_KEY_BYTES = 512
+
+
+def bounded(key: str) -> str:
+    """``key``, or its :func:`fingerprint` when it is longer than MAX_KEY_BYTES in UTF-8: the same
+    key always gives the same result, so identity holds from one fetch to the next."""
+    if len(key) * 4 <= MAX_KEY_BYTES or len(key.encode("utf-8", "surrogatepass")) <= MAX_KEY_BYTES:
+        return key
+    return fingerprint(key)
 
 
 def _stable(candidate: Candidate) -> tuple[str, ...]:
@@ -149,7 +166,7 @@ def alias_keys(candidates: Sequence[Candidate]) -> list[tuple[str, ...]]:
     """
     keys = [_keys(candidate) for candidate in candidates]
     counts = Counter(key for entry_keys in keys for key in set(entry_keys))
-    return [tuple(dict.fromkeys(k for k in entry_keys if counts[k] == 1)) for entry_keys in keys]
+    return [tuple(dict.fromkeys(bounded(k) for k in entry_keys if counts[k] == 1)) for entry_keys in keys]
 
 
 def _keys(candidate: Candidate) -> list[str]:

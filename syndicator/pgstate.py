@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from .errors import StoreError
 from .store import OUTBOX_TABLES, stored_version
@@ -158,8 +158,11 @@ WORKER_MIGRATIONS: dict[int, str] = {
         EXECUTE FUNCTION syndicator_queue()
     """,
 }
-#: ``scheme://user:`` then the password, up to the last ``@`` of the authority.
-_PASSWORD = re.compile(r"^([a-zA-Z][\w+.-]*://[^/?#@:]*:)[^/?#]*@")
+#: ``scheme://user:`` then the password, up to the text's last ``@`` (a password may hold a raw ``@``,
+#: ``#``, ``/`` or ``?``; masking too much of a message is harmless).
+_PASSWORD = re.compile(r"^([a-zA-Z][\w+.-]*://[^/?#@:]*:).*@")
+#: A ``password=`` parameter of the query.
+_PASSWORD_PARAMETER = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 _JSON = re.compile(r"json_extract\(([\w.]+), '\$\.(\w+)'\)")
 
 
@@ -169,27 +172,19 @@ def is_postgres_url(value: str) -> bool:
 
 
 def shown(url: str) -> str:
-    """``url`` without its password, for messages; never raises, whatever the text."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.hostname or ""
-        netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
-    except ValueError:  # a URL urllib cannot take apart (a bad port, an unclosed IPv6 bracket)
-        return _PASSWORD.sub(r"\1***@", url)
+    """``url`` without its password (after ``user:`` up to the authority's last ``@``, and any
+    ``password=`` parameter), for messages; never raises, whatever the text."""
+    return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD.sub(r"\1***@", url))
 
 
 def _secretless(text: str, url: str) -> str:
     """``text`` (a message of psycopg's) with the password of ``url`` masked wherever it shows."""
-    match = _PASSWORD.search(url)
-    if match is None:
-        return text
-    secret = url[match.end(1):match.end() - 1]
-    for form in {secret, unquote(secret)}:
-        if form:
-            text = text.replace(form, "***")
+    secrets = [url[match.end(1):match.end() - 1] for match in [_PASSWORD.search(url)] if match]
+    secrets += [match.group(0).split("=", 1)[1] for match in _PASSWORD_PARAMETER.finditer(url)]
+    for secret in secrets:
+        for form in {secret, unquote(secret)}:
+            if form:
+                text = text.replace(form, "***")
     return text
 
 
@@ -218,7 +213,7 @@ class Connection:
         import psycopg  # noqa: PLC0415 - loaded already by connect()
 
         try:
-            return self._connection.execute(self._rewrite(sql), tuple(parameters), prepare=False)
+            return self._connection.execute(self._rewrite(sql), _text_safe(parameters), prepare=False)
         except psycopg.Error as error:
             raise StoreError(f"{shown(self.url)}: {_secretless(_one_line(error), self.url)}") from error
 
@@ -226,7 +221,7 @@ class Connection:
         """Run one statement for each row."""
         import psycopg  # noqa: PLC0415
 
-        rows = [tuple(row) for row in rows]
+        rows = [_text_safe(row) for row in rows]
         if not rows:
             return
         try:
@@ -240,15 +235,24 @@ class Connection:
         self._connection.close()
 
 
+def _text_safe(parameters: Iterable[Any]) -> tuple[Any, ...]:
+    """The parameters with NUL characters dropped from strings: PostgreSQL's text cannot hold them
+    (SQLite's can), and a server's header (an ETag, a Location) may carry one."""
+    return tuple(value.replace("\x00", "") if isinstance(value, str) and "\x00" in value else value
+                 for value in parameters)
+
+
 def passing(error: BaseException) -> bool:
     """True for a :class:`errors.StoreError` that passes: psycopg's OperationalError under it (the
-    connection lost, the server restarting or unreachable, a lock or statement timeout, a deadlock).
+    connection lost, the server restarting or unreachable, a lock or statement timeout, a deadlock),
+    but not a limit of the server's exceeded (a value too large to index: it fails again).
     Connecting again later is the remedy; a newer schema or a broken statement is not such an error."""
     try:
         import psycopg  # noqa: PLC0415
     except ImportError:
         return False
-    return isinstance(error.__cause__, psycopg.OperationalError)
+    cause = error.__cause__
+    return isinstance(cause, psycopg.OperationalError) and not isinstance(cause, psycopg.errors.ProgramLimitExceeded)
 
 
 def connect(url: str) -> Connection:

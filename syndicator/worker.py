@@ -130,13 +130,13 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
         with fetcher:
             while not stopping.is_set():
                 try:
-                    if reload is not None and reload.is_set():  # SIGHUP
-                        reload.clear()
+                    if reload is not None and reload.is_set():  # SIGHUP; pending until applied (a state down)
                         fresh = _reload(config, options.name)
                         if fresh is not None:
+                            wanted, fingerprints = _offer(store, fresh, options.name)
                             config, policy = fresh, None
-                            wanted, fingerprints = _offer(store, config, options.name)
                             loop = _deliveries(loop, config)
+                        reload.clear()
                     if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: reads all
                         made, _ = policy_of(config, store.states(), datetime.now(UTC),
                                             schedule.Ledger.read(store.value(LEDGER_KEY)))

@@ -236,3 +236,35 @@ def test_a_damaged_schema_version_is_one_line(pg_database: str) -> None:  # noqa
         store._db.execute("UPDATE meta SET value = 'abc' WHERE key = 'schema_version'")
     with pytest.raises(StoreError, match="a damaged state: its schema version is 'abc', not a number"):
         Store.connect(pg_database)
+
+
+def test_nul_characters_and_very_long_entry_ids_are_stored_in_postgresql(server: HTTPServer, tmp_path: Path,
+                                                                         pg_database: str) -> None:  # noqa: F811
+    long_guid = "https://blog.example.org/" + "x" * 3000  # beyond PostgreSQL's 2,704-byte index row
+    server.expect_request("/a.xml").respond_with_data(
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>A</title><link>https://blog.example.org/</link>'
+        f"<item><guid>{long_guid}</guid><title>Long</title><link>https://blog.example.org/long</link>"
+        "<pubDate>Tue, 01 Dec 2026 10:00:00 GMT</pubDate></item></channel></rss>",
+        content_type="application/rss+xml")
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}], state=pg_database)
+    result = build(config)
+    assert result.exit_code == 0, result.stderr
+    assert "Long" in (tmp_path / "public" / "index.html").read_text(encoding="utf-8")
+    with Store.connect(pg_database) as store:  # a server's header with a NUL (SQLite keeps it; PostgreSQL cannot)
+        source = server.url_for("/a.xml")
+        state = store.states()[source]
+        store.save(replace(state, etag='"ab\x00cd"', last_modified="Tue,\x00 01 Dec 2026"), None, NOW)
+        assert (store.states()[source].etag, store.states()[source].last_modified) == ('"abcd"',
+                                                                                        "Tue, 01 Dec 2026")
+
+
+@pytest.mark.parametrize(("url", "secret"), [
+    ("postgresql://u:hun#ter2@127.0.0.1:5432/db", "hun#ter2"),
+    ("postgresql://u:p@ss@127.0.0.1/db", "p@ss"),
+    ("postgresql://127.0.0.1:5432/db?user=u&password=hunter2", "hunter2"),
+    ("postgresql://u:hunter2@[::1/db", "hunter2"),
+])
+def test_shown_never_shows_a_password(url: str, secret: str) -> None:
+    from syndicator.pgstate import shown
+
+    assert secret not in shown(url) and "***" in shown(url)
