@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -49,11 +47,10 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from workers_bench import new_database, server  # noqa: E402
+from workers_bench import new_database, server, start_workers, stop  # noqa: E402
 
 from syndicator.deliveries import idempotency_key  # noqa: E402
 
-SYNDICATOR = Path(sys.executable).with_name("syndicator")
 TIMEOUT = 2  # the workers' fetch and POST timeout, seconds
 HANG = 3 * TIMEOUT
 
@@ -168,10 +165,7 @@ def main() -> int:
             "deliveries": [{"url": f"{farm.base}/hook/{name}", "secret": f"secret-{name}"} for name in names],
             "sites": [{"name": f"Feed {n}", "feed": f"{farm.base}/feed/{n}.xml"} for n in range(args.feeds)],
         }))
-        env = {k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"}
-        workers = [subprocess.Popen([str(SYNDICATOR), "worker", "--config", str(config), "--name", f"w{i}",
-                                     "--workers", "4", "-q"], stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, env=env) for i in range(2)]
+        workers = start_workers(config, 2, 4)
         killed_at = None
         try:
             attempted = "SELECT COUNT(*) FROM sources WHERE last_attempt IS NOT NULL"
@@ -191,14 +185,7 @@ def main() -> int:
             within("every delivery delivered or dead",
                    lambda: count(url, "SELECT COUNT(*) FROM deliveries WHERE state = 'pending'") == 0)
         finally:
-            for process in workers:
-                if process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-            for process in workers:
-                try:
-                    process.wait(60)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            stop(workers)
         import psycopg
 
         with psycopg.connect(url) as db:

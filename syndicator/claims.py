@@ -276,13 +276,7 @@ def extend(db: Any, claim: Claim, now: datetime, lease_seconds: float) -> Claim 
         ValueError: a naive ``now`` or ``lease_seconds`` <= 0.
         StoreError: the database failed.
     """
-    now = _utc(now)
-    if lease_seconds <= 0:
-        raise ValueError(f"need lease_seconds > 0, not {lease_seconds}")
-    expires = now + timedelta(seconds=lease_seconds)
-    row = db.execute("UPDATE leases SET expires = ? WHERE source = ? AND worker = ? AND expires > ? "
-                     "RETURNING host", (expires, claim.source, claim.worker, now)).fetchone()
-    return None if row is None else Claim(claim.source, row[0], claim.worker, expires)
+    return extend_all(db, [claim], now, lease_seconds).get(claim.source)
 
 
 def extend_all(db: Any, held: Iterable[Claim], now: datetime, lease_seconds: float) -> dict[str, Claim]:

@@ -679,6 +679,7 @@ def worker(config_path: Path, state: str | None, workers: int | None, name: str 
 
 def _worker_metrics(listen: tuple[str, int] | None, stopping: threading.Event, health: Any) -> tuple[Any, Any]:
     """(Metrics, the waitress server serving them) for ``worker --listen``, or (None, None) without it.
+    /healthz answers 503 while ``stopping`` is set or ``health.problem`` (a worker.WorkerHealth) says why.
 
     Raises:
         ConfigError: the address cannot be listened on.
