@@ -34,6 +34,14 @@ Policy, all from seed 000 and RFC 9110:
   error, or a 5xx without ``Retry-After``) while the deadline leaves time. A 429, or any answer with
   ``Retry-After``, is not retried within the build: the schedule honours it.
 * A ``Retry-After`` HTTP-date is measured from the response's ``Date``.
+* A field defined to hold one value (``Date``, ``Last-Modified``,
+  ``Expires``, ``Retry-After``, ``ETag``) that arrives more than once, as
+  behind some proxies, is not a list: RFC 9110 section 5.3 allows joining
+  repeated field lines only for list-based fields. Repeats of one value
+  count as that value; different values make the field invalid and it is
+  dropped (:func:`response_headers`). For ``Date``, RFC 9110 section 6.6.1
+  lets a recipient replace an invalid Date with the time the response was
+  received: every rule that reads it falls back to the build's clock.
 * The headers kept (:data:`_KEEP_HEADERS`) include ``Link``, where a feed
   advertises its WebSub hubs and self URL (:func:`websub.advertised`);
   several Link headers arrive joined with ", " (RFC 9110 section 5.3).
@@ -90,6 +98,30 @@ _PERMANENT = {301, 308}
 _REDIRECT = {301, 302, 303, 307, 308}
 _KEEP_HEADERS = ("content-type", "etag", "last-modified", "cache-control", "expires",
                  "retry-after", "link", "date", "content-location")
+#: Kept fields that hold one value, never a list (RFC 9110 sections 6.6.1, 8.8.2, 8.8.3, 10.2.3;
+#: RFC 9111 section 5.3): a repeat with another value makes the field invalid.
+_SINGLETONS = frozenset({"date", "last-modified", "expires", "retry-after", "etag"})
+
+
+def response_headers(response: requests.Response, names: tuple[str, ...] = _KEEP_HEADERS) -> dict[str, str]:
+    """The fields ``names`` (lower-case str) of ``response``, each as one str, absent ones left out.
+
+    A field sent several times arrives joined with ", " (RFC 9110 section
+    5.3), which is right for a list-based field such as Link but makes
+    nonsense of a singleton: two Date lines read as the first date only.
+    A singleton (:data:`_SINGLETONS`) whose lines disagree is invalid and
+    dropped; lines that repeat one value are that value.
+    """
+    raw = getattr(response.raw, "headers", None)
+    headers: dict[str, str] = {}
+    for name in names:
+        if name not in response.headers:
+            continue
+        lines = raw.getlist(name) if name in _SINGLETONS and hasattr(raw, "getlist") else []
+        if len(set(lines)) > 1:
+            continue
+        headers[name] = lines[0] if lines else response.headers[name]
+    return headers
 
 
 class _DeadlineAdapter(HTTPAdapter):
@@ -320,7 +352,7 @@ class Fetcher:
 
     def _finish(self, request: FetchRequest, url: str, response: requests.Response,
                 permanent: bool, started: float) -> FetchResult:
-        headers = {k: response.headers[k] for k in _KEEP_HEADERS if k in response.headers}
+        headers = response_headers(response)
         etag, modified = headers.get("etag"), headers.get("last-modified")
         new_url = url if permanent and url != request.url else None
         if response.status_code == 304:

@@ -454,7 +454,7 @@ def _first_line(response: requests.Response, deadline: float) -> str:
 
 def _answer(response: requests.Response, line: str) -> HubAnswer:
     """The HubAnswer for a final (not redirect) response whose body's first line is ``line``."""
-    from .fetch import parse_retry_after  # noqa: PLC0415 - fetch imports requests
+    from .fetch import parse_retry_after, response_headers  # noqa: PLC0415 - fetch imports requests
 
     status = response.status_code
     reason = _phrase(status) or _one_line(str(response.reason or ""))[:MESSAGE_CHARS]
@@ -462,11 +462,12 @@ def _answer(response: requests.Response, line: str) -> HubAnswer:
         return HubAnswer(True, status, f"{status} {reason}".rstrip())
     retry_after = None
     if status in (429, 503):
-        try:  # an HTTP-date is measured against the hub's own Date, else our clock
-            sent = http_date(response.headers.get("date")) or datetime.now(UTC)
+        headers = response_headers(response, ("date", "retry-after"))
+        try:  # an HTTP-date is measured against the hub's own Date (one, RFC 9110 section 6.6.1), else our clock
+            sent = http_date(headers.get("date")) or datetime.now(UTC)
         except (OverflowError, ValueError):
             sent = datetime.now(UTC)
-        retry_after = parse_retry_after(response.headers.get("retry-after"), sent)
+        retry_after = parse_retry_after(headers.get("retry-after"), sent)
     message = f"hub answered {status}: {line}" if line else f"hub answered {status} {reason}".rstrip()
     return HubAnswer(False, status, message, retry_after)
 

@@ -6,6 +6,7 @@ reaches the internet.
 
 from __future__ import annotations
 
+import http.server
 import socketserver
 import textwrap
 import threading
@@ -77,6 +78,25 @@ def _no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.lower(), raising=False)
+
+
+def _send_response_without_date(handler: http.server.BaseHTTPRequestHandler, code: int,
+                                message: str | None = None) -> None:
+    """BaseHTTPRequestHandler.send_response less its ``Date`` line (the real clock)."""
+    handler.log_request(code)
+    handler.send_response_only(code, message)
+    handler.send_header("Server", handler.version_string())
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _test_servers_stamp_no_date() -> Iterator[None]:
+    """The suite's HTTP servers (pytest-httpserver's werkzeug, http.server handlers) send no Date of
+    their own: a real Date is the real clock, and a test that fixes ``NOW`` must not meet it in a
+    response (a test whose Last-Modified was "NOW + 2 days" expired when the real clock passed it).
+    A handler that needs a Date sets one from the test's clock."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(http.server.BaseHTTPRequestHandler, "send_response", _send_response_without_date)
+        yield
 
 
 @pytest.fixture(scope="module")

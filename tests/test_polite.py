@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
 
 from syndicator import observe
 
@@ -67,6 +69,36 @@ def test_a_future_last_modified_is_not_sent_back(server: HTTPServer, tmp_path: P
     second = build(config, later(minutes=1), "--force")
     assert "If-Modified-Since" not in feed.requests[1]
     assert second["unchanged_by_hash"] == 1 and second["parsed"] == 0  # the body hash decides
+
+
+class TwoDates(Feed):
+    """A feed whose answer carries two Date lines (as behind some proxies), in ``dates`` order."""
+
+    def __init__(self, server: HTTPServer, dates: tuple[datetime, datetime], **kwargs: Any) -> None:
+        super().__init__(server, "/dates.xml", **kwargs)
+        self.dates = dates
+
+    def _answer(self, request: Request) -> Response:
+        response = super()._answer(request)
+        for when in self.dates:
+            response.headers.add("Date", http_date(when))
+        return response
+
+
+@pytest.mark.parametrize(("dates", "sent_back"), [
+    pytest.param((NOW, later(days=3)), False, id="disagreeing, the present first"),
+    pytest.param((later(days=3), NOW), False, id="disagreeing, the future first"),
+    pytest.param((later(days=3), later(days=3)), True, id="one date repeated"),
+])
+def test_two_date_lines_that_disagree_are_no_date(server: HTTPServer, tmp_path: Path,
+                                                  dates: tuple[datetime, datetime], sent_back: bool) -> None:
+    # RFC 9110 sections 5.3 and 6.6.1: Date holds one value; two that disagree make it invalid, and the
+    # build's own clock (--now) stands in. A Last-Modified 2 days ahead of --now is then not sent back.
+    feed = TwoDates(server, dates, etag=None, last_modified=http_date(later(days=2)))
+    config = write_config(tmp_path, [site(feed)], **FAST)
+    build(config)
+    build(config, later(minutes=1), "--force")
+    assert ("If-Modified-Since" in feed.requests[1]) is sent_back
 
 
 def test_a_200_with_the_stored_etag_but_a_new_body_is_parsed(server: HTTPServer, tmp_path: Path) -> None:
@@ -148,9 +180,8 @@ def test_429_retry_after_is_honoured_and_stops_the_host(server: HTTPServer, tmp_
 
 
 def test_503_with_a_retry_after_date_is_honoured(server: HTTPServer, tmp_path: Path) -> None:
-    # The loopback server stamps its own Date (the real clock), so the date is set from it.
     Feed(server, "/down.xml", status=503, etag=None,
-         headers={"Retry-After": http_date(datetime.now(UTC) + timedelta(days=3, minutes=1))})
+         headers={"Date": http_date(NOW), "Retry-After": http_date(later(days=3, minutes=1))})
     config = write_config(tmp_path, [{"name": "Down", "feed": server.url_for("/down.xml")}], **FAST)
     report = build(config, expect=3)
     assert report["failed_by_class"] == {"http_5xx": 1}
