@@ -54,11 +54,14 @@ RTL_SCRIPTS = frozenset({
 })
 #: Primary language subtags whose likely script (CLDR likely subtags) is right to left, with the
 #: deprecated ``iw`` and ``ji`` and a few the likely subtags file lists only with a region.
-RTL_LANGUAGES = frozenset("""
-    aeb apc apd ar arc arq ars ary arz avl azb bal bej bft bgn bqi brh cja ckb dcc dgl dv fa fia fub gbz gjk
-    gju glk gwc gwt haz he hnd hno iw ji kby khw ks kvx kxp kzh lad lah lki lrc luz mde mfa mki mvy myz mzn
-    nqo ota pbt pbu pes pnb prd prs ps rhg rmt scl sd sdh shu skr smp swb syr trw ug ur uzs wni yi zdj
-""".split())
+RTL_LANGUAGES = frozenset({
+    "aeb", "apc", "apd", "ar", "arc", "arq", "ars", "ary", "arz", "avl", "azb", "bal", "bej", "bft", "bgn",
+    "bqi", "brh", "cja", "ckb", "dcc", "dgl", "dv", "fa", "fia", "fub", "gbz", "gjk", "gju", "glk", "gwc",
+    "gwt", "haz", "he", "hnd", "hno", "iw", "ji", "kby", "khw", "ks", "kvx", "kxp", "kzh", "lad", "lah", "lki",
+    "lrc", "luz", "mde", "mfa", "mki", "mvy", "myz", "mzn", "nqo", "ota", "pbt", "pbu", "pes", "pnb", "prd",
+    "prs", "ps", "rhg", "rmt", "scl", "sd", "sdh", "shu", "skr", "smp", "swb", "syr", "trw", "ug", "ur", "uzs",
+    "wni", "yi", "zdj",
+})
 
 
 def language_tag(value: object) -> str | None:
