@@ -253,3 +253,13 @@ def test_out_of_line_content_keeps_its_src_beside_a_summary_and_is_never_empty(
     summaries = {visible_text(next(a.iter("h2"))).strip(): visible_text(a) for a in parse_page(index).iter("article")}
     assert "The abstract" in summaries["Elsewhere with a summary"]
     assert "https://mixed.example.org/full/2" in summaries["Elsewhere alone"]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["lxml", "feedparser"])
+@pytest.mark.parametrize("src", ["javascript:alert(1)", "data:text/html,<b>x</b>", "  "])
+def test_out_of_line_content_that_is_no_web_url_is_dropped(
+        src: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    document = ATOM_FEED.replace("https://mixed.example.org/full/2", src.replace("<", "&lt;"))
+    entries = _parse(document, fast, monkeypatch)
+    assert [(e.title, e.content_src) for e in entries][4] == ("Elsewhere alone", None)
+    assert entries[3].content_src == "https://mixed.example.org/papers/1.pdf"
