@@ -17,11 +17,12 @@ import yaml
 
 from . import __version__
 from .errors import ConfigError
+from .language import language_tag
 from .model import Config, Delivery, Site
 from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, strip_control, url_problem
 from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
-_SITE_KEYS = ("name", "feed", "link", "face", "extra")
+_SITE_KEYS = ("name", "feed", "link", "face", "language", "extra")
 #: A site's name is shown in every output: at most this many characters, none of them control
 #: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
@@ -275,8 +276,22 @@ def _sites(data: _LineDict, base: Path) -> tuple[Site, ...]:
         feed = _feed(item, item["feed"], where, base)
         link = _url(item, "link", item["link"], where) if item.get("link") is not None else None
         face = _image(item, "face", item["face"], where) if item.get("face") is not None else None
-        sites.append(Site(name=name, feed=feed, link=link, face=face, extra=_extra(item, where)))
+        sites.append(Site(name=name, feed=feed, link=link, face=face, extra=_extra(item, where),
+                          language=_language(item, where)))
     return tuple(sites)
+
+
+def _language(item: _LineDict, where: str) -> str | None:
+    """A site's ``language``: a well-formed BCP 47 tag (:func:`language.language_tag`) in canonical case,
+    or None when not given."""
+    value = item.get("language")
+    if value is None:
+        return None
+    tag = language_tag(value) if isinstance(value, str) else None
+    if tag is None:
+        raise _FieldError(item.lines["language"], f"{where}.language",
+                          f"{str(value)[:40]!r} is not a BCP 47 language tag such as en, ar or pt-BR")
+    return tag
 
 
 def _extra(item: _LineDict, where: str) -> dict[str, Any]:

@@ -49,7 +49,7 @@ _HARMLESS = frozenset({
     "subtitle", "tagline", "itunes_subtitle", "itunes_explicit", "itunes_block", "itunes_keywords",
     "itunes_category", "media_credit", "media_rating", "media_category", "media_keywords", "media_license",
     "media_restriction", "media_player", "created", "dcterms_created", "expirationdate", "dcterms_valid",
-    "language", "dc_language", "generator", "cloud", "name", "email", "uri", "url", "homepage",
+    "generator", "cloud", "name", "email", "uri", "url", "homepage",
     "cc_license", "creativecommons_license", "dc_publisher", "georss_point", "georss_line", "georss_polygon",
     "georss_box",
 })
@@ -171,6 +171,8 @@ class _Reader:
         self.has_content = False
         self.atom = False
         self.guidislink = False
+        self.lang: str | None = None  # the xml:lang in scope (feedparser's ``lang``)
+        self.langstack: list[str | None] = []
 
     # -- structure ---------------------------------------------------------------
 
@@ -193,6 +195,8 @@ class _Reader:
         feed = AuthorState()
         entries: list[dict[str, Any]] = []
         self._enter(root)
+        if self.lang:
+            feed.context["language"] = self.lang.replace("_", "-")
         if channel is None:
             self._feed_children(root, feed, entries)
         else:
@@ -215,7 +219,8 @@ class _Reader:
         return channels[0]
 
     def _enter(self, element: Any) -> dict[str, str]:
-        """feedparser's start of an element: depth, then xml:base (``base`` without a namespace too)."""
+        """feedparser's start of an element: depth, then xml:base and xml:lang (``base`` and ``lang``
+        without a namespace too; an empty xml:lang unsets the language, XML 1.0 section 2.12)."""
         self.depth += 1
         attributes = _attributes(element)
         base = attributes.get("xml:base", attributes.get("base")) or self.baseuri
@@ -229,12 +234,18 @@ class _Reader:
                 self.joined[(self.baseuri, base)] = known
             self.baseuri = known
         self.basestack.append(self.baseuri)
+        lang = attributes.get("xml:lang", attributes.get("lang"))
+        self.lang = None if lang == "" else self.lang if lang is None else lang
+        self.langstack.append(self.lang)
         return attributes
 
     def _leave(self) -> None:
         self.basestack.pop()
         if self.basestack and self.basestack[-1]:
             self.baseuri = self.basestack[-1]
+        self.langstack.pop()
+        if self.langstack:
+            self.lang = self.langstack[-1]
         self.depth -= 1
 
     def _check_skipped(self, element: Any, inner: frozenset[str] = _HARMLESS) -> None:
@@ -275,6 +286,8 @@ class _Reader:
                 self._owner(child, feed)
             elif name in ("image", "textinput"):
                 self._image(child, name)
+            elif name in ("language", "dc_language"):
+                feed.context["language"] = self._value(_text(child), "language")
             else:
                 self._check_skipped(child, _FEED_HARMLESS)
             self._leave()
@@ -317,8 +330,11 @@ class _Reader:
                 self._body(child, attributes, context, "text/html", depths)
             elif name == "content":
                 if "src" in attributes:
-                    raise _Unsure
-                self._body(child, attributes, context, "text/plain", depths)
+                    self._out_of_line(child, attributes, context)
+                else:
+                    self._body(child, attributes, context, "text/plain", depths)
+            elif name in ("language", "dc_language"):
+                self._store(context, "language", self._value(_text(child), "language"), depths)
             elif name == "itunes_summary":
                 self._content(child, attributes, context, "itunes_summary", "text/plain", depths=depths)
             elif name == "link":
@@ -423,7 +439,11 @@ class _Reader:
         if not self.atom and content_type == "text/plain" and feedreader.looks_like_html(output):
             content_type = "text/html"
         output = repaired(output)
-        return output, {"type": content_type, "language": None, "base": self.baseuri, "value": output}
+        return output, {"type": content_type, "language": self._language(), "base": self.baseuri, "value": output}
+
+    def _language(self) -> str | None:
+        """The xml:lang in scope as a text element's detail gives it (feedparser's ``push_content``)."""
+        return self.lang.replace("_", "-") if self.lang else None
 
     def _content(self, element: Any, attributes: dict[str, str], context: dict[str, Any], element_name: str,
                  default_type: str, in_entry: bool = True, depths: dict[str, int] | None = None) -> None:
@@ -449,6 +469,19 @@ class _Reader:
         output, detail = self._detail(element, attributes, "content", default_type)
         context.setdefault("content", []).append(detail)
         context.setdefault("summary", output)
+
+    def _out_of_line(self, element: Any, attributes: dict[str, str], context: dict[str, Any]) -> None:
+        """Atom ``<content src>`` (RFC 4287 section 4.1.3.2): empty, so its detail's value is "" and,
+        for a text or HTML type, so is the summary when there is none yet (feedparser's ``_end_content``).
+        One that holds something, or has a ``mode``, is left to feedparser."""
+        if len(element) or (element.text or "").strip() or "mode" in attributes:
+            raise _Unsure
+        self.has_content = True
+        content_type = feedreader.map_content_type(attributes.get("type", "text/plain"))
+        context.setdefault("content", []).append({"type": content_type, "language": self._language(),
+                                                  "base": self.baseuri, "src": attributes["src"], "value": ""})
+        if content_type == "text/plain" or content_type in _HTML_TYPES:
+            context.setdefault("summary", "")
 
     def _description(self, element: Any, attributes: dict[str, str], context: dict[str, Any],
                      depths: dict[str, int]) -> None:

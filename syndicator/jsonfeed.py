@@ -16,6 +16,9 @@ A helper of :mod:`parse`, which turns drafts into entries. Rules:
 * ``attachments`` count as enclosures for identity, and are kept as the
   entry's enclosures (:mod:`media`);
 * an item without ``authors`` (1.0: ``author``) takes the feed's;
+* an item's language is its ``language``, else the feed's top-level
+  ``language`` (JSON Feed 1.1 defines both), when it is a well-formed BCP 47
+  tag (:func:`language.language_tag`);
 * the WebSub hubs are the ``hubs`` objects whose ``type`` is ``WebSub``
   (in any case) and the self URL is ``feed_url``, resolved against the fetch
   URL and kept as :func:`websub.collect` keeps them; anything else in
@@ -33,6 +36,7 @@ from typing import Any
 from . import dates, media, websub
 from .errors import ParseError
 from .identity import Candidate, Draft
+from .language import language_tag
 from .limits import DATE_MAX_CHARS, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
 from .markup import holds_element
 from .model import Entry
@@ -79,12 +83,15 @@ def read_json_feed(text: str, url: str, now: datetime,
     version = str(document["version"])
     feed_link = absolute(document.get("home_page_url"), url)
     feed_author = _author(document)
+    feed_language = language_tag(document.get("language"))
     drafts = []
     for item in document["items"]:
         if budget is not None:
             budget.check("reading items")
         if isinstance(item, dict):
-            drafts.append(_with_media(_item(item, feed_link, url, now, feed_author), item, feed_link or url))
+            draft = _with_media(_item(item, feed_link, url, now, feed_author), item, feed_link or url)
+            language = language_tag(item.get("language")) or feed_language
+            drafts.append(replace(draft, entry=replace(draft.entry, language=language)) if language else draft)
     return (plain_title(_str(document.get("title"))), feed_link, drafts,
             "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""), _websub(document, url))
 

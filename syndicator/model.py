@@ -31,6 +31,9 @@ class Site:
             path inside the published folder (from a ``static/`` folder), or None.
         extra: anything else the site's entry in sites.yaml gives under
             ``extra``, for templates ({name: YAML value}).
+        language: the site's ``language`` in sites.yaml, a BCP 47 tag
+            (:func:`language.language_tag`) that overrides what its feed
+            says of its entries, or None (the feed's own word stands).
     """
 
     name: str
@@ -38,6 +41,7 @@ class Site:
     link: str | None = None
     face: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    language: str | None = None
 
     @property
     def local(self) -> bool:
@@ -293,6 +297,13 @@ class Entry:
         image: absolute http(s) URL of an image given beside the text
             (media:content or media:thumbnail, an image enclosure,
             itunes:image, JSON Feed image or banner_image), or None.
+        language: the language of the entry's text, a well-formed BCP 47 tag
+            in canonical case (:func:`language.language_tag`), or None when
+            the feed gives none (see parse.py for where it comes from).
+        content_src: the absolute http(s) URL of content published out of
+            line (Atom ``<content src>``, RFC 4287 section 4.1.3.2), or None.
+        content_type: the media type that ``content`` element gives for it
+            (``application/pdf``), lower case, or "" when it gives none usable.
     """
 
     id: str
@@ -307,6 +318,9 @@ class Entry:
     aliases: tuple[str, ...] = ()
     enclosures: tuple[Enclosure, ...] = ()
     image: str | None = None
+    language: str | None = None
+    content_src: str | None = None
+    content_type: str = ""
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,15 @@ normalized here, once:
   address never published; an entry without an author takes its
   atom:source's, then the feed's (RFC 4287 section 4.2.1; RSS
   ``managingEditor``, channel ``dc:creator`` and ``itunes:author``);
+* an entry's language is the first well-formed BCP 47 tag of: its own
+  ``dc:language``, the ``xml:lang`` in scope of its body, then of its
+  title (inherited from the entry and feed elements), then the feed's
+  (RSS ``<language>``, channel ``dc:language``, the root's ``xml:lang``);
+  JSON Feed: the item's ``language``, then the top level's
+  (:func:`_xml_language`, :mod:`language`);
+* Atom content published out of line (``<content src>``, RFC 4287
+  section 4.1.3.2) is kept as the entry's ``content_src`` and
+  ``content_type`` (:func:`_content_src`); its text is the summary;
 * relative URLs are resolved against xml:base, then the entry link, then
   the feed's link, then the fetch URL; a relative xml:base is itself
   resolved against the feed's link, then the fetch URL;
@@ -64,6 +73,7 @@ from .encoding import decode, prepare_xml
 from .errors import NotAFeedError, ParseError
 from .identity import Candidate, Draft
 from .jsonfeed import read_json_feed
+from .language import language_tag
 from .limits import DATE_MAX_CHARS, PARSE_BUDGET, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget, check_structure
 from .markup import holds_element, prolog_end
 from .model import Entry, ParsedFeed
@@ -186,10 +196,10 @@ def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
 
 
 def _empty(draft: Draft) -> bool:
-    """True for an item with nothing to show (no title, link, text, enclosure or image)."""
+    """True for an item with nothing to show (no title, link, text, enclosure, image or content elsewhere)."""
     entry = draft.entry
     return not (entry.title or entry.link or entry.summary or entry.content or draft.candidate.enclosures
-                or entry.image)
+                or entry.image or entry.content_src)
 
 
 # --- XML feeds (feedparser) ---------------------------------------------------
@@ -216,10 +226,13 @@ def _read_xml(text: str, url: str, now: datetime,
     version = document.get("version") or "unknown"
     feed_link = absolute(dict.get(feed, "link"), url)
     feed_author = _xml_author(feed)
+    feed_language = language_tag(dict.get(feed, "language"))
     drafts = []
     for item in document.entries:
         budget.check("reading entries")
-        drafts.append(_xml_entry(item, feed_link, url, now, version, feed_author))
+        draft = _xml_entry(item, feed_link, url, now, version, feed_author)
+        drafts.append(replace(draft, entry=replace(draft.entry, language=_xml_language(item) or feed_language,
+                                                   **_content_src(item, (draft.entry.link, feed_link, url)))))
     if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
         reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
         raise ParseError(url, f"not a readable feed: {reason}")
@@ -259,6 +272,49 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, versio
     if image and not (title or link or summary or content or enclosures):
         enclosures = (image,)
     return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, summary or content))
+
+
+def _xml_language(item: Any) -> str | None:
+    """The language an entry states (:func:`language.language_tag`), or None for the feed's.
+
+    In order: the item's own ``dc:language`` or ``language`` element, then the
+    ``xml:lang`` in scope of its body (its first content, else its summary),
+    then of its title; feedparser gives the ``xml:lang`` in scope of each text
+    element as its detail's ``language``, inherited from the entry and the
+    feed element (XML 1.0 section 2.12). A value that is no well-formed tag is
+    passed over. The feed's own language (RSS ``<language>``, channel
+    ``dc:language``, the root's ``xml:lang``) is the caller's fallback.
+    """
+    contents = dict.get(item, "content") or [{}]
+    details = (contents[0] if isinstance(contents, list) and contents else {}, dict.get(item, "summary_detail"),
+               dict.get(item, "title_detail"))
+    values = [dict.get(item, "language"), *(dict.get(d, "language") for d in details if isinstance(d, dict))]
+    return next(filter(None, map(language_tag, values)), None)
+
+
+def _content_src(item: Any, bases: tuple[str | None, ...]) -> dict[str, Any]:
+    """``content_src`` and ``content_type`` of an entry whose Atom content is out of line, else {}.
+
+    RFC 4287 section 4.1.3.2: ``src`` is an IRI reference to the content,
+    and the element is then empty. It is resolved like any URL of the entry
+    (the element's xml:base, then the entry link, the feed link, the fetch
+    URL) and kept when it is http(s). The type is the ``type`` given, else
+    the one the file name implies: feedparser writes ``text/plain`` for a
+    content element without a type, so that one is taken as none given.
+    """
+    contents = dict.get(item, "content")
+    for detail in contents if isinstance(contents, list) else ():
+        src = dict.get(detail, "src") if isinstance(detail, dict) else None
+        if not isinstance(src, str) or not src.strip():
+            continue
+        xml_base = detail.get("base")
+        base = (absolute(xml_base, bases[1] or bases[2]) if xml_base else None) or next(b for b in bases if b)
+        url = absolute(src, base)
+        if url is None:
+            return {}
+        given = detail.get("type")
+        return {"content_src": url, "content_type": media.media_type(None if given == "text/plain" else given, url)}
+    return {}
 
 
 def _bodies(item: Any, bases: tuple[str | None, ...], url: str) -> tuple[str, str]:

@@ -40,6 +40,7 @@ from . import __version__
 from .dates import isoformat
 from .errors import RenderError
 from .failures import KINDS
+from .language import direction
 from .mediaview import PageEnclosure, page_enclosures, shown_image, with_image
 from .model import Config, Entry, SelectedEntry, Site, SiteStatus, by_health
 from .publish import publish
@@ -87,6 +88,10 @@ class PageEntry:
     image: str | None = None  # an image beside the text, shown because the summary shows none
     image_alt: str = ""
     image_url: str | None = None  # the entry's image (JSON Feed "image"), shown or not
+    language: str | None = None  # BCP 47 tag: the site's ``language``, else the entry's own; None when unknown
+    direction: str = "auto"  # "rtl" or "ltr" from ``language`` (language.direction), "auto" without one
+    content_src: str | None = None  # where the content is when the feed published it out of line (Atom src)
+    content_type: str = ""  # its media type, or ""
 
 
 def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequence[SiteStatus],
@@ -320,8 +325,9 @@ def _page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[...
     date = selected.date
     day = local(date, "%Y-%m-%d")
     updated = max(entry.updated or date, selected.stored.changed or date, date)
-    body = entry.content or entry.summary
-    summary_source = entry.summary or entry.content
+    summary_source = entry.summary or entry.content or elsewhere(entry.content_src)
+    body = entry.content or summary_source
+    language = site.language or entry.language
     summary = truncate_html(summary_source, summary_chars)
     # author_name again: snapshots stored by earlier versions may hold an e-mail address.
     author = shorten(author_name(entry.author) or "", AUTHOR_CHARS)
@@ -349,7 +355,19 @@ def _page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[...
         image=shown_image(summary, entry.image),
         image_alt=alt,
         image_url=shown_image("", entry.image),
+        language=language,
+        direction=direction(language),
+        content_src=None if entry.content else entry.content_src,
+        content_type=entry.content_type,
     )
+
+
+def elsewhere(src: str | None) -> str:
+    """The text of an entry whose content is published out of line and that has no summary: a link
+    to that content, the URL as its text (HTML str; "" without ``src``, an http(s) URL)."""
+    if not src:
+        return ""
+    return str(Markup('<p><a href="{0}">{0}</a></p>').format(src))
 
 
 def day_heading(day: str) -> str:
@@ -418,6 +436,7 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> Itera
             **({"authors": [{"name": e.author}]} if e.author_known else {}),
             **_attachments(e),
             **({"image": e.image_url} if e.image_url else {}),
+            **({"language": e.language} if e.language else {}),
             "_source": {"title": e.site_name, "feed_url": e.site_feed, "home_page_url": e.site_link},
         })
         items.append(item)
@@ -430,9 +449,18 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> Itera
         "feed_url": base + "feed.json",
         # JSON Feed 1.1 "hubs": the WebSub hubs announce.py notifies of a change to this file.
         **({"hubs": [{"type": "WebSub", "url": hub} for hub in config.hubs]} if config.hubs else {}),
+        **_feed_language(entries),
         "items": items,
     }
     return itertools.chain(json.JSONEncoder(ensure_ascii=False, indent=1).iterencode(document), ("\n",))
+
+
+def _feed_language(entries: Sequence[PageEntry]) -> dict[str, str]:
+    """JSON Feed 1.1 top-level ``language`` ("the primary language for the feed") when every item
+    states the same one, else {}: each item states its own in its ``language``."""
+    languages = {e.language for e in entries}
+    only = next(iter(languages)) if len(languages) == 1 else None
+    return {"language": only} if only else {}
 
 
 def _file_name(entry: Entry) -> str:

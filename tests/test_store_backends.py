@@ -268,3 +268,20 @@ def test_shown_never_shows_a_password(url: str, secret: str) -> None:
     from syndicator.pgstate import shown
 
     assert secret not in shown(url) and "***" in shown(url)
+
+
+def test_an_entrys_language_and_out_of_line_content_are_stored_and_rows_without_them_still_read(
+        open_store: Opener) -> None:
+    kept = [entry(1, language="ar-EG", content_src="https://blog.example.org/1.pdf", content_type="application/pdf",
+                  content=""), entry(2)]
+    with open_store() as store:
+        store.save(state(), kept, NOW)
+        # A row written before entries kept a language: no "language", "content_src" or "content_type" key.
+        data = json.loads(store._db.execute("SELECT data FROM entries WHERE id = ?", (kept[1].id,)).fetchone()[0])
+        assert data["language"] is None
+        old = {k: v for k, v in data.items() if k not in ("language", "content_src", "content_type")}
+        store._db.execute("UPDATE entries SET data = ? WHERE id = ?", (json.dumps(old), kept[1].id))  # autocommit
+    with open_store() as store:
+        stored = [s.entry for s in store.snapshots([URL])[URL]]
+    assert stored == kept
+    assert (stored[0].language, stored[0].content_src, stored[1].language) == ("ar-EG", kept[0].content_src, None)
