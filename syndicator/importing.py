@@ -352,8 +352,8 @@ def fetch_site(url: str, now: datetime, timeout: float = 15.0, user_agent: str |
     """The feed of ``url``, fetched and parsed once as a build does (observe: fetch | parse | follow).
 
     A page that advertises feeds is followed to the one a build would
-    follow (:func:`discover.choose_feed`: the first, unless one is the
-    page's own); the page is then the site's home page when the feed names none.
+    follow (the first that reads, best first by :func:`discover.rank`); the
+    page is then the site's home page when the feed names none.
 
     Returns:
         a Candidate: the feed URL (``url`` itself when it is a feed), the
