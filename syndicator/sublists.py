@@ -109,7 +109,7 @@ _CHUNK = 64 * 1024
 
 def _read_bounded(path: Path, file: BinaryIO, done: int) -> bytes:
     """The rest of ``file`` after ``done`` bytes, refused past :data:`MAX_LIST_BYTES` in all."""
-    data = file.read(MAX_LIST_BYTES + 1 - done)
+    data = file.read(max(0, MAX_LIST_BYTES + 1 - done))
     if done + len(data) > MAX_LIST_BYTES:
         raise ConfigError(_too_large(path))
     return data
@@ -139,19 +139,21 @@ def _read_opml(path: Path, head: bytes, file: BinaryIO) -> list[Candidate]:
         parser.close()
         reader.take(parser.read_events())
     except etree.XMLSyntaxError as error:
-        raise ConfigError(f"{path}: {_xml_problem(error)}") from error
+        raise ConfigError(f"{path}: {_xml_problem(error, reader.found)}") from error
     if not reader.started:
         raise ConfigError(f"{path}: malformed XML: no element found")
     return reader.found
 
 
-def _xml_problem(error: Exception) -> str:
-    """libxml2's complaint in one line: ``malformed XML: ...``, or what a resource limit means."""
+def _xml_problem(error: Exception, found: list[Candidate]) -> str:
+    """libxml2's complaint in one line (``malformed XML: ...``), or what one of its limits means;
+    ``found``: the feeds read before it, to name the place (libxml2's line is past a huge value)."""
     message = " ".join(str(getattr(error, "msg", "") or error).split())
-    line = getattr(error, "lineno", None)
-    if "Resource limit exceeded" in message or "Maximum entity amplification" in message:
-        where = f"line {line}: " if line else ""
-        return f"{where}a value longer than {MAX_VALUE_BYTES:,} bytes, or entities that expand too far: refused"
+    after = f"after feed {len(found)} <{found[-1].feed}>" if found else "before the first feed"
+    if "Resource limit exceeded" in message:
+        return f"a value longer than {MAX_VALUE_BYTES:,} bytes {after}: refused"
+    if "amplification" in message:
+        return f"entities that expand too far {after}: refused"
     return f"malformed XML: {message}"
 
 
