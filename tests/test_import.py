@@ -493,6 +493,17 @@ def test_add_a_page_without_a_feed_fails_and_writes_nothing(server: HTTPServer, 
     assert config.read_bytes() == before
 
 
+def test_planet_openstack_keeps_its_non_ascii_names(tmp_path: Path) -> None:
+    source = CORPUS / "opml" / "02-planetopenstack-planet-openstack-org.opml"  # no XML declaration: UTF-8
+    if not source.is_file():
+        pytest.skip(f"corpus not found at {CORPUS} (set SYNDICATOR_CORPUS)")
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
+    assert run("import", str(source), "--config", str(config)).exit_code == 0
+    names = [site[0] for site in sites(config)]
+    assert "Daniel P. Berrangé" in names and "Javier Peña" in names
+    assert not [name for name in names if "Ã" in name or "Å" in name]
+
+
 def test_add_refuses_a_url_that_is_not_http_before_any_request(server: HTTPServer, tmp_path: Path) -> None:
     config = planet(tmp_path, server)
     result = run("add", "ftp://example.org/feed", "--config", str(config))
