@@ -511,7 +511,7 @@ def import_(file: Path, config_path: Path, dry_run: bool) -> None:
     reported; a name already taken gets " (2)". The file's comments and
     layout are kept.
     """
-    from .importing import import_list  # here: other commands need not load listparser or ruamel.yaml
+    from .importing import import_list  # here: other commands need not load ruamel.yaml
     try:
         result = import_list(config_path, file, dry_run=dry_run)
     except SyndicatorError as error:

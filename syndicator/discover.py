@@ -2,8 +2,10 @@
 
 A page advertises its feeds with ``<link rel="alternate" type="...">`` in
 its head (the RSS autodiscovery convention, also used for Atom and JSON
-Feed). Pure: bytes in, URLs out. :func:`choose_feed` picks the one a build
-follows when a site's ``feed`` URL answers with such a page.
+Feed). Pure: bytes in, URLs out. :func:`rank` orders them, best first: the
+order ``syndicator discover`` prints, and the order a build (and ``add``)
+tries them in when a site's ``feed`` URL answers with such a page, up to
+:data:`MAX_FOLLOWED` of them (observe.py).
 
 Only the ``<link>`` and ``<base>`` tags, found by a linear scan
 (:func:`markup.tags_named`, which skips comments, scripts and styles), go
@@ -13,6 +15,8 @@ some broken markup (many unclosed comments or tags).
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 
 from . import urls
@@ -31,13 +35,25 @@ FEED_TYPES = frozenset({
 #: oEmbed documents as "alternate" too).
 GENERIC_TYPES = frozenset({"application/json", "application/xml", "text/xml"})
 _FEEDISH = ("rss", "atom", "feed", "rdf")
+#: How many advertised feeds a build tries, best first, within the fetch's deadline, before it gives up:
+#: some of a page's feeds may answer with HTML again (liferea#903: the third of three worked).
+MAX_FOLLOWED = 4
+
+
+@dataclass(frozen=True)
+class Advertised:
+    """One feed a page advertises: its URL (absolute), its ``title`` ("" if none), its media ``type`` (lower case)."""
+
+    url: str
+    title: str = ""
+    type: str = ""
 
 
 class _LinkParser(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.base: str | None = None
-        self.links: list[str] = []
+        self.links: list[Advertised] = []  # hrefs as written, not yet absolute
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name.lower(): (value or "") for name, value in attrs}
@@ -52,7 +68,7 @@ class _LinkParser(HTMLParser):
             return
         feedish = any(word in (href + " " + values.get("title", "")).lower() for word in _FEEDISH)
         if kind in FEED_TYPES or (kind in GENERIC_TYPES and feedish):
-            self.links.append(href)
+            self.links.append(Advertised(href, " ".join(values.get("title", "").split()), kind))
 
 
 def looks_like_html(body: bytes | str) -> bool:
@@ -63,7 +79,12 @@ def looks_like_html(body: bytes | str) -> bool:
 
 
 def find_alternates(body: bytes | str, url: str) -> list[str]:
-    """Feed URLs advertised by an HTML page: ``<link rel="alternate">`` of a feed type.
+    """Feed URLs advertised by an HTML page, best first (:func:`rank` of :func:`advertised`). Never raises."""
+    return rank(url, advertised(body, url))
+
+
+def advertised(body: bytes | str, url: str) -> list[Advertised]:
+    """The feeds an HTML page advertises: ``<link rel="alternate">`` of a feed type, in page order.
 
     Args:
         body: the page, decoded text or bytes (read as UTF-8, bad bytes replaced).
@@ -71,9 +92,9 @@ def find_alternates(body: bytes | str, url: str) -> list[str]:
             ``<base href>``; a ``<base>`` that gives no http(s) URL is
             skipped (RFC 3986 section 5.1: the next base applies).
     Returns:
-        absolute http(s) URLs in page order, without duplicates; a link
-        that cannot be read (:func:`urls.absolute`) is left out. Never
-        raises for the page's content.
+        Advertised feeds with absolute http(s) URLs, in page order, repeats
+        included; a link that cannot be read (:func:`urls.absolute`) is
+        left out. Never raises for the page's content.
     """
     parser = _LinkParser()
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
@@ -84,41 +105,79 @@ def find_alternates(body: bytes | str, url: str) -> list[str]:
     except AssertionError:  # html.parser gives up on some broken markup
         pass
     base = absolute(parser.base, url) or url
-    found: list[str] = []
-    for href in parser.links:
-        link = absolute(href, base)
-        if link is not None and link not in found:
-            found.append(link)
+    found: list[Advertised] = []
+    for link in parser.links:
+        href = absolute(link.url, base)
+        if href is not None:
+            found.append(replace(link, url=href))
     return found
 
 
-def choose_feed(page: str, feeds: list[str]) -> str | None:
-    """The advertised feed to follow for ``page``, or None when it advertises none.
+def rank(page: str, links: list[Advertised]) -> list[str]:
+    """The advertised feeds of ``page``, best first: the order ``discover`` prints and a build tries.
 
-    A feed specific to the page comes first: on the page's host, with a
-    path under the page's own path (a category's, tag's or topic's feed:
-    ``/topics/rust/`` gives ``/topics/rust/feed/`` or ``/topics/rust.atom``),
-    before site-wide ones (``/feed/``, ``/comments/feed/``). A page at the
-    site's root has no feed of its own. Among equals, the order the page
-    advertises them in wins, whatever their format (RSS, Atom, JSON Feed).
+    Rules, in order (the first that tells two feeds apart wins):
+
+    1. the page's own feed: on the page's host, with a path under the
+       page's own path (``/topics/rust/`` gives ``/topics/rust/feed/`` or
+       ``/topics/rust.atom``); a page at the site's root has none;
+    2. the site's feeds, before category, tag and label feeds (a path
+       segment such as ``category``, ``tag`` or Blogger's ``-``; a
+       ``cat`` or ``tag`` query), before comment feeds (a title or URL
+       that speaks of comments: WordPress advertises ``/comments/feed/``
+       and, on a post's page, the post's comments feed under the post's
+       path, titled "... Comments Feed"; wp-calypso#752, simplepie#215).
+       A comment feed is never the page's own;
+    3. a feed type (RSS, Atom, JSON Feed, RDF) before a generic one
+       (``application/xml`` and the like);
+    4. the order the page advertises them in (``rel="alternate"`` order).
 
     Args:
         page: the page's URL (after redirects).
-        feeds: absolute feed URLs in page order (:func:`find_alternates`).
+        links: the page's advertised feeds, in page order (:func:`advertised`).
+    Returns:
+        absolute feed URLs, without duplicates (the first advertisement of a URL counts).
     """
-    if not feeds:
-        return None
     parts = urls.split(page)
     prefix = _own_path(parts.path if parts else "")
-    if not prefix:
-        return feeds[0]
     host = urls.hostname(page)
-    for feed in feeds:
-        feed_parts = urls.split(feed)
-        path = feed_parts.path if feed_parts else ""
-        if urls.hostname(feed) == host and (path == prefix or path.startswith((prefix + "/", prefix + "."))):
-            return feed
-    return feeds[0]
+
+    def key(item: tuple[int, Advertised]) -> tuple[int, bool, int]:
+        index, link = item
+        kind = _kind(link)
+        if kind != COMMENTS and prefix and urls.hostname(link.url) == host:
+            feed_parts = urls.split(link.url)
+            path = feed_parts.path if feed_parts else ""
+            if path == prefix or path.startswith((prefix + "/", prefix + ".")):
+                kind = OWN
+        return kind, link.type not in FEED_TYPES, index
+
+    unique: dict[str, Advertised] = {}
+    for link in links:
+        unique.setdefault(link.url, link)
+    return [link.url for _, link in sorted(enumerate(unique.values()), key=key)]
+
+
+#: The classes of :func:`rank`, best first.
+OWN, SITE, TOPIC, COMMENTS = range(4)
+#: Words that name comments in a feed's title or URL (English, French, Italian: "comment";
+#: Spanish, Portuguese: "coment"; Polish, Czech: "koment"; German: "kommentar"; Dutch: "reacties").
+_COMMENT_WORDS = ("comment", "coment", "koment", "kommentar", "reacties")
+#: Path segments of category, tag and label feeds (WordPress, Blogger's ``/-/Label``, Hugo, Jekyll).
+_TOPIC_SEGMENTS = frozenset({"category", "categories", "tag", "tags", "label", "labels", "topic", "topics",
+                             "-"})
+_TOPIC_QUERY = re.compile(r"(?:^|&)(?:cat|category|tag)=", re.IGNORECASE)
+
+
+def _kind(link: Advertised) -> int:
+    """SITE, TOPIC or COMMENTS for one advertised feed (by its title and URL)."""
+    parts = urls.split(link.url)
+    path, query = (parts.path, parts.query) if parts else ("", "")
+    if any(word in f"{link.title} {path} {query}".lower() for word in _COMMENT_WORDS):
+        return COMMENTS
+    if _TOPIC_SEGMENTS & {segment.lower() for segment in path.split("/")} or _TOPIC_QUERY.search(query):
+        return TOPIC
+    return SITE
 
 
 def _own_path(path: str) -> str:

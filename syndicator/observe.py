@@ -2,7 +2,10 @@
 
 ``observe`` never raises, neither for a feed's trouble (a Failed value with a
 kind from the failure table) nor for a bug of ours (kind ``internal``, with
-its traceback). An HTML page that advertises feeds is followed one hop.
+its traceback). An HTML page that advertises feeds is followed one hop: its
+feeds are tried best first (:func:`discover.rank`), at most
+:data:`discover.MAX_FOLLOWED` of them within the page's fetch deadline, until
+one reads.
 Nothing shared is mutated: each Observation is made from the request and
 the source's state as it was before the build.
 
@@ -21,7 +24,7 @@ from datetime import datetime
 
 from . import __version__, localfile
 from .decide import snapshot_hash
-from .discover import choose_feed
+from .discover import MAX_FOLLOWED
 from .errors import FeedError, InternalError, NotAFeedError, ParseError
 from .fetch import Fetcher
 from .hosts import host_key
@@ -100,24 +103,59 @@ def observe(job: Job, fetcher: Fetcher, now: datetime, build_started: float) -> 
         else:
             result = fetcher.fetch(job.request)
         observation = _parse(job, result, now, started)
-        feed = _advertised(observation)
-        if feed is None or not isinstance(result, Fetched):
+        feeds = _advertised(observation)
+        if not feeds or not isinstance(result, Fetched):
             return observation
-        return _follow(job, result, feed, fetcher, fetcher.deadline - (time.monotonic() - clock), now, started)
+        return _follow_any(job, result, feeds, fetcher, fetcher.deadline + clock, now, started)
     except Exception as error:  # a bug of ours while handling this source: contained to it
         return internal(Observation(job.request, result or Failed(FeedError(job.request.source, ""), requests=0),
                                     started=started), error)
 
 
-def _advertised(observation: Observation) -> str | None:
-    """The feed to follow when the source answered with an HTML page that advertises feeds, else None."""
+def _advertised(observation: Observation) -> list[str]:
+    """The feeds to try, best first, when the source answered with an HTML page that advertises feeds, else []."""
     error = observation.failure
-    return choose_feed(error.url, error.alternates) if isinstance(error, NotAFeedError) else None
+    return error.alternates[:MAX_FOLLOWED] if isinstance(error, NotAFeedError) else []
+
+
+def _follow_any(job: Job, page: Fetched, feeds: list[str], fetcher: Fetcher, deadline: float, now: datetime,
+                started: float) -> Observation:
+    """The first of ``feeds`` (best first) that reads, else the best one's failure; one hop each.
+
+    The next feed is tried after a failure that is the feed's own (an HTML
+    page again, 404, a redirect loop, a document that does not parse...),
+    while time is left before ``deadline`` (time.monotonic(), seconds: the
+    page's fetch deadline); trouble of the host's (a timeout, a refused
+    connection, a 5xx, a 429: :func:`failures.host_verdict`) ends the
+    search, so a struggling server is not asked again. Every request is counted.
+    """
+    tried: list[Observation] = []
+    for feed in feeds:
+        budget = deadline - time.monotonic()
+        if tried and budget <= 0:
+            break
+        tried.append(_follow(job, page, feed, fetcher, budget, now, started))
+        if tried[-1].failure is None or tried[-1].verdict != "ok":
+            break
+    chosen = tried[-1] if tried[-1].failure is None else tried[0]  # else: the best feed's failure
+    others = [observation.result for observation in tried if observation is not chosen]
+    requests = sum(r.requests - page.requests for r in others if not isinstance(r, NotRequested))
+    elapsed = sum(r.elapsed - page.elapsed for r in others if not isinstance(r, NotRequested))
+    return _plus(chosen, requests, elapsed)
+
+
+def _plus(observation: Observation, requests: int, elapsed: float) -> Observation:
+    """``observation`` with ``requests`` more requests and ``elapsed`` more seconds counted."""
+    result = observation.result
+    if isinstance(result, NotRequested) or not requests:
+        return observation
+    return replace(observation, result=replace(result, requests=result.requests + requests,
+                                               elapsed=result.elapsed + elapsed))
 
 
 def _follow(job: Job, page: Fetched, feed: str, fetcher: Fetcher, budget: float, now: datetime,
             started: float) -> Observation:
-    """fetch | parse of the feed an HTML page advertises: one hop of discovery, never more.
+    """fetch | parse of one feed an HTML page advertises: one hop of discovery, never more.
 
     The feed's request carries the stored validators (bound to the feed's
     URL, so they go only there) and gets what is left of the page's

@@ -21,7 +21,7 @@ from werkzeug import Request, Response
 
 from syndicator import schedule
 from syndicator.coding import CorruptBody, Decoder, TooLarge
-from syndicator.discover import choose_feed
+from syndicator.discover import Advertised, rank
 from syndicator.failures import KINDS
 from syndicator.fetch import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified, SourceState
@@ -354,8 +354,8 @@ RSS_TYPE, ATOM_TYPE, JSON_TYPE = "application/rss+xml", "application/atom+xml", 
                  "https://a.org/feed.xml", id="a-shared-prefix-of-letters-is-not-a-shared-path"),
     pytest.param("https://a.org/x/", [], None, id="nothing-advertised"),
 ])
-def test_choose_feed(url: str, feeds: list[str], chosen: str | None) -> None:
-    assert choose_feed(url, feeds) == chosen
+def test_rank_puts_the_page_s_own_feed_first(url: str, feeds: list[str], chosen: str | None) -> None:
+    assert (rank(url, [Advertised(feed, "t", RSS_TYPE) for feed in feeds]) or [None])[0] == chosen
 
 
 def test_an_html_page_is_followed_to_the_feed_it_advertises(server: HTTPServer, tmp_path: Path) -> None:

@@ -308,7 +308,8 @@ def test_dry_run_prints_and_writes_nothing(server: HTTPServer, tmp_path: Path) -
 
 @pytest.mark.parametrize(("name", "content", "message"), [
     pytest.param("bad.opml", '<?xml version="1.0"?>\n<opml><body><outline text="A" xmlUrl="https://a.example.org/">'
-                 "</body></opml>", r"malformed XML: mismatched tag: line 2, column \d+", id="malformed-xml"),
+                 "</body></opml>", r"malformed XML: Opening and ending tag mismatch: outline line 2 and body, line 2, "
+                 r"column \d+", id="malformed-xml"),
     pytest.param("feed.xml", "<rss version='2.0'><channel/></rss>", r"not an OPML file \(its root element is <rss>\)",
                  id="xml-not-opml"),
     pytest.param("list.txt", "just some words\n", "not an OPML file nor a planet INI file: line 1: cannot read "
@@ -492,6 +493,17 @@ def test_add_a_page_without_a_feed_fails_and_writes_nothing(server: HTTPServer, 
     assert config.read_bytes() == before
 
 
+def test_planet_openstack_keeps_its_non_ascii_names(tmp_path: Path) -> None:
+    source = CORPUS / "opml" / "02-planetopenstack-planet-openstack-org.opml"  # no XML declaration: UTF-8
+    if not source.is_file():
+        pytest.skip(f"corpus not found at {CORPUS} (set SYNDICATOR_CORPUS)")
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
+    assert run("import", str(source), "--config", str(config)).exit_code == 0
+    names = [site[0] for site in sites(config)]
+    assert "Daniel P. Berrangé" in names and "Javier Peña" in names
+    assert not [name for name in names if "Ã" in name or "Å" in name]
+
+
 def test_add_refuses_a_url_that_is_not_http_before_any_request(server: HTTPServer, tmp_path: Path) -> None:
     config = planet(tmp_path, server)
     result = run("add", "ftp://example.org/feed", "--config", str(config))
@@ -503,14 +515,14 @@ def test_add_refuses_a_url_that_is_not_http_before_any_request(server: HTTPServe
 # --- the commands themselves -------------------------------------------------------------------
 
 
-def test_build_does_not_load_listparser_or_ruamel(tmp_path: Path) -> None:
+def test_build_does_not_load_ruamel(tmp_path: Path) -> None:
     feed = write(tmp_path / "feed.xml", rss(post(1)))
     config = write(tmp_path / "sites.yaml", f"title: T\nlink: https://planet.example.org/\n"
                                             f"sites:\n  - name: A\n    feed: {feed.name}\n")
     script = ("import sys\nfrom syndicator.cli import main\n"
               "try:\n    main(['build', '--config', sys.argv[1], '--now', '2026-11-30T12:00:00Z'])\n"
               "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
-              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('listparser', 'ruamel')))")
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ruamel',)))")
     done = subprocess.run([sys.executable, "-c", script, str(config)], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
@@ -541,3 +553,130 @@ def test_plan_is_pure_and_keeps_names_unique() -> None:
                 [Candidate("https://m.example.org/f", "N" * 250)], "list.opml")
     assert long.added[0].name == "N" * (NAME_MAX_CHARS - 5) + "\u2026 (2)"
     assert len(long.added[0].name) == NAME_MAX_CHARS
+
+
+# --- names in any encoding, bounded lists, hostile XML ------------------------------------------
+
+NAMES = ["Daniel P. Berrangé", "Jiří Stránský", "Łukasz Langa"]
+
+
+def opml_text(encoding: str | None = None) -> str:
+    declaration = f'<?xml version="1.0" encoding="{encoding}"?>\n' if encoding else ""
+    outlines = "".join(f'<outline text="{name}" xmlUrl="https://f{n}.example.org/feed"/>' for n, name in
+                       enumerate(NAMES))
+    return f"{declaration}<opml version=\"2.0\"><body>{outlines}</body></opml>\n"
+
+
+def ini_text(encoding: str | None = None) -> str:
+    planet = f"[Planet]\nname = P\nencoding = {encoding}\n\n" if encoding else "[Planet]\nname = P\n\n"
+    return planet + "".join(f"[https://f{n}.example.org/feed]\nname = {name}\n\n" for n, name in enumerate(NAMES))
+
+
+@pytest.mark.parametrize(("name", "data"), [
+    pytest.param("l.opml", opml_text().encode("utf-8"), id="opml-utf8-no-declaration"),
+    pytest.param("l.opml", b"\xef\xbb\xbf" + opml_text().encode("utf-8"), id="opml-utf8-bom"),
+    pytest.param("l.opml", opml_text("UTF-16").encode("utf-16"), id="opml-utf16-bom"),
+    pytest.param("l.opml", opml_text("windows-1250").encode("cp1250"), id="opml-declared-windows-1250"),
+    pytest.param("l.ini", ini_text().encode("utf-8"), id="ini-utf8-no-declaration"),
+    pytest.param("l.ini", b"\xef\xbb\xbf" + ini_text().encode("utf-8"), id="ini-utf8-bom"),
+    pytest.param("l.ini", ini_text("iso-8859-2").encode("iso-8859-2"), id="ini-declared-iso-8859-2"),
+])
+def test_non_ascii_names_survive_every_format(tmp_path: Path, name: str, data: bytes) -> None:
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
+    (tmp_path / name).write_bytes(data)
+    result = run("import", str(tmp_path / name), "--config", str(config))
+    assert result.exit_code == 0, result.output
+    assert [site[0] for site in sites(config)] == NAMES
+    assert "Berrangé" in config.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("setting", "value", "message"), [
+    pytest.param("MAX_LIST_FEEDS", 2, "more than 2 feeds: split the list", id="feeds"),
+    pytest.param("MAX_LIST_BYTES", 100, "larger than 0 MiB: split the list, or remove what is not a feed",
+                 id="bytes"),
+])
+@pytest.mark.parametrize("kind", ["opml", "ini"])
+def test_a_list_past_a_limit_is_one_line_and_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                setting: str, value: int, message: str,
+                                                                kind: str) -> None:
+    from syndicator import sublists
+
+    monkeypatch.setattr(sublists, setting, value)
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
+    source = write(tmp_path / f"l.{kind}", opml_text() if kind == "opml" else ini_text())
+    before = config.read_bytes()
+    result = run("import", str(source), "--config", str(config))
+    assert result.exit_code == 2
+    assert result.stderr == f"syndicator: error: {source}: {message}\n"
+    assert config.read_bytes() == before
+
+
+def test_the_limits_hold_just_above_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from syndicator import sublists
+
+    monkeypatch.setattr(sublists, "MAX_LIST_FEEDS", 3)
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
+    source = write(tmp_path / "l.opml", opml_text())  # exactly 3 feeds: read
+    assert run("import", str(source), "--config", str(config)).exit_code == 0
+    assert len(sites(config)) == 3
+
+
+def test_a_value_past_libxml2_s_limit_is_refused_naming_its_line(tmp_path: Path) -> None:
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
+    source = tmp_path / "big.opml"
+    source.write_bytes(b'<opml><body>\n<outline text="A" xmlUrl="https://a.example.org/f"/>\n<outline text="'
+                       + b"x" * 10_500_000 + b'" xmlUrl="https://b.example.org/f"/>\n</body></opml>\n')
+    result = run("import", str(source), "--config", str(config))
+    assert result.exit_code == 2
+    assert result.stderr == (f"syndicator: error: {source}: a value longer than 10,000,000 bytes after feed 1 "
+                             "<https://a.example.org/f>: refused\n")
+    assert config.read_text(encoding="utf-8") == "title: T\nlink: https://planet.example.org/\n"
+
+
+LAUGHS = "".join(f'<!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">' for n in range(1, 10))
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    pytest.param('<?xml version="1.0"?>\n<!DOCTYPE opml [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<opml><head>'
+                 '<title>&x;</title></head><body><outline text="A" xmlUrl="https://a.example.org/f"/></body></opml>',
+                 "declares the XML entity 'x': refused (an entity can read local files or expand without bound; "
+                 "OPML needs none)", id="xxe-in-text"),
+    pytest.param('<!DOCTYPE opml [<!ENTITY x SYSTEM "file:///etc/passwd">]><opml><body>'
+                 '<outline text="&x;" xmlUrl="https://a.example.org/f"/></body></opml>',
+                 "malformed XML: Attribute references external entity 'x', line 1, column 88", id="xxe-in-attribute"),
+    pytest.param(f'<!DOCTYPE opml [<!ENTITY lol0 "lol">{LAUGHS}]><opml><head><title>t</title></head><body>'
+                 '<outline text="A" xmlUrl="https://a.example.org/f"/></body></opml>',
+                 "declares the XML entity 'lol0': refused (an entity can read local files or expand without bound; "
+                 "OPML needs none)", id="billion-laughs-declared"),
+])
+def test_entities_are_refused(tmp_path: Path, content: str, message: str) -> None:
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
+    source = write(tmp_path / "evil.opml", content)
+    result = run("import", str(source), "--config", str(config))
+    assert result.exit_code == 2
+    assert result.stderr == f"syndicator: error: {source}: {message}\n"
+    assert config.read_text(encoding="utf-8") == "title: T\nlink: https://planet.example.org/\n"
+
+
+def test_a_billion_laughs_used_at_once_is_refused(tmp_path: Path) -> None:
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
+    source = write(tmp_path / "evil.opml", f'<!DOCTYPE opml [<!ENTITY lol0 "lol">{LAUGHS}]><opml><body>'
+                                           '<outline text="&lol9;" xmlUrl="https://a.example.org/f"/></body></opml>')
+    result = run("import", str(source), "--config", str(config))
+    assert result.exit_code == 2
+    assert result.stderr in (f"syndicator: error: {source}: entities that expand too far before the first feed: "
+                             "refused\n", f"syndicator: error: {source}: declares the XML entity 'lol0': refused (an "
+                             "entity can read local files or expand without bound; OPML needs none)\n")
+    assert config.read_text(encoding="utf-8") == "title: T\nlink: https://planet.example.org/\n"
+
+
+def test_many_outlines_of_one_name_are_numbered_in_order(tmp_path: Path) -> None:
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\nsites:\n"
+                                            "  - name: Same\n    feed: https://x.example.org/f\n"
+                                            "  - name: Same (3)\n    feed: https://y.example.org/f\n")
+    outlines = "".join(f'<outline text="Same" xmlUrl="https://f{n}.example.org/f"/>' for n in range(3000))
+    source = write(tmp_path / "same.opml", f"<opml><body>{outlines}</body></opml>")
+    assert run("import", str(source), "--config", str(config)).exit_code == 0
+    names = [site[0] for site in sites(config)]
+    assert names[:4] == ["Same", "Same (3)", "Same (2)", "Same (4)"]
+    assert names[-1] == "Same (3002)" and len(set(names)) == len(names) == 3002
