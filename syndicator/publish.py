@@ -20,7 +20,7 @@ site in place:
   before the swap has them moved back by the next one. A file an earlier
   publish wrote and this one does not is left behind with the old site;
 * leftovers of killed builds are removed by the next publish, but only
-  this user's: a ``.NAME.staging-*`` or ``.NAME.old-*`` symlink is removed
+  this user's (or the output folder's owner's): a ``.NAME.staging-*`` or ``.NAME.old-*`` symlink is removed
   and never followed (nothing is read or moved through it), and a file or a
   folder of another user is left alone, with a warning;
 * the staging folder is created exclusively (``mkdir``, mode ``0700``) and
@@ -314,13 +314,16 @@ def _recover(target: Path) -> None:
         OSError: a leftover cannot be moved or removed.
     """
     name = target.name
-    leftovers = _ours(target.parent.glob(f".{glob.escape(name)}.old*"))
+    owners = {os.geteuid()}
+    with contextlib.suppress(OSError):
+        owners.add(target.stat().st_uid)  # root gives staging the output's owner (_take_mode)
+    leftovers = _ours(target.parent.glob(f".{glob.escape(name)}.old*"), owners)
     leftovers.sort(key=lambda p: p.lstat().st_mtime)
     restorable = [path for path in leftovers if not path.is_symlink()]
     if not target.exists() and not target.is_symlink() and restorable:
         os.replace(restorable[-1], target)
         leftovers.remove(restorable[-1])
-    stagings = _ours(target.parent.glob(f".{glob.escape(name)}.staging*"))
+    stagings = _ours(target.parent.glob(f".{glob.escape(name)}.staging*"), owners)
     for staging in stagings:
         if not staging.is_symlink():
             _carry_back(staging, target)
@@ -338,13 +341,14 @@ def _recover_quietly(target: Path) -> None:
                     target, e.filename, e.strerror or e)
 
 
-def _ours(paths: Iterable[Path]) -> list[Path]:
-    """The ``paths`` owned by this user that are folders, or symlinks (older versions moved a symlinked
-    output aside; a link is only ever removed, never followed); a warning for each other one."""
+def _ours(paths: Iterable[Path], owners: set[int]) -> list[Path]:
+    """The ``paths`` owned by one of ``owners`` (this user, the output's owner) that are folders, or
+    symlinks (older versions moved a symlinked output aside; a link is only ever removed, never
+    followed); a warning for each other one."""
     kept = []
     for path in paths:
         status = path.lstat()
-        if (stat.S_ISDIR(status.st_mode) or stat.S_ISLNK(status.st_mode)) and status.st_uid == os.geteuid():
+        if (stat.S_ISDIR(status.st_mode) or stat.S_ISLNK(status.st_mode)) and status.st_uid in owners:
             kept.append(path)
         else:
             log.warning("%s: not a folder of a syndicator build (a file, or another user's); left alone: "

@@ -315,7 +315,8 @@ def _template_error(error: Exception, name: str, folders: Sequence[Path]) -> Ren
         last = max((i for i, flag in enumerate(in_template) if flag), default=None)
         if last is None:  # not raised from template code: below the last frame of this module
             last = max((i for i, flag in enumerate(here) if flag), default=-1)
-        if not all(in_template[i] or _is_library(f.filename) for i, f in enumerate(frames) if i > last):
+        if not all(in_template[i] or _is_library(f.filename) or _is_loader(f)
+                   for i, f in enumerate(frames) if i > last):
             return None
         templates = [f for f, flag in zip(frames, in_template, strict=True) if flag]
         if templates:
@@ -331,6 +332,11 @@ _THIS_FILE = Path(__file__)
 #: Code a template calls that is not ours: jinja2 (its filters, its runtime), markupsafe and the
 #: standard library. An error raised in them below template code is the template's.
 _LIBRARIES = (Path(jinja2.__file__).parent, Path(markupsafe.__file__).parent, Path(sysconfig.get_paths()["stdlib"]))
+
+
+def _is_loader(frame: traceback.FrameSummary) -> bool:
+    """True for a frame of :class:`_FolderLoader`: jinja2's loader, which a missing template raises through."""
+    return Path(frame.filename) == _THIS_FILE and frame.name == "get_source"
 
 
 def _is_library(filename: str) -> bool:

@@ -345,3 +345,21 @@ def test_a_symlinked_push_database_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="push.sqlite: a state file is a symbolic link"):
         PushState.open(tmp_path / "cache")
     assert outside.read_bytes() == b""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root may give a folder to another user")
+def test_roots_build_killed_after_giving_staging_the_outputs_owner_is_recovered(tmp_path: Path) -> None:
+    """A staging folder of the output's owner, holding the carried ``.git``, is recovered, not left alone."""
+    config = planet(tmp_path)
+    public = tmp_path / "public"
+    public.mkdir()
+    os.chown(public, NOBODY, NOBODY)
+    staging = tmp_path / ".public.staging-1-dead"
+    (staging / ".git").mkdir(parents=True)
+    (staging / ".git" / "HEAD").write_text("ref: refs/heads/gh-pages\n")
+    (staging / CARRIED).write_text(".git\n")
+    os.chown(staging, NOBODY, NOBODY)
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    assert (public / ".git" / "HEAD").read_text() == "ref: refs/heads/gh-pages\n"
+    assert leftovers(tmp_path) == [] and "left alone" not in result.stderr
