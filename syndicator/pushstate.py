@@ -38,6 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from . import cachefiles
 from .errors import StoreError
 
 DATABASE = "push.sqlite"
@@ -182,6 +183,7 @@ class PushState:
     def open(cls, cache: Path) -> PushState:
         """Open (create, migrate) ``<cache>/push.sqlite``; the caller holds the cache lock."""
         path = Path(cache) / DATABASE
+        cachefiles.prepare(path, cachefiles.COMPANIONS)  # it holds the hubs' secrets: 0600, never a link
         try:
             db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT)
             db.execute("PRAGMA journal_mode=WAL")

@@ -17,8 +17,10 @@ from __future__ import annotations
 import calendar
 import itertools
 import json
+import logging
 import os
 import re
+import stat
 import sysconfig
 import traceback
 import uuid
@@ -49,6 +51,7 @@ from .sitekey import template_folders
 from .urls import scheme, split
 from .values import duration_text, strip_control
 
+log = logging.getLogger("syndicator")
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 STATIC = ("style.css",)
 #: Longest title (and author) shown, in characters, "…" included: a feed's 2 MB title must not
@@ -186,32 +189,80 @@ PAGE_SUFFIXES = (".html", ".htm", ".xml", ".rss", ".atom", ".opml", ".json", ".t
 
 def theme_pages(templates: Path | None) -> list[str]:
     """The names of the pages a ``--templates`` folder adds to :data:`TEMPLATES` and :data:`STATIC`:
-    its top-level files with a :data:`PAGE_SUFFIXES` suffix whose name does not start with ``_`` or ``.``."""
+    its top-level files with a :data:`PAGE_SUFFIXES` suffix whose name does not start with ``_`` or ``.``
+    (a symlink leaving the folder is left out, with a warning: :func:`_inside`)."""
     if templates is None or not templates.is_dir():
         return []
     known = {*TEMPLATES, *STATIC, "feed.json"}
     return sorted(entry.name for entry in templates.iterdir()
                   if entry.is_file() and entry.name.endswith(PAGE_SUFFIXES) and entry.name not in known
-                  and not entry.name.startswith(("_", ".")))
+                  and not entry.name.startswith(("_", ".")) and _inside(entry, templates) is not None)
 
 
 def static_folders(config: Config, templates: Path | None) -> list[Path]:
     """The ``static/`` folders copied into the site, the later winning: the theme's, then the planet's
-    (beside sites.yaml); a missing one is skipped."""
-    folders = [templates / "static"] if templates is not None else []
-    return [folder for folder in (*folders, config.path.parent / "static") if folder.is_dir()]
+    (beside sites.yaml), each as its real path; a missing one is skipped, and so is one that is a
+    symlink leaving the theme's folder or the planet's, with a warning."""
+    owners = [(templates / "static", templates)] if templates is not None else []
+    owners.append((config.path.parent / "static", config.path.parent))
+    folders = []
+    for folder, owner in owners:
+        if folder.is_dir() and (real := _inside(folder, owner)) is not None:
+            folders.append(real)
+    return folders
+
+
+def _inside(path: Path, folder: Path) -> Path | None:
+    """The real path of ``path`` when it lies inside ``folder`` (symlinks resolved in both), else None
+    with a warning: a link out of a theme or a planet's folder (to ``/proc/self/environ``, ``/etc``, the
+    cache) would publish what is no part of the planet."""
+    real = Path(os.path.realpath(path))
+    if real.is_relative_to(os.path.realpath(folder)):
+        return real
+    log.warning("%s: a symlink out of %s (to %s); not published", path, folder, real)
+    return None
 
 
 def _static_files(folder: Path) -> dict[str, Path]:
-    """{path in the site: file} for every file under ``folder`` (hidden ones and symlinked folders left out)."""
+    """{path in the site: file} for every regular file under ``folder`` (a real path), hidden ones left out.
+
+    A symlink to a file inside ``folder`` is published as a copy of that file; a symlink leaving it,
+    a broken one, one to a folder, and a special file (a fifo, a device, a socket) are left out, each
+    with a warning.
+    """
     found: dict[str, Path] = {}
     for root, subfolders, names in os.walk(folder):
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        kept = []
+        for name in sorted(subfolders):
+            if not name.startswith(".") and Path(root, name).is_symlink():
+                log.warning("%s: a symlink to a folder; not published (copy the folder instead)", Path(root, name))
+            elif not name.startswith("."):
+                kept.append(name)
+        subfolders[:] = kept
         for name in sorted(names):
             path = Path(root, name)
-            if not name.startswith(".") and path.is_file():
-                found[path.relative_to(folder).as_posix()] = path
+            if not name.startswith(".") and (source := _static_source(path, folder)) is not None:
+                found[path.relative_to(folder).as_posix()] = source
     return found
+
+
+def _static_source(path: Path, folder: Path) -> Path | None:
+    """The regular file ``path`` of a static folder stands for (itself, or a link's target inside
+    ``folder``), or None with a warning."""
+    if path.is_symlink():
+        real = _inside(path, folder)
+        if real is None:
+            return None
+        path = real
+    try:
+        mode = path.lstat().st_mode
+    except OSError as error:
+        log.warning("%s: cannot be read (%s); not published", path, error.strerror or error)
+        return None
+    if not stat.S_ISREG(mode):
+        log.warning("%s: not a regular file (a fifo, a device or a socket); not published", path)
+        return None
+    return path
 
 
 def _totals(statuses: Sequence[SiteStatus]) -> dict[str, int]:
@@ -269,7 +320,8 @@ def _template_error(error: Exception, name: str, folders: Sequence[Path]) -> Ren
         last = max((i for i, flag in enumerate(in_template) if flag), default=None)
         if last is None:  # not raised from template code: below the last frame of this module
             last = max((i for i, flag in enumerate(here) if flag), default=-1)
-        if not all(in_template[i] or _is_library(f.filename) for i, f in enumerate(frames) if i > last):
+        if not all(in_template[i] or _is_library(f.filename) or _is_loader(f)
+                   for i, f in enumerate(frames) if i > last):
             return None
         templates = [f for f, flag in zip(frames, in_template, strict=True) if flag]
         if templates:
@@ -287,14 +339,31 @@ _THIS_FILE = Path(__file__)
 _LIBRARIES = (Path(jinja2.__file__).parent, Path(markupsafe.__file__).parent, Path(sysconfig.get_paths()["stdlib"]))
 
 
+def _is_loader(frame: traceback.FrameSummary) -> bool:
+    """True for a frame of :class:`_FolderLoader`: jinja2's loader, which a missing template raises through."""
+    return Path(frame.filename) == _THIS_FILE and frame.name == "get_source"
+
+
 def _is_library(filename: str) -> bool:
     """True for a traceback frame's file in :data:`_LIBRARIES` (or frozen: ``<frozen codecs>``)."""
     return filename.startswith("<") or any(Path(filename).is_relative_to(folder) for folder in _LIBRARIES)
 
 
+class _FolderLoader(jinja2.FileSystemLoader):
+    """jinja2's FileSystemLoader, reading no template through a symlink out of its folders (a theme's
+    ``index.html`` linked to ``/proc/self/environ`` would publish the build's environment)."""
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        source, filename, uptodate = super().get_source(environment, template)
+        real = Path(os.path.realpath(filename))
+        if not any(real.is_relative_to(os.path.realpath(folder)) for folder in self.searchpath):
+            raise RenderError(f"template {filename}: a symlink out of the templates folders (to {real}); not read")
+        return source, filename, uptodate
+
+
 def _environment(folders: Sequence[Path]) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([str(folder) for folder in folders]),
+        loader=_FolderLoader([str(folder) for folder in folders]),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "xml"), default=True),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

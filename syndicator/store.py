@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 
 from filelock import FileLock, Timeout
 
+from . import cachefiles
 from .errors import CacheLockedError, StoreError
 from .habits import Habits
 from .identity import content_hash
@@ -212,27 +213,32 @@ class Store:
         """Lock ``cache`` (a folder, created if missing) and open its database, or the PostgreSQL
         database ``state`` names (``postgresql://...``, :meth:`connect`) when given."""
         cache = Path(cache)
-        try:
-            cache.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StoreError(f"{cache}: cannot create the cache folder: {e.strerror or e}") from e
-        lock = FileLock(str(cache / LOCK), timeout=0)
+        cachefiles.make_folder(cache)
+        cachefiles.prepare(cache / LOCK)
+        lock = FileLock(str(cache / LOCK), timeout=0, mode=cachefiles.FILE_MODE)
         try:
             lock.acquire()
         except Timeout:
             raise CacheLockedError(f"{cache}: another syndicator build or serve is using this cache; "
                                    "wait for the build to finish, or stop the serve") from None
+        except OSError as e:
+            raise StoreError(f"{cache / LOCK}: cannot lock the cache folder: {e.strerror or e}") from e
         try:
             if state is not None:
                 store = cls.connect(state)
                 store._lock = lock
                 return store
-            connection = sqlite3.connect(cache / DATABASE, isolation_level=None)
-            _migrate(connection, cache / DATABASE)
+            path = cache / DATABASE
+            cachefiles.prepare(path, cachefiles.COMPANIONS)
+            try:
+                connection = sqlite3.connect(path, isolation_level=None)
+            except sqlite3.Error as e:
+                raise StoreError(f"{path}: cannot open the state database ({e}); check its permissions") from e
+            _migrate(connection, path)
         except BaseException:
             lock.release()
             raise
-        return cls(connection, lock, cache / DATABASE)
+        return cls(connection, lock, path)
 
     @classmethod
     def open_second(cls, cache: Path, state: str | None = None) -> Store:
@@ -698,7 +704,10 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as e:
-        raise StoreError(f"{path}: not a usable state database ({e}); move it aside to start afresh") from e
+        advice = ("check the permissions of it and of the cache folder" if isinstance(e, sqlite3.OperationalError)
+                  else "move it aside to start afresh")
+        db.close()
+        raise StoreError(f"{path}: not a usable state database ({e}); {advice}") from e
     version = stored_version(row, str(path))
     if version > SCHEMA_VERSION:
         raise StoreError(f"{path}: schema version {version} is newer than this syndicator "
