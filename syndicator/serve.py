@@ -631,7 +631,7 @@ class Server:
         state = states.get(source) or SourceState(source, source)
         stored = [item.entry for item in store.snapshots([source]).get(source, [])]
         decision, reconciled = decide_push(state, parsed, stored, now)
-        if decision.changed:
+        if not reconciled.replay:  # a replay leaves the state as it was, habits and all
             store.save(decision.state, decision.entries, now)
             states[source] = decision.state
         fields: dict[str, Any] = {"last_push": now, "missed": 0}
