@@ -55,7 +55,7 @@ from typing import Any
 
 from . import push, schedule
 from .buildlog import log_failure
-from .callbacks import App, callback_url
+from .callbacks import App, callback_url, create_server
 from .config import load_config
 from .decide import decide_push
 from .errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
@@ -234,15 +234,10 @@ class Server:
         Raises:
             ConfigError: the listen address cannot be bound or resolved.
         """
-        from waitress.server import create_server  # here: build never loads it
-
         config = self.config
         app = App(push_state, self.metrics, config.max_bytes, self.wake, self.healthy, self.options.clock)
         try:
-            return create_server(app, host=self.options.host, port=self.options.port, threads=4,
-                                 max_request_body_size=config.max_bytes + 65536, channel_timeout=10,
-                                 connection_limit=500, ident="syndicator", clear_untrusted_proxy_headers=True,
-                                 asyncore_use_poll=True)
+            return create_server(app, self.options.host, self.options.port, config.max_bytes + 65536)
         except (OSError, ValueError) as error:  # ValueError: a host that is no address and resolves to none
             raise ConfigError(f"--listen {_address(self.options.host, self.options.port)}: cannot listen there "
                               f"({getattr(error, 'strerror', None) or error})") from error
