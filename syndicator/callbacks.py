@@ -22,6 +22,7 @@ by the serve loop, never on the request path (seed 003).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -33,7 +34,7 @@ from . import push, websub
 from .metrics import Metrics, metrics_app
 from .pushstate import PushState
 
-__all__ = ["CALLBACK_PREFIX", "App", "callback_url"]
+__all__ = ["CALLBACK_PREFIX", "App", "callback_url", "connection_limit", "create_server"]
 
 #: The path under which callbacks live: ``<public URL>/websub/<token>``.
 CALLBACK_PREFIX = "/websub/"
@@ -153,3 +154,105 @@ def _answer(start_response: StartResponse, status: str, body: bytes, content_typ
     start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(body))),
                             ("Cache-Control", "no-store"), *(headers or [])])
     return [body]
+
+
+# --- the HTTP server ---------------------------------------------------------------------------------------------
+
+#: A request must arrive whole (request line, headers and body) within this many seconds of its first byte;
+#: a client that trickles one (slowloris) is disconnected. Enough for a ``max_bytes`` body at a few hundred KB/s.
+REQUEST_DEADLINE = 30.0
+#: A keep-alive connection with no request under way is closed after this many seconds (waitress's channel_timeout).
+IDLE_TIMEOUT = 5.0
+#: How often the connections are checked against those two limits, seconds (waitress's cleanup_interval).
+CHECK_EVERY = 1.0
+#: The most connections held at once, whatever the file descriptor limit allows.
+MAX_CONNECTIONS = 4000
+#: File descriptors kept apart from the connections: databases, outbound fetches, logs, templates.
+FD_RESERVE = 256
+#: The largest request line plus headers accepted, bytes (a hub's are well under 2 KB).
+MAX_HEADER_BYTES = 16384
+
+
+def connection_limit() -> int:
+    """How many connections the HTTP server may hold (int): :data:`MAX_CONNECTIONS`, or fewer when the
+    process's file descriptor limit is lower. The soft limit is raised first, up to the hard one.
+
+    Every connection costs one descriptor; waitress stops accepting at its limit, so a limit it cannot
+    reach (descriptors run out first) would fail accept() instead.
+    """
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return 500
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = MAX_CONNECTIONS + FD_RESERVE
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(16, min(MAX_CONNECTIONS, soft - FD_RESERVE))
+
+
+def create_server(app: Any, host: str, port: int, max_body: int) -> Any:
+    """A waitress server (bound, not yet running) for ``app``, hardened against slow and smuggling clients.
+
+    * a request with both ``Content-Length`` and ``Transfer-Encoding``, or with ``Transfer-Encoding``
+      in HTTP/1.0, is answered 400 and its connection closed, before it reaches the app (RFC 9112 6.1
+      and 6.3: such framing is how a request is smuggled past a proxy that reads the other header);
+    * a request must arrive whole within :data:`REQUEST_DEADLINE` seconds of its first byte, and an idle
+      keep-alive connection is closed after :data:`IDLE_TIMEOUT` s, checked every :data:`CHECK_EVERY` s;
+    * at most :func:`connection_limit` connections, served with poll() (select() cannot wait on a
+      descriptor numbered 1024 or above), headers of at most :data:`MAX_HEADER_BYTES`.
+
+    Raises:
+        OSError: the address cannot be bound.
+        ValueError: ``host`` is no address and resolves to none, or to several.
+    """
+    from waitress.server import create_server as waitress_server
+
+    server: Any = waitress_server(app, host=host, port=port, threads=4, max_request_body_size=max_body,
+                             channel_timeout=IDLE_TIMEOUT, cleanup_interval=CHECK_EVERY,
+                             connection_limit=connection_limit(), max_request_header_size=MAX_HEADER_BYTES,
+                             ident="syndicator", clear_untrusted_proxy_headers=True, asyncore_use_poll=True)
+    if not hasattr(server, "maintenance"):  # a MultiSocketServer: the host named several addresses
+        server.close()
+        raise ValueError(f"{host} names several addresses; give one")
+    server.channel_class = _channel_class()
+    plain = server.maintenance
+
+    def maintenance(now: float) -> None:
+        plain(now)  # idle channels
+        cutoff = time.monotonic() - REQUEST_DEADLINE
+        for channel in list(server.active_channels.values()):
+            request = channel.request
+            if request is not None and not request.completed and getattr(request, "started", cutoff) < cutoff:
+                channel.will_close = True  # closed by the loop at its next turn
+
+    server.maintenance = maintenance
+    return server
+
+
+def _channel_class() -> type:
+    """waitress's channel, reading requests with :class:`_Parser` (built here: serve alone loads waitress)."""
+    from waitress.channel import HTTPChannel
+    from waitress.parser import HTTPRequestParser, ParsingError
+
+    class Parser(HTTPRequestParser):
+        def __init__(self, adj: Any) -> None:
+            super().__init__(adj)
+            self.started = time.monotonic()  # the request's first byte (the parser is made when it arrives)
+
+        def parse_header(self, header_plus: bytes) -> None:
+            super().parse_header(header_plus)
+            if self.chunked and "CONTENT_LENGTH" in self.headers:
+                raise ParsingError("both Content-Length and Transfer-Encoding")
+            if "TRANSFER_ENCODING" in self.headers:  # left by waitress in HTTP/1.0 only
+                raise ParsingError("Transfer-Encoding in an HTTP/1.0 request")
+
+    class Channel(HTTPChannel):
+        parser_class = Parser
+
+    return Channel

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from . import habits, hints, schedule
@@ -195,17 +195,55 @@ def snapshot_hash(entries: Iterable[Entry]) -> str:
     return digest.hexdigest()
 
 
-def decide_push(state: SourceState, parsed: ParsedFeed, stored: Sequence[Entry], now: datetime) -> Decision:
+@dataclass(frozen=True)
+class Reconciled:
+    """How a notification's entries compared with the stored snapshot (:func:`decide_push`).
+
+    Attributes:
+        taken: new entries and newer versions of stored ones that the merged snapshot holds (int).
+        stale: pushed entries left out because the store holds something newer (int): an older version of a
+            stored entry, or a post older than every entry kept (one that fell out of the snapshot).
+        doubtful: pushed versions that differ from the stored ones with no dates to order them (int); the
+            stored ones are kept, and the topic's own document should settle it (a conditional poll).
+    """
+
+    taken: int = 0
+    stale: int = 0
+    doubtful: int = 0
+
+    @property
+    def replay(self) -> bool:
+        """True when the notification brought nothing newer and something older: a replay (seed 003)."""
+        return self.taken == 0 and (self.stale > 0 or self.doubtful > 0)
+
+
+def decide_push(state: SourceState, parsed: ParsedFeed, stored: Sequence[Entry],
+                now: datetime) -> tuple[Decision, Reconciled]:
     """What a verified WebSub notification means for its source. Pure.
 
     A hub may deliver the whole feed or only its new entries (WebSub 7
     leaves it to the hub), so the pushed entries are merged into the stored
-    snapshot rather than replacing it: pushed entries first, in document
-    order, then the stored ones the push did not carry, at most as many as
-    the larger of the two. The next poll's document reconciles the rest.
+    snapshot rather than replacing it. Notifications arrive out of order
+    and may be replayed, and a later-arriving one may describe an older
+    representation of the feed (seed 003), so a notification never replaces
+    newer stored content:
+
+    * a pushed entry whose id is not stored is new, and goes first (in
+      document order);
+    * a pushed version of a stored entry replaces it only when it is newer
+      (its ``updated``, else its ``date``, is later); the same text is the
+      same entry; an older one is *stale*, one that cannot be ordered (no
+      dates, or equal dates and another text) is *doubtful*: both keep the
+      stored one;
+    * the merged snapshot holds as many entries as the larger of the two;
+      what gives way is the oldest entries (by ``updated``, else ``date``;
+      undated ones count as newest), so a replayed post that had fallen out
+      of the snapshot falls out again.
+
     A push is not a poll: validators, body hash, failures and the schedule
     are left as they were; the snapshot hash, title, link, habits and, when
-    the entries changed, ``last_change`` are updated.
+    the entries changed, ``last_change`` are updated (title and link only
+    when the notification brought something newer).
 
     Args:
         state: the stored state of the topic's source.
@@ -213,15 +251,61 @@ def decide_push(state: SourceState, parsed: ParsedFeed, stored: Sequence[Entry],
         stored: the source's stored snapshot, in document order.
         now: the loop's clock (UTC).
     Returns:
-        the Decision; ``entries`` is the merged snapshot when it changed.
+        (the Decision, whose ``entries`` is the merged snapshot when it changed; what was taken and left).
     """
-    pushed_ids = {entry.id for entry in parsed.entries}
-    merged = (*parsed.entries, *(entry for entry in stored if entry.id not in pushed_ids))
-    merged = merged[:max(len(stored), len(parsed.entries))]
+    by_id = {entry.id: entry for entry in stored}
+    newer: dict[str, Entry] = {}
+    stale = doubtful = 0
+    for entry in parsed.entries:
+        old = by_id.get(entry.id)
+        if old is None:
+            continue
+        order = _order(entry, old)
+        if order == "newer":
+            newer[entry.id] = entry
+        stale += order == "older"
+        doubtful += order == "doubtful"
+    fresh = [entry for entry in parsed.entries if entry.id not in by_id]
+    merged = _newest(fresh + [newer.get(entry.id, entry) for entry in stored], max(len(stored), len(parsed.entries)))
+    kept = {id(entry) for entry in merged}
+    taken = sum(1 for entry in (*fresh, *newer.values()) if id(entry) in kept)
+    count = Reconciled(taken, stale + sum(1 for entry in fresh if id(entry) not in kept), doubtful)
     digest = snapshot_hash(merged)
     changed = digest != state.snapshot_hash
-    updated = replace(state, snapshot_hash=digest, title=parsed.title or state.title, link=parsed.link or state.link,
+    updated = replace(state, snapshot_hash=digest,
                       habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now))
+    if taken:
+        updated = replace(updated, title=parsed.title or state.title, link=parsed.link or state.link)
     if changed:
         updated = replace(updated, last_change=now)
-    return Decision(updated, merged if changed else None, changed)
+    return Decision(updated, tuple(merged) if changed else None, changed), count
+
+
+def _order(pushed: Entry, stored: Entry) -> str:
+    """``same``, ``newer``, ``older`` or ``doubtful``: a pushed version of an entry against the stored one."""
+    if _text(pushed) == _text(stored):
+        return "same"
+    pushed_at, stored_at = pushed.updated or pushed.date, stored.updated or stored.date
+    if pushed_at is None or stored_at is None or pushed_at == stored_at:
+        return "doubtful"
+    return "newer" if pushed_at > stored_at else "older"
+
+
+def _text(entry: Entry) -> tuple[object, ...]:
+    """What a reader sees of an entry, dates aside (the store may move a date: ``Store._keep_first_date``)."""
+    return (entry.title, entry.link, entry.author, entry.summary, entry.content, entry.enclosures, entry.image)
+
+
+def _newest(entries: list[Entry], cap: int) -> list[Entry]:
+    """``entries`` in their order, without the oldest beyond ``cap`` (undated ones count as newest; of two
+    equally old, the later one gives way)."""
+    if len(entries) <= cap:
+        return entries
+    ranked = sorted(range(len(entries)), key=lambda index: (_moment(entries[index]) is None,
+                                                           _moment(entries[index]) or datetime.min, -index))
+    dropped = set(ranked[:len(entries) - cap])
+    return [entry for index, entry in enumerate(entries) if index not in dropped]
+
+
+def _moment(entry: Entry) -> datetime | None:
+    return entry.updated or entry.date

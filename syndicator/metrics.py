@@ -29,8 +29,11 @@ _LAG_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 86400)
 _PARSE_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
 _NEW_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100)
 #: Verdicts a notification can get (``syndicator_push_notifications_total{verdict}``): ``accepted`` when
-#: the handler committed it to the inbox, then ``stored`` or ``unparsable`` when the loop read it.
-VERDICTS = ("accepted", "stored", "bad_signature", "unsigned", "unknown_callback", "too_large", "unparsable")
+#: the handler committed it to the inbox, then ``stored``, ``duplicate`` (the exact body already processed),
+#: ``replay`` (only older versions of stored entries: nothing changed), ``unparsable`` or ``failed`` (a bug or a
+#: store error while processing it) when the loop read it.
+VERDICTS = ("accepted", "stored", "duplicate", "replay", "bad_signature", "unsigned", "unknown_callback",
+            "too_large", "unparsable", "failed")
 
 
 class Metrics:

@@ -29,6 +29,7 @@ Times are UTC datetimes, stored as ISO 8601 text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -42,7 +43,7 @@ from . import cachefiles
 from .errors import StoreError
 
 DATABASE = "push.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Seconds a write waits for another writer of the file (the serve loop, a callback thread).
 BUSY_TIMEOUT = 10.0
 #: Processed notifications kept (newest first) for status and replay; older ones are deleted.
@@ -70,7 +71,9 @@ CREATE TABLE IF NOT EXISTS subscriptions (
     last_push TEXT,
     missed INTEGER NOT NULL DEFAULT 0,
     notifications INTEGER NOT NULL DEFAULT 0,
-    rejected INTEGER NOT NULL DEFAULT 0
+    rejected INTEGER NOT NULL DEFAULT 0,
+    duplicates INTEGER NOT NULL DEFAULT 0,
+    replays INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -79,7 +82,8 @@ CREATE TABLE IF NOT EXISTS notifications (
     content_type TEXT NOT NULL,
     body BLOB NOT NULL,
     processed TEXT,
-    verdict TEXT
+    verdict TEXT,
+    body_hash TEXT
 );
 CREATE INDEX IF NOT EXISTS notifications_pending ON notifications (processed, id);
 CREATE TABLE IF NOT EXISTS examined (
@@ -89,6 +93,11 @@ CREATE TABLE IF NOT EXISTS examined (
     at TEXT NOT NULL
 )
 """
+#: Columns added since version 1, by version: {version: [(table, column definition)]}; a file of an older
+#: version gets them (``ALTER TABLE ... ADD COLUMN``) when it is opened.
+_ADDED = {2: [("subscriptions", "duplicates INTEGER NOT NULL DEFAULT 0"),
+              ("subscriptions", "replays INTEGER NOT NULL DEFAULT 0"),
+              ("notifications", "body_hash TEXT")]}
 _TIMES = {"requested", "verified", "lease_expires", "next_action", "last_notification", "last_push"}
 
 
@@ -125,6 +134,10 @@ class Subscription:
             push had delivered (int).
         notifications: verified notifications stored (int).
         rejected: notifications discarded: unsigned or badly signed (int).
+        duplicates: verified notifications whose exact body had already been processed (int).
+        replays: verified notifications that brought nothing newer than the stored entries, only older or
+            unorderable versions of them (int; seed 003: a later-arriving notification may describe an older
+            representation).
     """
 
     source: str
@@ -147,6 +160,8 @@ class Subscription:
     missed: int = 0
     notifications: int = 0
     rejected: int = 0
+    duplicates: int = 0
+    replays: int = 0
 
     def live(self, now: datetime) -> bool:
         """True while a verified subscription's lease runs (a renewal that failed does not count)."""
@@ -155,13 +170,15 @@ class Subscription:
 
 @dataclass(frozen=True)
 class Notification:
-    """A verified notification in the inbox: the exact body a hub delivered and its content type."""
+    """A verified notification in the inbox: the exact body a hub delivered, its content type and the
+    body's SHA-256 (hex; "" for one received before version 2 of the file)."""
 
     id: int
     token: str
     received: datetime
     content_type: str
     body: bytes
+    body_hash: str = ""
 
 
 _COLUMNS = [f.name for f in fields(Subscription)]
@@ -178,6 +195,12 @@ class PushState:
         self._db = connection
         self._lock = threading.Lock()
         self.path = path
+        try:  # a file of version 1 opened read-only (status) lacks the columns added since: they read as 0
+            present = {row[1] for row in connection.execute("PRAGMA table_info(subscriptions)")}
+        except sqlite3.Error as e:
+            raise StoreError(f"{path}: not a usable push database ({e})") from e
+        self._columns = [name for name in _COLUMNS if name in present or not present]
+        self._select = f"SELECT {', '.join(self._columns)} FROM subscriptions"
 
     @classmethod
     def open(cls, cache: Path) -> PushState:
@@ -193,7 +216,7 @@ class PushState:
             if row is not None and int(row[0]) > SCHEMA_VERSION:
                 raise StoreError(f"{path}: schema version {row[0]} is newer than this syndicator understands "
                                  f"({SCHEMA_VERSION}); upgrade syndicator")
-            db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            _migrate(db, int(row[0]) if row is not None else SCHEMA_VERSION)
         except sqlite3.Error as e:
             raise StoreError(f"{path}: not a usable push database ({e}); move it aside to start afresh") from e
         return cls(db, path)
@@ -223,18 +246,18 @@ class PushState:
 
     def subscriptions(self) -> dict[str, Subscription]:
         """Every subscription, {source URL: Subscription}."""
-        rows = self._run(f"SELECT {', '.join(_COLUMNS)} FROM subscriptions")  # noqa: S608 - our names
-        return {row[0]: _from_row(row) for row in rows}
+        rows = self._run(self._select)
+        return {row[0]: _from_row(row, self._columns) for row in rows}
 
     def subscription(self, source: str) -> Subscription | None:
         """The subscription of ``source``, or None."""
-        rows = self._run(f"SELECT {', '.join(_COLUMNS)} FROM subscriptions WHERE source = ?", (source,))  # noqa: S608
-        return _from_row(rows[0]) if rows else None
+        rows = self._run(f"{self._select} WHERE source = ?", (source,))
+        return _from_row(rows[0], self._columns) if rows else None
 
     def by_token(self, token: str) -> Subscription | None:
         """The subscription whose callback path segment is ``token``, or None."""
-        rows = self._run(f"SELECT {', '.join(_COLUMNS)} FROM subscriptions WHERE token = ?", (token,))  # noqa: S608
-        return _from_row(rows[0]) if rows else None
+        rows = self._run(f"{self._select} WHERE token = ?", (token,))
+        return _from_row(rows[0], self._columns) if rows else None
 
     def save(self, subscription: Subscription) -> None:
         """Insert or replace ``subscription`` (committed when this returns)."""
@@ -247,12 +270,11 @@ class PushState:
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                rows = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM subscriptions "  # noqa: S608
-                                        "WHERE token = ?", (token,)).fetchall()
+                rows = self._db.execute(f"{self._select} WHERE token = ?", (token,)).fetchall()
                 if not rows:
                     self._db.execute("ROLLBACK")
                     return None
-                changed = replace(_from_row(rows[0]), **changes)
+                changed = replace(_from_row(rows[0], self._columns), **changes)
                 sets = ", ".join(f"{name} = ?" for name in changes)
                 self._db.execute(f"UPDATE subscriptions SET {sets} WHERE token = ?",  # noqa: S608
                                  (*(_to_db(name, getattr(changed, name)) for name in changes), token))
@@ -288,8 +310,8 @@ class PushState:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 cursor = self._db.execute(
-                    "INSERT INTO notifications (token, received, content_type, body) VALUES (?, ?, ?, ?)",
-                    (token, now.isoformat(), content_type, body))
+                    "INSERT INTO notifications (token, received, content_type, body, body_hash) VALUES (?, ?, ?, ?, ?)",
+                    (token, now.isoformat(), content_type, body, hashlib.sha256(body).hexdigest()))
                 self._db.execute("UPDATE subscriptions SET notifications = notifications + 1, last_notification = ? "
                                  "WHERE token = ?", (now.isoformat(), token))
                 self._db.execute("COMMIT")
@@ -306,12 +328,23 @@ class PushState:
 
     def pending(self, limit: int = 100) -> list[Notification]:
         """The oldest unprocessed notifications, at most ``limit``, oldest first."""
-        rows = self._run("SELECT id, token, received, content_type, body FROM notifications "
+        rows = self._run("SELECT id, token, received, content_type, body, body_hash FROM notifications "
                          "WHERE processed IS NULL ORDER BY id LIMIT ?", (limit,))
-        return [Notification(row[0], row[1], datetime.fromisoformat(row[2]), row[3], bytes(row[4])) for row in rows]
+        return [Notification(row[0], row[1], datetime.fromisoformat(row[2]), row[3], bytes(row[4]), row[5] or "")
+                for row in rows]
+
+    def seen_before(self, notification: Notification) -> bool:
+        """True when a notification with the same body for the same callback was processed before this one
+        (among the :data:`KEEP_PROCESSED` kept): a duplicate delivery or a replay (seed 003)."""
+        if not notification.body_hash:
+            return False
+        return bool(self._run("SELECT 1 FROM notifications WHERE token = ? AND body_hash = ? AND id < ? "
+                              "AND processed IS NOT NULL AND verdict != 'failed' LIMIT 1",
+                              (notification.token, notification.body_hash, notification.id)))
 
     def processed(self, notification: int, verdict: str, now: datetime) -> None:
-        """Mark a notification processed with its ``verdict`` (``stored``, ``unparsable``, ``orphan``...).
+        """Mark a notification processed with its ``verdict`` (``stored``, ``duplicate``, ``replay``, ``unparsable``,
+        ``failed``, ``orphan``).
 
         Its body is dropped (the entries are in the state now), and only the
         newest :data:`KEEP_PROCESSED` processed rows are kept.
@@ -346,6 +379,16 @@ def open_readonly(cache: Path) -> PushState | None:
     return PushState(db, path)
 
 
+def _migrate(db: sqlite3.Connection, version: int) -> None:
+    """Bring a file of schema ``version`` to :data:`SCHEMA_VERSION` (the tables exist: ``_SCHEMA`` ran)."""
+    for added in range(version + 1, SCHEMA_VERSION + 1):
+        for table, column in _ADDED.get(added, []):
+            present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+            if column.split()[0] not in present:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
 def _to_db(name: str, value: Any) -> Any:
     if value is None:
         return None
@@ -356,9 +399,9 @@ def _to_db(name: str, value: Any) -> Any:
     return value
 
 
-def _from_row(row: tuple[Any, ...]) -> Subscription:
+def _from_row(row: tuple[Any, ...], columns: list[str]) -> Subscription:
     values: dict[str, Any] = {}
-    for name, value in zip(_COLUMNS, row, strict=True):
+    for name, value in zip(columns, row, strict=True):
         if value is not None and name in _TIMES:
             value = datetime.fromisoformat(value)
         elif name == "hubs":

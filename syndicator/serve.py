@@ -47,7 +47,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -55,17 +55,17 @@ from typing import Any
 
 from . import push, schedule
 from .buildlog import log_failure
-from .callbacks import App, callback_url
+from .callbacks import App, callback_url, create_server
 from .config import load_config
 from .decide import decide_push
 from .errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
 from .hosts import host_key
 from .metrics import Metrics
-from .model import Config, Fetched, Observation, SourceState, is_local
+from .model import Config, Fetched, Observation, ParsedFeed, SourceState, is_local
 from .pipeline import LEDGER_KEY, check_folders, decide_and_store, policy_of, publish_site, restore
 from .pool import HostPool, wait_first
 from .publish import output_lock
-from .pushstate import PushState, Subscription
+from .pushstate import Notification, PushState, Subscription
 from .report import BuildReport
 from .store import DATABASE, Store
 
@@ -89,6 +89,8 @@ POLICY_AGE = 300.0
 LOCAL_RECHECK = 300.0
 #: /healthz fails when the loop has not turned for this many seconds.
 STALL = 60.0
+#: At a stop, seconds to wait for notifications still being parsed (the others stay in the inbox).
+DRAIN_PARSE = 10.0
 #: Where push.sqlite keeps the --public-url the subscriptions' callbacks were given.
 PUBLIC_URL_KEY = "public_url"
 
@@ -171,6 +173,9 @@ class Server:
         self._states: dict[str, SourceState] = {}
         self._deliveries: Any = None  # deliveries.DeliveryLoop, with deliveries in sites.yaml
         self._http_started = False
+        self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="push-parser")
+        self._parses: dict[int, tuple[Notification, Future[ParsedFeed | None]]] = {}
+        self._reconcile: dict[str, datetime] = {}  # {source: when to poll it to settle a doubtful notification}
 
     # --- control, from any thread ------------------------------------------------
 
@@ -229,15 +234,10 @@ class Server:
         Raises:
             ConfigError: the listen address cannot be bound or resolved.
         """
-        from waitress.server import create_server  # here: build never loads it
-
         config = self.config
         app = App(push_state, self.metrics, config.max_bytes, self.wake, self.healthy, self.options.clock)
         try:
-            return create_server(app, host=self.options.host, port=self.options.port, threads=4,
-                                 max_request_body_size=config.max_bytes + 65536, channel_timeout=10,
-                                 connection_limit=500, ident="syndicator", clear_untrusted_proxy_headers=True,
-                                 asyncore_use_poll=True)
+            return create_server(app, self.options.host, self.options.port, config.max_bytes + 65536)
         except (OSError, ValueError) as error:  # ValueError: a host that is no address and resolves to none
             raise ConfigError(f"--listen {_address(self.options.host, self.options.port)}: cannot listen there "
                               f"({getattr(error, 'strerror', None) or error})") from error
@@ -412,6 +412,9 @@ class Server:
                 if subscription is not None:
                     state = replace(state, next_attempt=push.next_poll(state, subscription, now, heartbeat,
                                                                        self._breakers))
+                settle = self._reconcile.get(url)
+                if settle is not None and (state.next_attempt is None or settle < state.next_attempt):
+                    state = replace(state, next_attempt=settle)
                 effective[url] = state
         local = [url for url in urls if is_local(url)]
         remote = schedule.due_sources([u for u in urls if not is_local(u)], effective, now, self._fingerprints)
@@ -475,6 +478,7 @@ class Server:
             return
         before = states.get(source) or SourceState(source, source)
         assert self._policy is not None
+        self._reconcile.pop(source, None)
         subscription = self._subscriptions.get(source)
         known: set[str] | None = None
         if subscription is not None and subscription.live(now) and observation.parsed is not None:
@@ -534,39 +538,121 @@ class Server:
 
     # --- push ----------------------------------------------------------------------
 
-    def _inbox(self, store: Store, push_state: PushState, states: dict[str, SourceState], now: datetime) -> None:
-        """Parse and store every pending notification (the normal pipeline's parse, decide_push, store)."""
+    def _inbox(self, store: Store, push_state: PushState, states: dict[str, SourceState], now: datetime,
+               wait: float = 0.0) -> None:
+        """Hand each pending notification to the parser thread; decide and store those parsed, in arrival order.
+
+        Parsing runs off the loop (one thread of its own), so a heavy document does not stop polling,
+        rendering or the heartbeat /healthz reads; a notification waits for the ones that arrived before
+        it. ``wait``: seconds to wait for parses under way (at a stop; those not done stay in the inbox
+        for the next start).
+        """
+        for notification in push_state.pending():
+            if notification.id not in self._parses:
+                future = self._parser.submit(self._read, push_state, notification, now)
+                future.add_done_callback(lambda _: self.wake())
+                self._parses[notification.id] = (notification, future)
+        deadline = time.monotonic() + wait
+        for key in sorted(self._parses):
+            notification, future = self._parses[key]
+            try:
+                future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                return
+            except Exception:  # noqa: S110 - the parse's own failure: _contained logs it
+                pass
+            del self._parses[key]
+            self._contained(store, push_state, states, notification, future, now)
+
+    def _read(self, push_state: PushState, notification: Notification, now: datetime) -> ParsedFeed | None:
+        """The parser thread: a notification's body parsed, or None for one already processed (a duplicate).
+
+        Raises:
+            FeedError: the body is not a feed.
+        """
         from .parse import parse_feed
 
-        for notification in push_state.pending():
-            subscription = push_state.by_token(notification.token)
-            if subscription is None or subscription.source not in self._sources:
-                push_state.processed(notification.id, "orphan", now)
-                continue
-            source = subscription.source
-            state = states.get(source) or SourceState(source, source)
-            try:
-                parsed = parse_feed(notification.body, subscription.topic, {"content-type": notification.content_type},
-                                    now)
-            except FeedError as error:
-                log.warning("serve: a notification for %s from %s could not be read: %s", subscription.topic,
-                            subscription.hub, error.message)
-                push_state.processed(notification.id, "unparsable", now)
-                self.metrics.notification("unparsable")
-                continue
-            stored = [item.entry for item in store.snapshots([source]).get(source, [])]
-            decision = decide_push(state, parsed, stored, now)
-            store.save(decision.state, decision.entries, now)
-            states[source] = decision.state
-            changed = push_state.update(notification.token, last_push=now, missed=0)
+        subscription = push_state.by_token(notification.token)
+        if subscription is None or push_state.seen_before(notification):
+            return None
+        return parse_feed(notification.body, subscription.topic, {"content-type": notification.content_type}, now)
+
+    def _contained(self, store: Store, push_state: PushState, states: dict[str, SourceState],
+                   notification: Notification, parsed: Future[ParsedFeed | None], now: datetime) -> None:
+        """Decide and store one parsed notification, and record its verdict; a failure stays its own.
+
+        An exception while parsing, deciding or storing it (a bug of ours, a store error) is logged with
+        the topic and costs this notification only: it is marked ``failed``, its feed is polled soon to
+        repair what it carried (seed 003: conditional polling is the safety net), and serve goes on.
+        """
+        subscription = push_state.by_token(notification.token)
+        try:
+            verdict = self._push(store, push_state, states, notification, subscription, parsed.result(), now)
+        except FeedError as error:
+            assert subscription is not None
+            log.warning("serve: a notification for %s from %s could not be read: %s", subscription.topic,
+                        subscription.hub, error.message)
+            verdict = "unparsable"
+        except Exception:  # a bug of ours, or the state failing: this notification only
+            topic = subscription.topic if subscription is not None else notification.token
+            log.exception("serve: a notification for %s could not be stored; the feed is polled instead", topic)
+            verdict = "failed"
+            if subscription is not None:
+                self._reconcile_soon(subscription.source, states, now)
+        push_state.processed(notification.id, verdict, now)
+        if verdict != "orphan":
+            self.metrics.notification(verdict)
+
+    def _push(self, store: Store, push_state: PushState, states: dict[str, SourceState], notification: Notification,
+              subscription: Subscription | None, parsed: ParsedFeed | None, now: datetime) -> str:
+        """decide_push | store one notification; return its verdict.
+
+        Duplicates and replays change nothing (seed 003: a later-arriving notification may describe an
+        older representation; the feed's current one is the source of truth): an exact body already
+        processed is a ``duplicate``; one that brought only older versions of stored entries, or versions
+        that cannot be ordered, is a ``replay``, counted on the subscription; with doubt, the feed is
+        polled soon (a conditional request) to settle it.
+        """
+        if subscription is None or subscription.source not in self._sources:
+            return "orphan"
+        source = subscription.source
+        if parsed is None or push_state.seen_before(notification):
+            changed = push_state.update(notification.token, duplicates=subscription.duplicates + 1)
             if changed is not None:
                 self._subscriptions[source] = changed
-            self._breakers.success(subscription.hub)
-            push_state.processed(notification.id, "stored", now)
-            self.metrics.notification("stored")
-            if decision.changed:
-                log.info("serve: %s pushed a change to %s", subscription.hub, source)
-                self._changed()
+            log.info("serve: %s delivered a notification for %s already processed; nothing changed",
+                     subscription.hub, source)
+            return "duplicate"
+        state = states.get(source) or SourceState(source, source)
+        stored = [item.entry for item in store.snapshots([source]).get(source, [])]
+        decision, reconciled = decide_push(state, parsed, stored, now)
+        if not reconciled.replay:  # a replay leaves the state as it was, habits and all
+            store.save(decision.state, decision.entries, now)
+            states[source] = decision.state
+        fields: dict[str, Any] = {"last_push": now, "missed": 0}
+        if reconciled.replay:
+            fields = {"replays": subscription.replays + 1}
+            log.info("serve: %s delivered an older version of %s (%d entries older than the stored ones, %d "
+                     "unordered); nothing changed", subscription.hub, source, reconciled.stale, reconciled.doubtful)
+        if reconciled.doubtful:
+            self._reconcile_soon(source, states, now)
+        changed = push_state.update(notification.token, **fields)
+        if changed is not None:
+            self._subscriptions[source] = changed
+        if reconciled.replay:
+            return "replay"
+        self._breakers.success(subscription.hub)
+        if decision.changed:
+            log.info("serve: %s pushed a change to %s", subscription.hub, source)
+            self._changed()
+        return "stored"
+
+    def _reconcile_soon(self, source: str, states: Mapping[str, SourceState], now: datetime) -> None:
+        """Poll ``source`` soon whatever push's health: at once, or ``min_interval`` after its last poll."""
+        state = states.get(source)
+        last = state.last_attempt if state is not None else None
+        soon = now if last is None else max(now, last + timedelta(seconds=self.config.min_interval))
+        self._reconcile[source] = min(soon, self._reconcile.get(source, soon))
 
     def _subscribe_loop(self, push_state: PushState) -> None:
         """The subscriber thread: send what the subscriptions need, when they need it."""
@@ -761,7 +847,8 @@ class Server:
                 break
             if kind == "observation":
                 self._stored(store, push_state, states, value, now)
-        self._inbox(store, push_state, states, now)
+        self._inbox(store, push_state, states, now, wait=DRAIN_PARSE)
+        self._parser.shutdown(wait=False, cancel_futures=True)
 
     def _update_gauges(self, now: datetime) -> None:
         subscriptions = self._subscriptions

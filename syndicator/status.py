@@ -80,6 +80,8 @@ def _push_row(subscription: pushstate.Subscription | None, state: SourceState | 
         "health": why,
         "notifications": subscription.notifications,
         "rejected": subscription.rejected,
+        "duplicates": subscription.duplicates,
+        "replays": subscription.replays,
         "error": subscription.error,
     }
 

@@ -10,6 +10,7 @@ deadline; nothing asserts how long anything took.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import re
@@ -407,8 +408,10 @@ def test_a_notification_delivered_twice_is_stored_once(tmp_path: Path, hub: WebS
         for _ in range(2):
             assert http.post(callback, data=body, headers=headers, timeout=WAIT).status_code == 202
     committed = inbox(tmp_path)  # before the 202s: each row still pending (its body) or already stored
-    assert len(committed) == 2 and all(stored == body or verdict == "stored" for stored, verdict in committed)
-    serve.wait_metric("syndicator_push_notifications_total", 2.0, verdict="stored")
+    assert len(committed) == 2 and all(stored == body or verdict in ("stored", "duplicate")
+                                       for stored, verdict in committed)
+    serve.wait_metric("syndicator_push_notifications_total", 1.0, verdict="duplicate")
+    assert serve.metric("syndicator_push_notifications_total", verdict="stored") == 1.0
     serve.wait_for(lambda: "Twice post" in page(tmp_path, "feed.xml"), "the pushed post in feed.xml")
     assert stored_entries(tmp_path, post.key) == 1
     # Merged into the last good copy, at most as many entries as it held (the oldest gives way, as in the feed).
@@ -416,7 +419,68 @@ def test_a_notification_delivered_twice_is_stored_once(tmp_path: Path, hub: WebS
     assert stored_entries(tmp_path, blog.posts[-2].key) == 1
     assert page(tmp_path, "feed.xml").count(">Twice post</title>") == 1
     assert page(tmp_path).count("Twice post") == 1
-    assert [verdict for _, verdict in inbox(tmp_path)] == ["stored", "stored"]
+    assert [verdict for _, verdict in inbox(tmp_path)] == ["stored", "duplicate"]
+    row = subscription(tmp_path, blog.url)
+    assert row is not None and row["duplicates"] == 1 and row["replays"] == 0
+
+
+def site_and_state(folder: Path, source: str) -> dict[str, str]:
+    """SHA-256 of every published file, of the stored entries and of the source's state row."""
+    digests = {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+               for path in sorted((folder / "public").rglob("*")) if path.is_file()}
+    with sqlite(folder / "cache" / "state.sqlite") as db:
+        for table, order in (("entries", "source, position"), ("seen", "source, id")):
+            rows = db.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()  # noqa: S608 - our names
+            digests[table] = hashlib.sha256(repr(rows).encode()).hexdigest()
+        row = db.execute("SELECT * FROM sources WHERE url = ?", (source,)).fetchall()
+        digests["sources"] = hashlib.sha256(repr(row).encode()).hexdigest()
+    return digests
+
+
+def test_a_replayed_notification_never_rolls_the_site_back(tmp_path: Path, hub: WebSubHub, feeds: FeedServer,
+                                                           spawn: Callable[..., ServeProcess]) -> None:
+    blog = feeds.feed("blog", hub=hub.url)
+    config = write_config(tmp_path, [site(blog)])
+    serve = spawn(config)
+    row = live_subscription(serve, tmp_path, blog.url)
+    callback = f"{serve.base}/websub/{row['token']}"
+    serve.wait_for(lambda: "blog post 3" in page(tmp_path), "the first poll's posts on the site")
+
+    edited = blog.add("Version one")
+    version_1 = blog.document()
+    edited.title, edited.date = "Version two", edited.date + timedelta(minutes=5)  # an edit: a later updated
+    blog.add("Posted after", edited.date)
+    version_2 = blog.document()
+    as_atom = {"Content-Type": "application/atom+xml"}
+    with session() as http:
+        def deliver(body: bytes) -> None:
+            answer = http.post(callback, data=body, timeout=WAIT,
+                               headers={**as_atom, "X-Hub-Signature": sign(row["secret"], body)})
+            assert answer.status_code == 202
+
+        deliver(version_1)
+        serve.wait_for(lambda: "Version one" in page(tmp_path), "version 1 on the site")
+        deliver(version_2)
+        serve.wait_for(lambda: "Version two" in page(tmp_path) and "Posted after" in page(tmp_path, "feed.xml"),
+                       "version 2 on the site")
+        serve.wait_metric("syndicator_push_notifications_total", 2.0, verdict="stored")
+        before = site_and_state(tmp_path, blog.url)
+
+        deliver(version_1)  # the same signed bytes again, after version 2
+        serve.wait_metric("syndicator_push_notifications_total", 1.0, verdict="duplicate")
+        deliver(version_1.replace(b"</feed>", b" </feed>"))  # version 1 again, other bytes: entries compared
+        serve.wait_metric("syndicator_push_notifications_total", 1.0, verdict="replay")
+    renders = serve.metric("syndicator_renders_total")
+    time.sleep(1)  # a render would come RENDER_QUIET (0.3 s) after a change
+    assert serve.metric("syndicator_renders_total") == renders
+    assert site_and_state(tmp_path, blog.url) == before
+    for name in ("index.html", "feed.xml"):
+        assert "Version two" in page(tmp_path, name) and "Posted after" in page(tmp_path, name)
+        assert "Version one" not in page(tmp_path, name)
+    assert [verdict for _, verdict in inbox(tmp_path)] == ["stored", "stored", "duplicate", "replay"]
+    after = subscription(tmp_path, blog.url)
+    assert after is not None and (after["duplicates"], after["replays"], after["notifications"]) == (1, 1, 4)
+    assert len(feeds.syndicator_gets("blog")) == 1  # an older version, not a doubtful one: no poll needed
 
 
 # --- 5. a hub that dies silently; lease renewal ---------------------------------------------------------------------
