@@ -213,6 +213,12 @@ def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_c
     assert [body["id"] for body in hook.bodies()] == ["e1"]
 
 
+#: A "billion laughs" sites.yaml (1 KB; nine levels of nine aliases would be 387 million values).
+ALIAS_BOMB = "title: T\nlink: https://planet.example.org/\nsites:\n  - name: A\n    feed: https://a.example.org/f\n" \
+    "    extra:\n      l0: &l0 [" + ", ".join(["lol"] * 9) + "]\n" + "".join(
+        f"      l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 9))
+
+
 def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm,
                                                      pg_database: str) -> None:  # noqa: F811
     sites = [{"name": f"Feed {n}", "feed": farm.url(n)} for n in range(3)]
@@ -224,6 +230,9 @@ def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm,
         config.write_text("sites: [\n", encoding="utf-8")  # broken: one error, and the worker goes on
         process.send_signal(signal.SIGHUP)
         wait_for(lambda: "previous configuration stays in use" in log.read_text(), "the error line")
+        config.write_text(ALIAS_BOMB, encoding="utf-8")  # 1 KB that would take gigabytes: one error line too
+        process.send_signal(signal.SIGHUP)
+        wait_for(lambda: log.read_text().count("previous configuration stays in use") == 2, "the second error")
         write_config(tmp_path, sites, state=pg_database, host_gap=0)
         process.send_signal(signal.SIGHUP)
         wait_for(lambda: len(attempted(pg_database)) == 3, "the added feed fetched")
@@ -231,7 +240,8 @@ def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm,
         assert stop(process) == 0
     text = log.read_text()
     assert f"read {config} again: 3 sites" in text
-    assert sum(1 for line in text.splitlines() if line.startswith("syndicator: error:")) == 1, text
+    assert sum(1 for line in text.splitlines() if line.startswith("syndicator: error:")) == 2, text
+    assert "would add more than 100,000 values" in text
     assert set(farm.counts().values()) == {1}
 
 
