@@ -631,13 +631,18 @@ def state_url(value: Any, where: str) -> str:
     Raises:
         ConfigError: anything else, naming ``where``; the message never shows a password.
     """
-    from .pgstate import is_postgres_url, shown
+    from .pgstate import is_postgres_url, secretless, shown
 
     if isinstance(value, str) and is_postgres_url(value.strip()) and strip_control(value) == value:
         try:
-            urlsplit(value.strip()).port  # noqa: B018 - reading it checks the host and the port
-        except ValueError as error:  # its message never holds the password
-            raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL ({error})") from None
+            parts = urlsplit(value.strip())
+            parts.port  # noqa: B018 - reading it checks the host and the port
+        except ValueError as error:  # a port it cannot read is quoted: a password's piece, if one holds a '/'
+            problem = secretless(re.sub(r"'[^']*'", "'***'", str(error)), value)
+            raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL ({problem})") from None
+        if parts.netloc.count("@") > 1:  # libpq would end the password at the first, and show the rest
+            raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL (its user or password holds a raw "
+                              "'@'; write it %40)")
         return value.strip()
     text = shown(value) if isinstance(value, str) else repr(value)
     raise ConfigError(f"{where}: {text!r} is not a postgresql:// URL (leave it out for the SQLite state "
