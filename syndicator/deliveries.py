@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from . import pgstate
 from .deadline import DEADLINES
 from .errors import StoreError
 from .fetch import DeadlineAdapter
@@ -317,6 +318,13 @@ def prune(store: Store, config: Config, now: datetime) -> int:
     return int(deleted or 0)
 
 
+def _now(store: Store) -> datetime:
+    """The clock of the delivery thread (aware UTC): a PostgreSQL state's server clock (the one clock
+    of every loop sharing it: due times and delivery leases), else this machine's."""
+    db = store._db  # noqa: SLF001
+    return db.now() if isinstance(db, pgstate.Connection) else datetime.now(UTC)
+
+
 class DeliveryLoop:
     """The delivery thread of ``serve`` and ``worker``: a :class:`_Sender` on its own connection to the
     state (:meth:`store.Store.open_second`), woken by :meth:`wake` after stores, when a POST ends, and
@@ -363,7 +371,7 @@ class DeliveryLoop:
                     if store is None or sender is None:
                         store = Store.open_second(self.config.cache, self.config.state)
                         sender = _Sender(store, self.config, session, self._wake.set)
-                    now = datetime.now(UTC)
+                    now = _now(store)
                     sender.collect(now, DeliveryCounts())
                     sender.start(now, refill=True)
                     if time.monotonic() - pruned >= PRUNE_EVERY:
@@ -379,10 +387,10 @@ class DeliveryLoop:
                 except Exception as error:  # noqa: BLE001 - the thread goes on; polling never depends on it
                     log.warning("deliveries: %s", error)
                 self._wake.wait(LOOP_IDLE)
-            if sender is not None:  # the POSTs under way end within the timeout: record them
+            if store is not None and sender is not None:  # the POSTs under way end within the timeout
                 wait(list(sender.running), timeout=self.config.timeout + 1)
                 with suppress(StoreError):
-                    sender.collect(datetime.now(UTC), DeliveryCounts())
+                    sender.collect(_now(store), DeliveryCounts())
         finally:
             if sender is not None:
                 sender.close(wait_for_posts=False)

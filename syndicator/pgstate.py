@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
@@ -235,6 +236,16 @@ class Connection:
                 cursor.executemany(self._rewrite(sql), rows)
         except psycopg.Error as error:
             raise StoreError(f"{shown(self.url)}: {secretless(_one_line(error), self.url)}") from error
+
+    def now(self) -> datetime:
+        """The database server's clock (``clock_timestamp()``), an aware UTC datetime: the one clock every
+        worker sharing this state reads for leases and due times, whatever its own machine's says.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        moment: datetime = self.execute("SELECT clock_timestamp()").fetchone()[0]
+        return moment.astimezone(UTC)
 
     def close(self) -> None:
         """Close the connection."""

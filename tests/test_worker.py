@@ -264,3 +264,66 @@ def test_lease_time_defaults_to_twice_a_fetch_deadline() -> None:
     assert lease_seconds(config, WorkerOptions(lease=15)) == 15
     assert lease_seconds(Config(path=Path("s"), title="t", link="https://x.example/", sites=(), timeout=5,
                                 retries=0), WorkerOptions()) == 60
+
+
+def database_now(store: Store) -> datetime:
+    moment: datetime = store._db.execute("SELECT clock_timestamp()").fetchone()[0]
+    return moment.astimezone(UTC)
+
+
+class LeaseFarm(Farm):
+    """A Farm that reads, as each feed is fetched, the lease the fetching worker holds on it: {path: (claimed,
+    expires)}."""
+
+    def __init__(self, url: str) -> None:
+        self.state_url = url
+        self.leases: dict[str, tuple[datetime, datetime]] = {}
+        super().__init__()
+
+    def app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        path = environ.get("PATH_INFO", "")
+        with Store.connect(self.state_url) as store:
+            for claimed, expires in store._db.execute("SELECT claimed, expires FROM leases WHERE source LIKE ?",
+                                                      (f"%{path}",)):
+                self.leases[path] = (claimed.astimezone(UTC), expires.astimezone(UTC))
+        return super().app(environ, start_response)
+
+
+def test_a_worker_whose_clock_is_five_minutes_fast_takes_leases_and_due_times_from_the_database(
+        tmp_path: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    import sys
+    from datetime import timedelta
+
+    from syndicator.config import load_config
+    from syndicator.worker import WorkerOptions, run_worker
+
+    class Fast(datetime):
+        """This machine's clock, five minutes fast."""
+
+        @classmethod
+        def now(cls, tz: Any = None) -> Fast:  # type: ignore[override]
+            return datetime.now(tz) + timedelta(minutes=5)  # type: ignore[return-value]
+
+    farm = LeaseFarm(pg_database)
+    try:
+        config = load_config(planet(tmp_path, farm, pg_database))
+        with Store.connect(pg_database) as store:
+            before = database_now(store)
+        for name, module in list(sys.modules.items()):  # every datetime.now() of ours reads the fast clock
+            if name.startswith("syndicator") and getattr(module, "datetime", None) is datetime:
+                monkeypatch.setattr(module, "datetime", Fast)
+        assert run_worker(config, WorkerOptions(name="fast", turns=1, lease=600), threading.Event()) == 4  # per host
+        monkeypatch.undo()
+        with Store.connect(pg_database) as store:
+            after = database_now(store)
+            states = {s: st for s, st in store.states().items() if st.last_attempt is not None}
+            assert claims.claim(store._db, "other", after, limit=100, lease_seconds=60, per_host=4) != []
+    finally:
+        farm.server.shutdown()
+    assert len(farm.leases) == 4 and len(states) == 4
+    for claimed, expires in farm.leases.values():  # the database's clock, not five minutes ahead of it
+        assert before <= claimed <= after and expires == claimed + timedelta(seconds=600)
+    for state in states.values():
+        assert state.last_attempt is not None and state.next_attempt is not None
+        assert before <= state.last_attempt <= after
+        assert state.next_attempt >= state.last_attempt + timedelta(seconds=config.min_interval)
