@@ -88,8 +88,11 @@ than it could, with a round trip per host and a deadlock discipline to
 keep. One lock keeps the choice exact by construction.
 
 Times are aware datetimes, stored as ``timestamptz`` and returned in UTC.
-Exactness is relative to the ``now`` the callers pass: workers must share
-a clock to within a small part of ``lease_seconds``.
+Exactness is relative to the ``now`` the callers pass, so they pass one
+clock: the worker passes the database server's (``clock_timestamp()``,
+:meth:`pgstate.Connection.now`, read at each claim and renewal), never its
+own machine's. A worker whose clock ran five minutes fast once ended other
+workers' live leases as dead and found sources due early (issue 31).
 """
 
 from __future__ import annotations
@@ -203,7 +206,7 @@ def claim(db: Any, worker: str, now: datetime, limit: int, lease_seconds: float,
     Args:
         db: a ``pgstate.Connection``.
         worker: the claimer's name, unique among live workers (host, pid, a random part).
-        now: the worker's clock, an aware datetime.
+        now: the database server's clock (:meth:`pgstate.Connection.now`), an aware datetime.
         limit: most sources to claim; 0 or less claims none.
         lease_seconds: how long the leases last (> 0).
         per_host: most lease rows of one host across all workers (>= 1).

@@ -26,6 +26,12 @@ _SITE_KEYS = ("name", "feed", "link", "face", "language", "extra")
 #: A site's name is shown in every output: at most this many characters, none of them control
 #: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
+#: Characters a site's name must not hold: the bidirectional controls (Unicode's Bidi_Control property,
+#: UAX #9 section 2: ALM U+061C, LRM/RLM U+200E-F, the embeddings and overrides U+202A-E, the isolates
+#: U+2066-9), which reorder the text shown around them, and the invisible ones that hide a difference
+#: (zero-width space U+200B, word joiner and invisible operators U+2060-4, byte order mark U+FEFF). The
+#: joiners U+200C-D stay: scripts and emoji need them.
+_HIDDEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _REQUIRED = ("title", "link", "sites")
 #: Most fetch threads (the --workers option has the same bound).
 WORKERS_MAX = 64
@@ -113,8 +119,80 @@ class _LineDict(dict[str, Any]):
     duplicate: tuple[str, int, int] | None = None
 
 
+#: Aliases (``*name``, YAML 1.2 section 3.2.2.2) repeat an anchored value (``&name``) without copying it in
+#: the file; written out in full, they may add at most this many values (scalars, lists, mappings) to it. A
+#: "billion laughs" file of 1 KB, nine aliases of nine aliases nine levels deep, would add 387 million.
+ALIAS_VALUES_MAX = 100_000
+#: Most levels of lists and mappings inside one another (aliases written out); more would exhaust the stack.
+NESTING_MAX = 64
+
+
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """A safe loader whose mappings record line numbers and duplicate keys (libyaml's, when PyYAML has it)."""
+    """A safe loader whose mappings record line numbers and duplicate keys (libyaml's, when PyYAML has it).
+
+    The document's nodes are checked by :func:`_check_nodes` before any value is built from them, so
+    aliases and nesting are bounded before they cost memory.
+    """
+
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _check_nodes(node)
+        return self.construct_document(node)
+
+
+def _children(node: yaml.Node) -> list[tuple[yaml.Node, int]]:
+    """The nodes inside ``node``, each with the line (1-based) that names it: a key's own line for a mapping's
+    keys and values, the list's first line for its items (an alias's node is its anchor's, elsewhere)."""
+    if isinstance(node, yaml.MappingNode):
+        return [(child, key.start_mark.line + 1) for key, value in node.value for child in (key, value)]
+    if isinstance(node, yaml.SequenceNode):
+        return [(child, node.start_mark.line + 1) for child in node.value]
+    return []
+
+
+def _check_nodes(root: yaml.Node) -> None:
+    """Refuse a document whose aliases, written out, add more than :data:`ALIAS_VALUES_MAX` values, that nests
+    deeper than :data:`NESTING_MAX`, or where an alias is inside the value it names.
+
+    One walk in document order over the composed nodes (an alias is the very node it names): a node seen
+    for the first time is walked; one seen before is an alias, and adds its size written out (counted
+    when its walk ended). Linear in the file's size, whatever the aliases expand to.
+
+    Raises:
+        _FieldError: naming the line of the alias (the line of its key, or of its list).
+    """
+    size: dict[int, int] = {}  # id(node) -> values, aliases written out, of a node whose walk ended
+    depth: dict[int, int] = {}  # id(node) -> levels inside it, likewise
+    walking: set[int] = set()
+    added = 0
+    stack: list[tuple[yaml.Node, list[tuple[yaml.Node, int]]]] = [(root, _children(root)[::-1])]
+    walking.add(id(root))
+    while stack:
+        node, todo = stack[-1]
+        if not todo:
+            stack.pop()
+            walking.discard(id(node))
+            inner = [(size[id(child)], depth[id(child)]) for child, _ in _children(node)]
+            size[id(node)] = 1 + sum(s for s, _ in inner)
+            depth[id(node)] = 1 + max((d for _, d in inner), default=0)
+            continue
+        child, line = todo.pop()
+        if id(child) in walking:
+            raise _FieldError(line, "alias", "an alias (*name) inside the value it names would never end")
+        if id(child) in size:
+            added += size[id(child)]
+            if added > ALIAS_VALUES_MAX:
+                raise _FieldError(line, "alias", f"the aliases (*name) written out would add more than "
+                                                 f"{ALIAS_VALUES_MAX:,} values; write the values out instead")
+            if len(stack) + depth[id(child)] > NESTING_MAX:
+                raise _FieldError(line, "alias", f"lists and mappings nest more than {NESTING_MAX} levels deep")
+            continue
+        if len(stack) + 1 > NESTING_MAX:
+            raise _FieldError(line, "(nesting)", f"lists and mappings nest more than {NESTING_MAX} levels deep")
+        walking.add(id(child))
+        stack.append((child, _children(child)[::-1]))
 
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -205,7 +283,7 @@ def read_text(path: Path) -> str:
 def _build(path: Path, data: Any) -> Config:
     if not isinstance(data, _LineDict):
         raise _FieldError(1, "(top level)", "must be a mapping with title, link and sites")
-    _check_duplicate(data, "")
+    _check_duplicates(data, "")
     known = set(_REQUIRED) | set(_SETTINGS)
     for key in data:
         if key not in known:
@@ -269,6 +347,11 @@ def _sites(data: _LineDict, base: Path) -> tuple[Site, ...]:
         if strip_control(name) != name or len(name) > NAME_MAX_CHARS:
             problem = f"must be at most {NAME_MAX_CHARS} characters, without control characters"
             raise _FieldError(item.lines["name"], f"{where}.name", problem)
+        hidden = _HIDDEN.search(name)
+        if hidden is not None:
+            problem = (f"{name!r} holds U+{ord(hidden.group()):04X}, an invisible or text-direction character "
+                       "that can disguise the name on the pages; remove it")
+            raise _FieldError(item.lines["name"], f"{where}.name", problem)
         if name in seen:
             problem = f"duplicate site name {name!r} (first at sites[{seen[name]}])"
             raise _FieldError(item.lines["name"], f"{where}.name", problem)
@@ -317,6 +400,18 @@ def _check_duplicate(mapping: _LineDict, where: str) -> None:
     if mapping.duplicate is not None:
         key, line, first = mapping.duplicate
         raise _FieldError(line, _field(where, key), f"appears twice (first on line {first})")
+
+
+def _check_duplicates(value: Any, where: str) -> None:
+    """Refuse a key written twice in any mapping of ``value`` (a site's ``extra`` included), in document
+    order; the field is named by its path, e.g. ``sites[2].extra.links.home``."""
+    if isinstance(value, _LineDict):
+        _check_duplicate(value, where)
+        for key, item in value.items():
+            _check_duplicates(item, _field(where, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_duplicates(item, f"{where}[{index}]")
 
 
 def _text(mapping: _LineDict, key: str, value: Any, where: str = "") -> str:
@@ -551,13 +646,18 @@ def state_url(value: Any, where: str) -> str:
     Raises:
         ConfigError: anything else, naming ``where``; the message never shows a password.
     """
-    from .pgstate import is_postgres_url, shown
+    from .pgstate import is_postgres_url, secretless, shown
 
     if isinstance(value, str) and is_postgres_url(value.strip()) and strip_control(value) == value:
         try:
-            urlsplit(value.strip()).port  # noqa: B018 - reading it checks the host and the port
-        except ValueError as error:  # its message never holds the password
-            raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL ({error})") from None
+            parts = urlsplit(value.strip())
+            parts.port  # noqa: B018 - reading it checks the host and the port
+        except ValueError as error:  # a port it cannot read is quoted: a password's piece, if one holds a '/'
+            problem = secretless(re.sub(r"'[^']*'", "'***'", str(error)), value)
+            raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL ({problem})") from None
+        if parts.netloc.count("@") > 1:  # libpq would end the password at the first, and show the rest
+            raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL (its user or password holds a raw "
+                              "'@'; write it %40)")
         return value.strip()
     text = shown(value) if isinstance(value, str) else repr(value)
     raise ConfigError(f"{where}: {text!r} is not a postgresql:// URL (leave it out for the SQLite state "

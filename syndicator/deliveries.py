@@ -54,7 +54,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from . import pgstate
+from .deadline import DEADLINES
 from .errors import StoreError
+from .fetch import DeadlineAdapter
 from .model import Config
 from .store import Store, outbox_time
 
@@ -77,8 +80,7 @@ KEEP_DEAD = timedelta(days=30)
 PRUNE_EVERY = 3600.0
 #: The time a build gives the deliveries after publishing (seconds); the rest waits for the next build.
 BUILD_BUDGET = 10.0
-#: The delivery thread of serve and worker: a round's time budget and the longest sleep between rounds (seconds).
-LOOP_BUDGET = 30.0
+#: The delivery thread of serve and worker: the longest sleep between two looks at the outbox (seconds).
 LOOP_IDLE = 5.0
 #: The longest wait (seconds) before the delivery thread opens a failed state again.
 RECONNECT_MAX = 60.0
@@ -120,20 +122,24 @@ def make_session(config: Config) -> Any:
     session = requests.Session()
     session.trust_env = False
     session.headers["User-Agent"] = config.user_agent
+    adapter = DeadlineAdapter()  # connections the total deadline of each POST can cut (_post)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
     return session
 
 
 def deliver_due(store: Store, config: Config, now: datetime, session: Any, budget_seconds: float,
                 stopping: Callable[[], bool] = lambda: False,
                 clock: Callable[[], float] = time.monotonic) -> DeliveryCounts:
-    """POST every due (event, destination) of ``store``'s outbox, within ``budget_seconds``.
+    """POST every due (event, destination) of ``store``'s outbox, within ``budget_seconds`` (the end of a build).
 
     See the module docstring for the body, headers, retries and dead letters.
     Each destination gets one POST at a time, in order of due time, and the
-    destinations are served side by side (one thread each, at most
-    :data:`BATCH` due deliveries each a run), so one that hangs holds back
+    destinations are served side by side (:class:`_Sender`: one thread each, at
+    most :data:`BATCH` due deliveries each a run), so one that hangs holds back
     only its own events. No POST starts after the budget is spent or once
-    ``stopping()`` is true; each is bounded by ``config.timeout``. Nothing
+    ``stopping()`` is true; each ends within ``config.timeout`` (a total
+    deadline: a destination answering a byte at a time is cut then). Nothing
     happens without ``config.deliveries``.
 
     Args:
@@ -148,50 +154,88 @@ def deliver_due(store: Store, config: Config, now: datetime, session: Any, budge
     if not config.deliveries:
         return counts
     started = clock()
-    db = store._db  # noqa: SLF001 - the outbox's SQL lives here, the tables in store.py
-    secrets = {d.url: d.secret for d in config.deliveries}
-    at = outbox_time(now)
-    queues = {url: deque(db.execute(
-        "SELECT d.outbox_id, d.url, d.attempts, d.next_try, o.source, o.entry_id, o.version, o.payload "
-        "FROM deliveries d JOIN outbox o ON o.id = d.outbox_id "
-        "WHERE d.state = 'pending' AND d.url = ? AND d.next_try <= ? "
-        "ORDER BY d.next_try, d.outbox_id LIMIT ?", (url, at, BATCH)).fetchall()) for url in secrets}
-    queues = {url: queue for url, queue in queues.items() if queue}
-    if not queues:
-        return counts
-    lease = outbox_time(now + timedelta(seconds=max(60.0, 4 * config.timeout)))
-    # One POST at a time per destination, the destinations side by side: one that hangs holds back only
-    # its own events. The database is used on this thread alone.
-    with ThreadPoolExecutor(max_workers=len(queues), thread_name_prefix="delivery") as pool:
-        running: dict[Future[str | None], tuple[Any, ...]] = {}
+    sender = _Sender(store, config, session)
+    try:
+        sender.read(now)
+        while True:
+            if not stopping() and clock() - started < budget_seconds:
+                sender.start(now, refill=False)
+            if not sender.running:
+                break
+            wait(list(sender.running), return_when=FIRST_COMPLETED)
+            sender.collect(now, counts)
+        counts.left = sum(len(queue) for queue in sender.queues.values())
+    finally:
+        sender.close()
+    return counts
 
-        def start(url: str) -> None:
-            queue = queues[url]
-            while queue and not stopping() and clock() - started < budget_seconds:
+
+class _Sender:
+    """The POSTs under way, at most one per destination, each on a thread of its own; the state is read
+    and written on the thread that owns the sender alone (a SQLite connection belongs to its thread).
+
+    A destination is never waited for by another: :meth:`start` gives each
+    destination with no POST under way its next due delivery, whatever the
+    others are doing, and :meth:`collect` records the POSTs that ended.
+    ``done`` is called (on the POST's thread) when one ends, to wake the owner.
+    """
+
+    def __init__(self, store: Store, config: Config, session: Any, done: Callable[[], None] = lambda: None) -> None:
+        self.db = store._db  # noqa: SLF001 - the outbox's SQL lives here, the tables in store.py
+        self.config = config
+        self.session = session
+        self.secrets = {d.url: d.secret for d in config.deliveries}
+        self.queues: dict[str, deque[tuple[Any, ...]]] = {url: deque() for url in self.secrets}
+        self.running: dict[Future[str | None], tuple[Any, ...]] = {}
+        self._done = done
+        self._pool = ThreadPoolExecutor(max_workers=max(1, len(self.secrets)), thread_name_prefix="delivery")
+
+    def read(self, now: datetime, url: str | None = None) -> None:
+        """Read the due deliveries (at most :data:`BATCH`) of ``url``, or of every destination, oldest first."""
+        for each in [url] if url is not None else list(self.queues):
+            self.queues[each].extend(self.db.execute(
+                "SELECT d.outbox_id, d.url, d.attempts, d.next_try, o.source, o.entry_id, o.version, o.payload "
+                "FROM deliveries d JOIN outbox o ON o.id = d.outbox_id "
+                "WHERE d.state = 'pending' AND d.url = ? AND d.next_try <= ? "
+                "ORDER BY d.next_try, d.outbox_id LIMIT ?", (each, outbox_time(now), BATCH)).fetchall())
+
+    def start(self, now: datetime, refill: bool) -> None:
+        """Start the next due POST of each destination that has none under way (``refill``: read its due
+        deliveries again when none is left). Before its POST a delivery is claimed by moving its next
+        try a lease ahead (a compare-and-set): another loop sharing the state leaves it alone."""
+        busy = {row[1] for row in self.running.values()}
+        lease = outbox_time(now + timedelta(seconds=max(60.0, 4 * self.config.timeout)))
+        for url, queue in self.queues.items():
+            if url in busy:
+                continue
+            if not queue and refill:
+                self.read(now, url)
+            while queue:
                 row = queue.popleft()
                 outbox_id, _, _, next_try, source, entry_id, version, payload = row
-                claimed = db.execute("UPDATE deliveries SET next_try = ? WHERE outbox_id = ? AND url = ? "
-                                     "AND state = 'pending' AND next_try = ?", (lease, outbox_id, url, next_try))
+                claimed = self.db.execute("UPDATE deliveries SET next_try = ? WHERE outbox_id = ? AND url = ? "
+                                          "AND state = 'pending' AND next_try = ?",
+                                          (lease, outbox_id, url, next_try))
                 if claimed.rowcount != 1:
                     continue  # another loop took it
                 body = str(payload).encode()
-                running[pool.submit(_post, session, url, body, {
+                future = self._pool.submit(_post, self.session, url, body, {
                     "Content-Type": "application/json",
                     "Idempotency-Key": idempotency_key(source, entry_id, version),
-                    "X-Syndicator-Signature": signature(secrets[url], body),
-                }, config.timeout)] = row
-                return
+                    "X-Syndicator-Signature": signature(self.secrets[url], body),
+                }, self.config.timeout)
+                self.running[future] = row
+                future.add_done_callback(lambda _: self._done())
+                break
 
-        for url in queues:
-            start(url)
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                row = running.pop(future)
-                _record(db, row, future.result(), now, counts)
-                start(row[1])
-    counts.left = sum(len(queue) for queue in queues.values())
-    return counts
+    def collect(self, now: datetime, counts: DeliveryCounts) -> None:
+        """Record the outcome of each POST that ended, in its own transaction (:func:`_record`)."""
+        for future in [future for future in self.running if future.done()]:
+            _record(self.db, self.running.pop(future), future.result(), now, counts)
+
+    def close(self, wait_for_posts: bool = True) -> None:
+        """Let the threads go (after the POSTs under way, each bounded by the timeout, if ``wait_for_posts``)."""
+        self._pool.shutdown(wait=wait_for_posts)
 
 
 def _record(db: Any, row: tuple[Any, ...], error: str | None, now: datetime, counts: DeliveryCounts) -> None:
@@ -216,9 +260,14 @@ def _record(db: Any, row: tuple[Any, ...], error: str | None, now: datetime, cou
 
 
 def _post(session: Any, url: str, body: bytes, headers: dict[str, str], timeout: float) -> str | None:
-    """POST ``body``; None for a 2xx answer, else what went wrong (one short line)."""
+    """POST ``body``; None for a 2xx answer, else what went wrong (one short line).
+
+    ``timeout`` (seconds) bounds the whole POST, from name resolution to the status line and headers
+    (deadline.py's total deadline, as for a fetch), not only each wait: an answer trickling in a
+    byte at a time is cut then. The body of the answer is not read."""
     import requests  # noqa: PLC0415 - loaded already by make_session
 
+    budget = DEADLINES.start(timeout)
     try:
         with session.post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False,
                           stream=True) as response:
@@ -226,7 +275,11 @@ def _post(session: Any, url: str, body: bytes, headers: dict[str, str], timeout:
                 return None
             return f"HTTP {response.status_code}"
     except requests.RequestException as error:
+        if DEADLINES.expired():
+            return f"Timeout: no answer within {timeout:g} s"
         return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+    finally:
+        DEADLINES.stop(budget)
 
 
 def totals(store: Store, urls: Sequence[str]) -> dict[str, int]:
@@ -265,10 +318,21 @@ def prune(store: Store, config: Config, now: datetime) -> int:
     return int(deleted or 0)
 
 
+def _now(store: Store) -> datetime:
+    """The clock of the delivery thread (aware UTC): a PostgreSQL state's server clock (the one clock
+    of every loop sharing it: due times and delivery leases), else this machine's."""
+    db = store._db  # noqa: SLF001
+    return db.now() if isinstance(db, pgstate.Connection) else datetime.now(UTC)
+
+
 class DeliveryLoop:
-    """The delivery thread of ``serve`` and ``worker``: :func:`deliver_due` on its own connection to the
-    state (:meth:`store.Store.open_second`), woken by :meth:`wake` after stores and every
-    :data:`LOOP_IDLE` seconds, so a slow webhook never slows polling."""
+    """The delivery thread of ``serve`` and ``worker``: a :class:`_Sender` on its own connection to the
+    state (:meth:`store.Store.open_second`), woken by :meth:`wake` after stores, when a POST ends, and
+    every :data:`LOOP_IDLE` seconds, so a slow webhook never slows polling.
+
+    The destinations are independent: each wake starts the next due POST of every destination
+    that has none under way, and never waits for the POSTs still running (one that hangs, or answers
+    a byte at a time, holds only its own destination, for at most ``timeout`` seconds a POST)."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -285,7 +349,7 @@ class DeliveryLoop:
         self._wake.set()
 
     def stop(self, timeout: float) -> None:
-        """Stop after the POST under way (each bounded by the config's timeout); wait at most ``timeout`` s."""
+        """Stop after the POSTs under way (each bounded by the config's timeout); wait at most ``timeout`` s."""
         self._stopping.set()
         self._wake.set()
         if self._thread.is_alive():
@@ -293,8 +357,10 @@ class DeliveryLoop:
 
     def _run(self) -> None:
         """Deliver until stopped. A state that fails (the server restarting, the connection lost) is
-        opened again, after waits doubling from LOOP_IDLE to RECONNECT_MAX seconds; events wait meanwhile."""
+        opened again, after waits doubling from LOOP_IDLE to RECONNECT_MAX seconds; events wait meanwhile
+        (a POST under way then is recorded by nobody: its lease ends and it is sent again, same key)."""
         store: Store | None = None
+        sender: _Sender | None = None
         session = make_session(self.config)
         pruned = float("-inf")
         pause = LOOP_IDLE
@@ -302,26 +368,42 @@ class DeliveryLoop:
             while not self._stopping.is_set():
                 self._wake.clear()
                 try:
-                    if store is None:
+                    if store is None or sender is None:
                         store = Store.open_second(self.config.cache, self.config.state)
-                    deliver_due(store, self.config, datetime.now(UTC), session, LOOP_BUDGET, self._stopping.is_set)
+                        sender = _Sender(store, self.config, session, self._wake.set)
+                    now = _now(store)
+                    sender.collect(now, DeliveryCounts())
+                    sender.start(now, refill=True)
                     if time.monotonic() - pruned >= PRUNE_EVERY:
-                        prune(store, self.config, datetime.now(UTC))
+                        prune(store, self.config, now)
                         pruned = time.monotonic()
                     pause = LOOP_IDLE
                 except StoreError as error:
                     log.warning("deliveries: %s; the state is opened again in %.0f s", error, pause)
-                    if store is not None:
-                        with suppress(Exception):  # the connection may be gone already
-                            store.close()
-                        store = None
+                    store, sender = self._drop(store, sender)
                     self._stopping.wait(pause)
                     pause = min(2 * pause, RECONNECT_MAX)
                     continue
                 except Exception as error:  # noqa: BLE001 - the thread goes on; polling never depends on it
                     log.warning("deliveries: %s", error)
                 self._wake.wait(LOOP_IDLE)
+            if store is not None and sender is not None:  # the POSTs under way end within the timeout
+                wait(list(sender.running), timeout=self.config.timeout + 1)
+                with suppress(StoreError):
+                    sender.collect(_now(store), DeliveryCounts())
         finally:
+            if sender is not None:
+                sender.close(wait_for_posts=False)
             session.close()
             if store is not None:
                 store.close()
+
+    @staticmethod
+    def _drop(store: Store | None, sender: _Sender | None) -> tuple[None, None]:
+        """Let a failed state's connection and its sender go."""
+        if sender is not None:
+            sender.close(wait_for_posts=False)
+        if store is not None:
+            with suppress(Exception):  # the connection may be gone already
+                store.close()
+        return None, None

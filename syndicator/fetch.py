@@ -137,6 +137,10 @@ class _DeadlineAdapter(HTTPAdapter):
         return manager
 
 
+#: The same adapter for the other outbound requests under a deadline (the webhooks' POSTs, deliveries.py).
+DeadlineAdapter = _DeadlineAdapter
+
+
 #: Environment variables naming a CA bundle (a file, or a folder of certificates), in the order
 #: they are read: requests' own two, then OpenSSL's.
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR")

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
@@ -163,6 +164,8 @@ WORKER_MIGRATIONS: dict[int, str] = {
 _PASSWORD = re.compile(r"^([a-zA-Z][\w+.-]*://[^/?#@:]*:).*@")
 #: A ``password=`` parameter of the query.
 _PASSWORD_PARAMETER = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+#: The characters that end a URL's password for a parser that does not take it up to the last ``@``.
+_DELIMITERS = re.compile(r"[@/?#:]")
 _JSON = re.compile(r"json_extract\(([\w.]+), '\$\.(\w+)'\)")
 
 
@@ -177,14 +180,18 @@ def shown(url: str) -> str:
     return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD.sub(r"\1***@", url))
 
 
-def _secretless(text: str, url: str) -> str:
-    """``text`` (a message of psycopg's) with the password of ``url`` masked wherever it shows."""
+def secretless(text: str, url: str) -> str:
+    """``text`` (a message of psycopg's or urllib's) with the password of ``url`` masked wherever it shows,
+    whole or in part: a parser that ends the password at a raw ``@``, ``/``, ``?``, ``#`` or ``:`` in it
+    shows the rest as a host or a port (``failed to resolve host 'ss@db'`` for the password ``p@ss``), so
+    each piece between those characters (two characters or more) is masked too, the longest first."""
     secrets = [url[match.end(1):match.end() - 1] for match in [_PASSWORD.search(url)] if match]
     secrets += [match.group(0).split("=", 1)[1] for match in _PASSWORD_PARAMETER.finditer(url)]
-    for secret in secrets:
-        for form in {secret, unquote(secret)}:
-            if form:
-                text = text.replace(form, "***")
+    forms = {form for secret in secrets for whole in (secret, unquote(secret))
+             for form in (whole, *_DELIMITERS.split(whole))}
+    for form in sorted(forms, key=len, reverse=True):
+        if len(form) >= 2 or (form and form in secrets):
+            text = text.replace(form, "***")
     return text
 
 
@@ -215,7 +222,7 @@ class Connection:
         try:
             return self._connection.execute(self._rewrite(sql), _text_safe(parameters), prepare=False)
         except psycopg.Error as error:
-            raise StoreError(f"{shown(self.url)}: {_secretless(_one_line(error), self.url)}") from error
+            raise StoreError(f"{shown(self.url)}: {secretless(_one_line(error), self.url)}") from error
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement for each row."""
@@ -228,7 +235,17 @@ class Connection:
             with self._connection.cursor() as cursor:
                 cursor.executemany(self._rewrite(sql), rows)
         except psycopg.Error as error:
-            raise StoreError(f"{shown(self.url)}: {_secretless(_one_line(error), self.url)}") from error
+            raise StoreError(f"{shown(self.url)}: {secretless(_one_line(error), self.url)}") from error
+
+    def now(self) -> datetime:
+        """The database server's clock (``clock_timestamp()``), an aware UTC datetime: the one clock every
+        worker sharing this state reads for leases and due times, whatever its own machine's says.
+
+        Raises:
+            StoreError: the database failed.
+        """
+        moment: datetime = self.execute("SELECT clock_timestamp()").fetchone()[0]
+        return moment.astimezone(UTC)
 
     def close(self) -> None:
         """Close the connection."""
@@ -270,7 +287,7 @@ def connect(url: str) -> Connection:
     try:
         raw = psycopg.connect(url, autocommit=True, connect_timeout=15)
     except psycopg.Error as error:
-        raise StoreError(f"{shown(url)}: cannot connect: {_secretless(_one_line(error), url)}") from error
+        raise StoreError(f"{shown(url)}: cannot connect: {secretless(_one_line(error), url)}") from error
     connection = Connection(raw, url)
     try:
         _migrate(connection)

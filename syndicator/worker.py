@@ -24,7 +24,7 @@ import threading
 import time
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from . import claims, pgstate, schedule
@@ -77,12 +77,21 @@ def _renew(store: Store, name: str, by_source: dict[str, claims.Claim], lease: f
     quarter lease has passed since the last renewal: fetches end within their deadline, and a lease
     is at least twice that (the default; a shorter --lease is warned of), so the gap between two
     renewals stays under a lease and no lease of a live worker ends."""
-    kept = claims.extend_all(store._db, by_source.values(), datetime.now(UTC), lease)  # noqa: SLF001
+    kept = claims.extend_all(store._db, by_source.values(), _now(store), lease)  # noqa: SLF001
     lost = sorted(set(by_source) - set(kept))
     if lost:
         log.warning("worker %s: lost the lease on %d sources (%s...): the worker stalled longer than its lease; "
                     "another worker may fetch them too", name, len(lost), lost[0])
     by_source.update(kept)
+
+
+def _now(store: Store) -> datetime:
+    """The time for leases, due times and the times stored (aware UTC): the database server's clock, read
+    at each use (:meth:`pgstate.Connection.now`), never this machine's. Workers whose clocks disagree
+    (one five minutes fast would take over live leases and refetch sources before they are due) agree
+    on the database's."""
+    moment: datetime = store._db.now()  # noqa: SLF001 - a worker's state is PostgreSQL
+    return moment
 
 
 def lease_seconds(config: Config, options: WorkerOptions) -> float:
@@ -138,10 +147,10 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                             loop = _deliveries(loop, config)
                         reload.clear()
                     if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: reads all
-                        made, _ = policy_of(config, store.states(), datetime.now(UTC),
+                        made, _ = policy_of(config, store.states(), _now(store),
                                             schedule.Ledger.read(store.value(LEDGER_KEY)))
                         policy = (time.monotonic(), made)
-                    now = datetime.now(UTC)
+                    now = _now(store)  # the database's clock: leases, due times and the next attempts
                     clock = time.monotonic()
                     expired = metrics.lease_expiries.inc if metrics is not None else None
                     held = claims.claim(store._db, options.name, now, batch, lease,  # noqa: SLF001

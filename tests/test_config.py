@@ -371,3 +371,66 @@ def test_white_space_in_a_site_name_is_one_space(tmp_path: Path) -> None:
     path.write_text('title: T\nlink: https://planet.example.org/\nsites:\n  - name: "Tab\\there\\n  and  there"\n'
                     "    feed: https://a.example/feed\n")
     assert load_config(path).sites[0].name == "Tab here and there"
+
+
+def _bomb(levels: int, width: int = 9) -> str:
+    """A "billion laughs" sites.yaml: ``extra`` holds ``levels`` lists of ``width`` aliases of the one before."""
+    lines = [f"      l0: &l0 [{', '.join(['lol'] * width)}]"]
+    lines += [f"      l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * width)}]" for n in range(1, levels)]
+    return HEAD + "sites:\n" + SITE_A + "    extra:\n" + "\n".join(lines) + "\n"
+
+
+def _merge_bomb(levels: int) -> str:
+    """The same with YAML merge keys: each mapping merges nine aliases of the one before."""
+    lines = ["      m0: &m0 {k1: 1, k2: 2, k3: 3, k4: 4}"]
+    lines += [f"      m{n}: &m{n} {{<<: [{', '.join([f'*m{n - 1}'] * 9)}]}}" for n in range(1, levels + 1)]
+    return HEAD + "sites:\n" + SITE_A + "    extra:\n" + "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("text", "line", "field", "problem"), [
+    pytest.param(_bomb(9), 12, "alias", "would add more than 100,000 values", id="billion-laughs"),
+    pytest.param(_merge_bomb(8), 12, "alias", "would add more than 100,000 values", id="merge-key-bomb"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    extra: &x\n      self: *x\n", 7, "alias",
+                 "inside the value it names", id="recursive-alias"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    extra:\n      deep: " + "[" * 70 + "]" * 70 + "\n", 7,
+                 "(nesting)", "more than 64 levels deep", id="nesting"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    extra:\n      a: &a " + "[" * 40 + "]" * 40 + "\n"
+                 "      b: " + "[" * 30 + "*a" + "]" * 30 + "\n", 8, "alias", "more than 64 levels deep",
+                 id="nesting-through-an-alias"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    extra:\n      links: {home: /, home: /x}\n", 7,
+                 "sites[0].extra.links.home", "appears twice (first on line 7)", id="duplicate-key-in-extra"),
+    pytest.param(HEAD + "sites:\n" + SITE_A + "    extra:\n      tags: [{a: 1}, {b: 1,\n        b: 2}]\n", 8,
+                 "sites[0].extra.tags[1].b", "appears twice (first on line 7)", id="duplicate-key-in-extra-list"),
+    pytest.param(HEAD + "sites:\n  - name: \"Alice \\u202Eevil\"\n    feed: https://a.example.org/feed\n", 4,
+                 "sites[0].name", "'Alice \\u202eevil' holds U+202E", id="right-to-left-override-in-name"),
+    pytest.param(HEAD + "sites:\n  - name: \"Al\\u200Bice\"\n    feed: https://a.example.org/feed\n", 4,
+                 "sites[0].name", "holds U+200B, an invisible", id="zero-width-space-in-name"),
+    pytest.param(HEAD + "sites:\n  - name: \"\\u2067Bob\\u2069\"\n    feed: https://a.example.org/feed\n", 4,
+                 "sites[0].name", "holds U+2067", id="isolate-in-name"),
+    pytest.param(HEAD + "sites:\n  - name: \"A\\u061C\"\n    feed: https://a.example.org/feed\n", 4,
+                 "sites[0].name", "holds U+061C", id="arabic-letter-mark-in-name"),
+    pytest.param(HEAD + "sites:\n  - name: \"A\\u200Fb\"\n    feed: https://a.example.org/feed\n", 4,
+                 "sites[0].name", "holds U+200F", id="right-to-left-mark-in-name"),
+])
+def test_unsafe_yaml_and_names_are_one_line_naming_file_line_and_field(tmp_path: Path, text: str, line: int,
+                                                                        field: str, problem: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:{line}: {field}: "), message
+    assert problem in message, message
+    assert "\n" not in message
+
+
+def test_aliases_within_the_bound_are_read_as_their_values(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, HEAD + "sites:\n" + SITE_A + "    extra: &common\n      team: [x, y]\n"
+                               "  - name: B\n    feed: https://b.example.org/feed\n    extra: *common\n"))
+    assert [site.extra for site in config.sites] == [{"team": ["x", "y"]}, {"team": ["x", "y"]}]
+    assert load_config(write(tmp_path, _bomb(4))).sites[0].extra["l3"][8][8][8][8] == "lol"  # some 7,000 values added
+
+
+def test_names_keep_the_joiners_scripts_and_emoji_need(tmp_path: Path) -> None:
+    name = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \U0001f469\u200d\U0001f4bb"  # Persian ZWNJ, an emoji ZWJ
+    config = load_config(write(tmp_path, HEAD + f"sites:\n  - name: \"{name}\"\n    feed: https://a.example.org/f\n"))
+    assert config.sites[0].name == name

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import hmac
 import json
+import socketserver
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -459,3 +462,128 @@ def test_prune_deletes_old_events_no_destination_waits_for_and_keeps_dead_letter
                                                  Entry(id="e0")], written)
         assert deliveries.prune(store, config, written + timedelta(days=31)) == 0  # pending: kept however old
         assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 1
+
+
+# --- slow destinations: a total deadline per POST, and destinations that never wait for one another ------------
+
+
+class RawHook:
+    """A webhook on a loopback server of its own (a thread per connection), answering by ``mode``: "ok" a 200
+    at once; "hang" nothing, until ``release`` is set (at most 30 s); "trickle" one byte of a status line and
+    headers that never end every 0.2 s (at most 200), until ``release`` is set or the client goes away
+    (``closed``)."""
+
+    def __init__(self, mode: str, release: threading.Event) -> None:
+        self.mode, self.release = mode, release
+        self.bodies: list[dict[str, Any]] = []
+        self.sent = 0
+        self.closed = threading.Event()
+        hook = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                hook.answer(self)
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook/{mode}"
+
+    def answer(self, handler: socketserver.StreamRequestHandler) -> None:
+        length = 0
+        for line in iter(handler.rfile.readline, b""):  # the request's head
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            length = int(value) if name.lower() == "content-length" else length
+        self.bodies.append(json.loads(handler.rfile.read(length)))
+        if self.mode == "hang":
+            self.release.wait(30)
+        elif self.mode == "trickle":
+            try:
+                for byte in (b"HTTP/1.1 200 OK\r\nX-Slow: " + b"y" * 200)[:200]:
+                    handler.wfile.write(bytes([byte]))
+                    handler.wfile.flush()
+                    self.sent += 1
+                    if self.release.wait(0.2):
+                        return
+            except OSError:
+                self.closed.set()
+            return
+        with contextlib.suppress(OSError):
+            handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def raw_hooks() -> Iterator[Callable[[str], RawHook]]:
+    release, made = threading.Event(), []
+
+    def make(mode: str) -> RawHook:
+        made.append(RawHook(mode, release))
+        return made[-1]
+
+    yield make
+    release.set()
+    for hook in made:
+        hook.stop()
+
+
+def outbox_planet(tmp_path: Path, hooks: list[RawHook], timeout: float) -> Any:
+    """A Config whose deliveries are ``hooks``; its state holds the baseline of one source."""
+    config = load_config(write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed.xml"}],
+                                      deliveries=[{"url": hook.url, "secret": "s"} for hook in hooks],
+                                      timeout=timeout))
+    with Store.open(config.cache) as store:
+        store.outbox = tuple(hook.url for hook in hooks)
+        store.save(SourceState(SOURCE, SOURCE), [Entry(id="e0")], NOW)  # the baseline: no event
+    return config
+
+
+SOURCE = "https://blog.example.org/feed.xml"
+
+
+def test_an_answer_trickling_a_byte_at_a_time_is_cut_at_the_timeout(tmp_path: Path,
+                                                                    raw_hooks: Callable[[str], RawHook]) -> None:
+    trickle = raw_hooks("trickle")
+    config = outbox_planet(tmp_path, [trickle], timeout=1)
+    with Store.open(config.cache) as store:
+        store.outbox = (trickle.url,)
+        store.save(SourceState(SOURCE, SOURCE), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
+        with make_session(config) as session:
+            counts = deliver_due(store, config, NOW, session, 10)
+    assert (counts.delivered, counts.retrying) == (0, 1)
+    assert trickle.closed.wait(10), "the POST was not cut: the answer went on trickling"
+    assert 0 < trickle.sent < 200 and len(trickle.bodies) == 1
+    assert rows(tmp_path, "SELECT state, attempts, last_error FROM deliveries") == [
+        ("pending", 1, "Timeout: no answer within 1 s")]
+
+
+def test_a_healthy_destination_is_served_beside_one_that_hangs_and_one_that_trickles(
+        tmp_path: Path, raw_hooks: Callable[[str], RawHook]) -> None:
+    from syndicator.deliveries import DeliveryLoop
+
+    hang, trickle, ok = raw_hooks("hang"), raw_hooks("trickle"), raw_hooks("ok")
+    config = outbox_planet(tmp_path, [hang, trickle, ok], timeout=30)  # the slow two outlast the test
+    with Store.open(config.cache) as store:
+        store.outbox = (hang.url, trickle.url, ok.url)
+        loop = DeliveryLoop(config)
+        loop.start()
+        try:
+            for n in (1, 2, 3):  # each stored while the first POSTs to hang and trickle are still under way
+                entries = [*(Entry(id=f"e{k}", title=f"Post {k}") for k in range(n, 0, -1)), Entry(id="e0")]
+                store.save(SourceState(SOURCE, SOURCE), entries, NOW + timedelta(seconds=n))
+                loop.wake()
+                for _ in range(100):  # bounded: at most about 10 s
+                    if len(ok.bodies) == n:
+                        break
+                    threading.Event().wait(0.1)
+                assert [body["id"] for body in ok.bodies] == [f"e{k}" for k in range(1, n + 1)]
+            assert len(hang.bodies) == 1 and len(trickle.bodies) == 1  # one POST at a time each, still running
+            assert not trickle.closed.is_set() and 0 < trickle.sent < 200
+        finally:
+            raw_hooks("ok").release.set()  # the slow two end now; the loop records them as it stops
+            loop.stop(timeout=10)

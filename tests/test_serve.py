@@ -36,6 +36,7 @@ from syndicator.config import load_config
 from syndicator.serve import ServeOptions, Server, recovery_rate
 
 from .conftest import write_config
+from .test_worker import ALIAS_BOMB
 from .websub_hub import (
     SYNDICATOR,
     WAIT,
@@ -755,6 +756,10 @@ def test_sites_yaml_changes_are_applied_while_serving(tmp_path: Path, hub: WebSu
     rewrite(config, "title: Planet Test\nsites: [\n")
     serve.wait_for(lambda: "previous configuration stays in use" in serve.log(), "the error line")
     assert serve.get("/healthz").text == "ok\n"
+    rewrite(config, ALIAS_BOMB)  # 1 KB that would take gigabytes: one error line too, and serve goes on
+    serve.wait_for(lambda: serve.log().count("previous configuration stays in use") == 2, "the second error line")
+    assert "would add more than 100,000 values" in serve.log()
+    assert serve.get("/healthz").text == "ok\n"
 
     # A site removed (SIGHUP alone: the file keeps the broken one's modification time) is unsubscribed.
     mtime = config.stat().st_mtime_ns
@@ -772,7 +777,7 @@ def test_sites_yaml_changes_are_applied_while_serving(tmp_path: Path, hub: WebSu
                    "the site without beta")
     assert f"serve: read {config} again: 2 sites (feeds: 0 added, 1 removed)" in serve.log()
     errors = [line for line in serve.log().splitlines() if line.startswith("syndicator: error:")]
-    assert len(errors) == 1 and str(config) in errors[0], errors
+    assert len(errors) == 2 and all(str(config) in error for error in errors), errors
     assert serve.terminate() == 0
 
 

@@ -219,6 +219,10 @@ def test_a_build_without_fetching_publishes_from_the_shared_state(server: HTTPSe
     ("postgresql://u:hunter2@[::1/db", "'postgresql://u:***@[::1/db' is not a usable URL (Invalid IPv6 URL)"),
     ("postgresql://u:hunter2@db.example:99999/db", "is not a usable URL (Port out of range 0-65535)"),
     ("postgresql://u:hun%zzter2@127.0.0.1:1/db", "cannot connect: invalid percent-encoded token: \"***\""),
+    ("postgresql://u:hun@ter2@127.0.0.1:1/db", "'postgresql://u:***@127.0.0.1:1/db' is not a usable URL (its user "
+     "or password holds a raw '@'; write it %40)"),
+    ("postgresql://u:h/hunter2@ss@db.example:x/db", "is not a usable URL (Port could not be cast to integer value "
+     "as '***')"),
 ])
 def test_a_state_url_that_cannot_be_used_is_one_line_without_its_password(tmp_path: Path, value: str,
                                                                          shown: str) -> None:
@@ -228,7 +232,23 @@ def test_a_state_url_that_cannot_be_used_is_one_line_without_its_password(tmp_pa
                             env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"})
     assert result.returncode in (2, 5), result.stderr
     assert len(result.stderr.splitlines()) == 1 and shown in result.stderr, result.stderr
-    assert "hunter2" not in result.stderr and "zzter2" not in result.stderr
+    assert "hunter2" not in result.stderr and "zzter2" not in result.stderr and "ter2" not in result.stderr
+    assert "'h'" not in result.stderr
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://me:hun@ter2@127.0.0.1:9/nowhere",  # libpq ends the password at its first '@'
+    "postgresql://me:hun@ter2@nohost.invalid/nowhere",
+    "postgresql://me:a@b/c@127.0.0.1:9/nowhere",
+])
+def test_a_password_holding_a_raw_at_sign_is_masked_in_part_too(tmp_path: Path, url: str) -> None:
+    pytest.importorskip("psycopg")
+    with pytest.raises(StoreError) as raised:
+        Store.open(tmp_path / "cache", url)  # below the config's check, which refuses such a URL
+    message = str(raised.value)
+    assert "cannot connect" in message, message
+    for piece in ("hun", "ter2", "a@b", "b/c", "c@"):
+        assert piece not in message, message
 
 
 def test_a_damaged_schema_version_is_one_line(pg_database: str) -> None:  # noqa: F811

@@ -213,6 +213,12 @@ def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_c
     assert [body["id"] for body in hook.bodies()] == ["e1"]
 
 
+#: A "billion laughs" sites.yaml (1 KB; nine levels of nine aliases would be 387 million values).
+ALIAS_BOMB = "title: T\nlink: https://planet.example.org/\nsites:\n  - name: A\n    feed: https://a.example.org/f\n" \
+    "    extra:\n      l0: &l0 [" + ", ".join(["lol"] * 9) + "]\n" + "".join(
+        f"      l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 9))
+
+
 def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm,
                                                      pg_database: str) -> None:  # noqa: F811
     sites = [{"name": f"Feed {n}", "feed": farm.url(n)} for n in range(3)]
@@ -224,6 +230,9 @@ def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm,
         config.write_text("sites: [\n", encoding="utf-8")  # broken: one error, and the worker goes on
         process.send_signal(signal.SIGHUP)
         wait_for(lambda: "previous configuration stays in use" in log.read_text(), "the error line")
+        config.write_text(ALIAS_BOMB, encoding="utf-8")  # 1 KB that would take gigabytes: one error line too
+        process.send_signal(signal.SIGHUP)
+        wait_for(lambda: log.read_text().count("previous configuration stays in use") == 2, "the second error")
         write_config(tmp_path, sites, state=pg_database, host_gap=0)
         process.send_signal(signal.SIGHUP)
         wait_for(lambda: len(attempted(pg_database)) == 3, "the added feed fetched")
@@ -231,7 +240,8 @@ def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm,
         assert stop(process) == 0
     text = log.read_text()
     assert f"read {config} again: 3 sites" in text
-    assert sum(1 for line in text.splitlines() if line.startswith("syndicator: error:")) == 1, text
+    assert sum(1 for line in text.splitlines() if line.startswith("syndicator: error:")) == 2, text
+    assert "would add more than 100,000 values" in text
     assert set(farm.counts().values()) == {1}
 
 
@@ -254,3 +264,66 @@ def test_lease_time_defaults_to_twice_a_fetch_deadline() -> None:
     assert lease_seconds(config, WorkerOptions(lease=15)) == 15
     assert lease_seconds(Config(path=Path("s"), title="t", link="https://x.example/", sites=(), timeout=5,
                                 retries=0), WorkerOptions()) == 60
+
+
+def database_now(store: Store) -> datetime:
+    moment: datetime = store._db.execute("SELECT clock_timestamp()").fetchone()[0]
+    return moment.astimezone(UTC)
+
+
+class LeaseFarm(Farm):
+    """A Farm that reads, as each feed is fetched, the lease the fetching worker holds on it: {path: (claimed,
+    expires)}."""
+
+    def __init__(self, url: str) -> None:
+        self.state_url = url
+        self.leases: dict[str, tuple[datetime, datetime]] = {}
+        super().__init__()
+
+    def app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        path = environ.get("PATH_INFO", "")
+        with Store.connect(self.state_url) as store:
+            for claimed, expires in store._db.execute("SELECT claimed, expires FROM leases WHERE source LIKE ?",
+                                                      (f"%{path}",)):
+                self.leases[path] = (claimed.astimezone(UTC), expires.astimezone(UTC))
+        return super().app(environ, start_response)
+
+
+def test_a_worker_whose_clock_is_five_minutes_fast_takes_leases_and_due_times_from_the_database(
+        tmp_path: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    import sys
+    from datetime import timedelta
+
+    from syndicator.config import load_config
+    from syndicator.worker import WorkerOptions, run_worker
+
+    class Fast(datetime):
+        """This machine's clock, five minutes fast."""
+
+        @classmethod
+        def now(cls, tz: Any = None) -> Fast:  # type: ignore[override]
+            return datetime.now(tz) + timedelta(minutes=5)  # type: ignore[return-value]
+
+    farm = LeaseFarm(pg_database)
+    try:
+        config = load_config(planet(tmp_path, farm, pg_database))
+        with Store.connect(pg_database) as store:
+            before = database_now(store)
+        for name, module in list(sys.modules.items()):  # every datetime.now() of ours reads the fast clock
+            if name.startswith("syndicator") and getattr(module, "datetime", None) is datetime:
+                monkeypatch.setattr(module, "datetime", Fast)
+        assert run_worker(config, WorkerOptions(name="fast", turns=1, lease=600), threading.Event()) == 4  # per host
+        monkeypatch.undo()
+        with Store.connect(pg_database) as store:
+            after = database_now(store)
+            states = {s: st for s, st in store.states().items() if st.last_attempt is not None}
+            assert claims.claim(store._db, "other", after, limit=100, lease_seconds=60, per_host=4) != []
+    finally:
+        farm.server.shutdown()
+    assert len(farm.leases) == 4 and len(states) == 4
+    for claimed, expires in farm.leases.values():  # the database's clock, not five minutes ahead of it
+        assert before <= claimed <= after and expires == claimed + timedelta(seconds=600)
+    for state in states.values():
+        assert state.last_attempt is not None and state.next_attempt is not None
+        assert before <= state.last_attempt <= after
+        assert state.next_attempt >= state.last_attempt + timedelta(seconds=config.min_interval)
