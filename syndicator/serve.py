@@ -249,7 +249,8 @@ class Server:
         self.address = (str(server.effective_host), int(server.effective_port))
         http = threading.Thread(target=server.run, name="http", daemon=True)
         self._fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
-                                max_bytes=config.max_bytes, per_host=config.per_host_concurrency)
+                                max_bytes=config.max_bytes, per_host=config.per_host_concurrency,
+                                allow_private=config.allow_private_networks)
         poller = threading.Thread(target=self._poll_batches, name="poller", daemon=True)
         subscriber = threading.Thread(target=self._subscribe_loop, args=(push_state,), name="subscriber", daemon=True)
         states = self._states = store.states()
