@@ -417,6 +417,22 @@ class Fetcher:
         return b"".join(chunks)
 
 
+def guarded_session(user_agent: str) -> requests.Session:
+    """A session for POSTs (hub subscriptions) whose connections :mod:`netguard` screens, as fetches'.
+
+    ``trust_env`` is off (no ``.netrc`` credentials; the caller reads the
+    proxies); its connections are those of :data:`POOL_CLASSES`, so a POST
+    made inside :func:`netguard.screening` reaches only public addresses.
+    """
+    session = requests.Session()
+    session.trust_env = False
+    session.headers["User-Agent"] = user_agent
+    adapter = _DeadlineAdapter()
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
 def _cookies(jar: http.cookiejar.CookieJar) -> frozenset[tuple[str, str, str, str | None]]:
     """What a jar holds, as a value: (domain, path, name, value) of every cookie."""
     return frozenset((c.domain, c.path, c.name, c.value) for c in jar)

@@ -571,11 +571,9 @@ class Server:
 
     def _subscribe_loop(self, push_state: PushState) -> None:
         """The subscriber thread: send what the subscriptions need, when they need it."""
-        import requests
+        from .fetch import guarded_session
 
-        session = requests.Session()
-        session.headers["User-Agent"] = self.config.user_agent
-        session.trust_env = False
+        session = guarded_session(self.config.user_agent)  # an advertised hub is screened (netguard)
         try:
             while not self._stopping.is_set():
                 self._hub_wake.wait(TICK)
@@ -618,7 +616,8 @@ class Server:
                                           callback=callback_url(self.options.public_url, subscription.token),
                                           secret=subscription.secret if subscription.mode == "subscribe" else None,
                                           lease_seconds=push.LEASE_SECONDS if subscription.mode == "subscribe"
-                                          else None, timeout=self.config.timeout)
+                                          else None, timeout=self.config.timeout, source=subscription.source,
+                                          allow_private=self.config.allow_private_networks)
             self.metrics.hub_requests.labels(subscription.mode, "accepted" if answer.accepted else "refused").inc()
             if answer.accepted:
                 self._breakers.success(subscription.hub)
