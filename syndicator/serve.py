@@ -617,7 +617,7 @@ class Server:
                                           secret=subscription.secret if subscription.mode == "subscribe" else None,
                                           lease_seconds=push.LEASE_SECONDS if subscription.mode == "subscribe"
                                           else None, timeout=self.config.timeout, source=subscription.source,
-                                          allow_private=self.config.allow_private_networks)
+                                          allow_private=self._fetcher.allow_private)  # as read at start
             self.metrics.hub_requests.labels(subscription.mode, "accepted" if answer.accepted else "refused").inc()
             if answer.accepted:
                 self._breakers.success(subscription.hub)
