@@ -73,6 +73,9 @@ _SETTINGS: dict[str, _Setting] = {
     "per_host_concurrency": _Setting("int", 2, 1, 16),
     "host_gap": _Setting("duration", 0.5, 0, 60),
     "host_breaker": _Setting("int", 5, 0, 1000),
+    # URLs learned from the network (redirects, advertised feeds and hubs on another host) may reach
+    # loopback and private addresses (README.md, "Private networks"; netguard.py).
+    "allow_private_networks": _Setting("bool", False),
     # The pages (README.md, "Configuration"): who runs the planet, how it shows times, how much it shows.
     "description": _Setting("text", ""),
     "owner": _Setting("text", ""),

@@ -21,6 +21,10 @@ connection classes below honour it at every step:
 * :meth:`Deadlines.finish` marks the answer complete: the watchdog reaching the deadline after
   that cuts nothing, so a complete answer is never lost to the deadline.
 
+The same connection classes apply :mod:`netguard`: each address is screened
+just before the socket connects to it, and a pooled connection by its peer
+before it is used again (not a proxy's connection: the proxy is trusted).
+
 Limit: during the TLS handshake the registered socket is the one the TLS
 layer took over, so the watchdog cannot cut it; each handshake step is still
 bounded by the connect wait above.
@@ -44,6 +48,8 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, LocationParseError, NameResolutionError, NewConnectionError
 from urllib3.util.connection import allowed_gai_family
+
+from . import netguard
 
 #: ``socket.getaddrinfo(host, port, family, type)``, or a stand-in with its signature.
 Resolver = Callable[[str, int, int, int], Sequence[tuple[Any, ...]]]
@@ -224,15 +230,18 @@ def resolve(resolver: Resolver, host: str, port: int, seconds: float | None) -> 
 
 
 def open_socket(host: str, port: int, timeout: float | None,
-                options: Sequence[tuple[int, int, int | bytes]] | None) -> socket.socket:
+                options: Sequence[tuple[int, int, int | bytes]] | None, screen: bool = True) -> socket.socket:
     """A connected TCP socket to ``host``:``port`` within the calling thread's deadline.
 
     Args:
         timeout: seconds for each connect attempt and, once connected, for
             each read; None waits without limit (the deadline still applies).
         options: ``setsockopt`` arguments applied before connecting.
+        screen: each address goes through :func:`netguard.screen` before it is
+            connected to (False for a proxy, whose address is the environment's).
     Raises:
         TimeoutError: the deadline passed, or every attempt timed out last.
+        netguard.PrivateAddress: every address was refused, or the last one tried.
         OSError: resolution or every connection attempt failed.
     """
     host = host.strip("[]")
@@ -245,6 +254,12 @@ def open_socket(host: str, port: int, timeout: float | None,
         left = DEADLINES.remaining()
         if left is not None and left <= 0:
             raise TimeoutError(f"no time left to connect to {host}")
+        try:
+            if screen:
+                netguard.screen(host, str(address[0]))
+        except netguard.PrivateAddress as refused:
+            error = refused  # never connected to; another address of the name may be public
+            continue
         sock = socket.socket(family, kind, proto)
         try:
             for option in options or ():
@@ -279,7 +294,7 @@ def _new_conn(conn: HTTPConnection) -> socket.socket:
     """urllib3's ``_new_conn`` with :func:`open_socket`, raising the same urllib3 errors."""
     timeout = conn.timeout if isinstance(conn.timeout, int | float) else None
     try:
-        return open_socket(conn._dns_host, conn.port or 0, timeout, conn.socket_options)
+        return open_socket(conn._dns_host, conn.port or 0, timeout, conn.socket_options, screen=conn.proxy is None)
     except socket.gaierror as e:
         raise NameResolutionError(conn.host, conn, e) from e
     except TimeoutError as e:
@@ -303,12 +318,36 @@ class _HTTPSConnection(_HTTPConnection, HTTPSConnection):
     """The same for https: HTTPSConnection is an HTTPConnection, so the overrides above come first."""
 
 
+def _screen_reused(conn: HTTPConnection) -> None:
+    """Screen a pooled connection by its peer before it serves another request (:mod:`netguard`).
+
+    Raises:
+        netguard.PrivateAddress: the peer is not public while the thread is screening.
+    """
+    sock = conn.sock
+    if sock is None or conn.proxy is not None:
+        return  # a new connection is screened as it connects; a proxy's is trusted
+    try:
+        peer = sock.getpeername()
+    except OSError:
+        return  # no longer connected: it will connect anew, and be screened then
+    netguard.screen(conn.host, str(peer[0]))
+
+
 class _HTTPPool(HTTPConnectionPool):
     ConnectionCls = _HTTPConnection
+
+    def _validate_conn(self, conn: Any) -> None:
+        _screen_reused(conn)
+        super()._validate_conn(conn)
 
 
 class _HTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _HTTPSConnection
+
+    def _validate_conn(self, conn: Any) -> None:
+        _screen_reused(conn)
+        super()._validate_conn(conn)
 
 
 #: Pool classes whose connections honour :data:`DEADLINES`, by URL scheme.

@@ -14,7 +14,8 @@ database, written in report.json and shown by ``status``. Per kind:
     internal errors);
   - ``slow``: ``default_interval`` times 4 per failure up to 7 days (404 and
     unexpected statuses: the feed may have moved; 401/403: often a bot
-    challenge or a rate wall that lifts on its own; check less often);
+    challenge or a rate wall that lifts on its own; a URL learned from the
+    network that leads to a private network; check less often);
   - ``hold``: no automatic attempt until the site's entry in sites.yaml
     changes (410 Gone only: the server says the feed is gone for good);
   - ``cadence``: the normal schedule, for a document that did not parse (the
@@ -67,6 +68,13 @@ _TABLE = (
     FailureKind("corrupt_encoding", "compressed body that does not decompress", "transient",
                 advice="tell the publisher: the server labels the body compressed (Content-Encoding) "
                        "but sends something else"),
+    FailureKind("unsupported_encoding", "compressed in a coding syndicator cannot undo", "transient",
+                advice="tell the publisher: the server compresses the feed with a coding (Content-Encoding) that "
+                       "syndicator did not ask for; it asks for gzip or br"),
+    FailureKind("private_address", "refused: a URL learned from the network leads to a private network", "slow",
+                advice="a redirect, an advertised feed or a hub on another host leads to a loopback, private, "
+                       "link-local or reserved address; if that is intended (a planet of an intranet), set "
+                       "allow_private_networks: true in sites.yaml, else tell the publisher"),
     FailureKind("protocol", "an answer HTTP does not allow (a 304 to a request without validators)", "transient",
                 advice="the server broke the HTTP protocol (a 304 Not Modified to an unconditional request is "
                        "often a cache or CDN in front of the feed): tell the publisher"),

@@ -101,6 +101,8 @@ class Config:
         host_gap: minimum seconds between two request starts to one host.
         host_breaker: consecutive failures from one host in a build after
             which its remaining sources wait for the next build (0: never).
+        allow_private_networks: URLs learned from the network may reach
+            loopback and private addresses (:mod:`netguard`).
         description, owner: one line of text each about the planet ("" when not given).
         logo, favicon: images of the planet (an http(s) URL, or a path inside
             the published folder), or None.
@@ -141,6 +143,7 @@ class Config:
     per_host_concurrency: int = 2
     host_gap: float = 0.5
     host_breaker: int = 5
+    allow_private_networks: bool = False
     description: str = ""
     owner: str = ""
     logo: str | None = None

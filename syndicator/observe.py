@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from . import __version__, localfile
+from . import __version__, localfile, netguard
 from .decide import snapshot_hash
 from .discover import MAX_FOLLOWED
-from .errors import FeedError, InternalError, NotAFeedError, ParseError
+from .errors import FeedError, FetchError, InternalError, NotAFeedError, ParseError
 from .fetch import Fetcher
 from .hosts import host_key
 from .model import (
@@ -103,19 +103,22 @@ def observe(job: Job, fetcher: Fetcher, now: datetime, build_started: float) -> 
         else:
             result = fetcher.fetch(job.request)
         observation = _parse(job, result, now, started)
-        feeds = _advertised(observation)
+        feeds = _advertised(observation, fetcher.allow_private)
         if not feeds or not isinstance(result, Fetched):
-            return observation
+            return _refused(observation, fetcher.allow_private)
         return _follow_any(job, result, feeds, fetcher, fetcher.deadline + clock, now, started)
     except Exception as error:  # a bug of ours while handling this source: contained to it
         return internal(Observation(job.request, result or Failed(FeedError(job.request.source, ""), requests=0),
                                     started=started), error)
 
 
-def _advertised(observation: Observation) -> list[str]:
-    """The feeds to try, best first, when the source answered with an HTML page that advertises feeds, else []."""
+def _advertised(observation: Observation, allow_private: bool) -> list[str]:
+    """The feeds to try, best first, when the source answered with an HTML page that advertises feeds
+    (those :func:`allowed_feeds` keeps, at most ``MAX_FOLLOWED``), else []."""
     error = observation.failure
-    return error.alternates[:MAX_FOLLOWED] if isinstance(error, NotAFeedError) else []
+    if not isinstance(error, NotAFeedError):
+        return []
+    return allowed_feeds(observation.request.source, error.alternates, allow_private)[:MAX_FOLLOWED]
 
 
 def _follow_any(job: Job, page: Fetched, feeds: list[str], fetcher: Fetcher, deadline: float, now: datetime,
@@ -151,6 +154,31 @@ def _plus(observation: Observation, requests: int, elapsed: float) -> Observatio
         return observation
     return replace(observation, result=replace(result, requests=result.requests + requests,
                                                elapsed=result.elapsed + elapsed))
+
+
+def _refused(observation: Observation, allow_private: bool) -> Observation:
+    """``observation``, or a ``private_address`` failure when its page advertises feeds that
+    :func:`allowed_feeds` all refuses (the reason of the first)."""
+    error = observation.failure
+    if not isinstance(error, NotAFeedError) or not error.alternates:
+        return observation
+    source = observation.request.source
+    if allowed_feeds(source, error.alternates, allow_private):
+        return observation
+    problem = netguard.refusal(source, error.alternates[0], allow_private) or ""
+    refused = FetchError(source, f"the page advertises {len(error.alternates)} feeds, none followed: {problem}",
+                         kind="private_address")
+    result = observation.result
+    # No body hash: the page is parsed again next time, so allow_private_networks set later takes effect.
+    return replace(observation, body_hash=None, result=Failed(refused, result.elapsed, result.requests)
+                   if isinstance(result, Fetched | Failed) else result)
+
+
+def allowed_feeds(source: str, feeds: list[str], allow_private: bool) -> list[str]:
+    """The advertised ``feeds`` of the page ``source`` led to, less those :func:`netguard.refusal` refuses
+    (credentials; a private address on another host): the one place discovery applies the guard.
+    The fetch of the one followed screens the addresses its name resolves to."""
+    return [feed for feed in feeds if netguard.refusal(source, feed, allow_private) is None]
 
 
 def _follow(job: Job, page: Fetched, feed: str, fetcher: Fetcher, budget: float, now: datetime,
@@ -227,5 +255,5 @@ def discover(url: str, now: datetime, timeout: float = 15.0) -> list[str]:
     try:
         parse_feed(result.body, result.url, result.headers, now)
     except NotAFeedError as error:
-        return error.alternates
+        return allowed_feeds(url, error.alternates, fetcher.allow_private)
     return [result.url]

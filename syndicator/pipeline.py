@@ -286,7 +286,7 @@ def _read_location(config: Config, where: str) -> bytes:
     else:
         from .fetch import Fetcher  # here: most builds never restore
         with Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
-                     max_bytes=statefile.MAX_BYTES) as fetcher:
+                     max_bytes=statefile.MAX_BYTES, allow_private=config.allow_private_networks) as fetcher:
             result = fetcher.fetch(FetchRequest(where, where))
     if isinstance(result, Failed):
         raise result.error
@@ -365,7 +365,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
         breaker=config.host_breaker)
     fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
-                      per_host=config.per_host_concurrency)
+                      per_host=config.per_host_concurrency, allow_private=config.allow_private_networks)
     stored: dict[str, SourceState] = {}
     hosts: set[str] = set()
     trouble = HostTrouble()

@@ -249,7 +249,8 @@ class Server:
         self.address = (str(server.effective_host), int(server.effective_port))
         http = threading.Thread(target=server.run, name="http", daemon=True)
         self._fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
-                                max_bytes=config.max_bytes, per_host=config.per_host_concurrency)
+                                max_bytes=config.max_bytes, per_host=config.per_host_concurrency,
+                                allow_private=config.allow_private_networks)
         poller = threading.Thread(target=self._poll_batches, name="poller", daemon=True)
         subscriber = threading.Thread(target=self._subscribe_loop, args=(push_state,), name="subscriber", daemon=True)
         states = self._states = store.states()
@@ -656,11 +657,9 @@ class Server:
 
     def _subscribe_loop(self, push_state: PushState) -> None:
         """The subscriber thread: send what the subscriptions need, when they need it."""
-        import requests
+        from .fetch import guarded_session
 
-        session = requests.Session()
-        session.headers["User-Agent"] = self.config.user_agent
-        session.trust_env = False
+        session = guarded_session(self.config.user_agent)  # an advertised hub is screened (netguard)
         try:
             while not self._stopping.is_set():
                 self._hub_wake.wait(TICK)
@@ -703,7 +702,8 @@ class Server:
                                           callback=callback_url(self.options.public_url, subscription.token),
                                           secret=subscription.secret if subscription.mode == "subscribe" else None,
                                           lease_seconds=push.LEASE_SECONDS if subscription.mode == "subscribe"
-                                          else None, timeout=self.config.timeout)
+                                          else None, timeout=self.config.timeout, source=subscription.source,
+                                          allow_private=self._fetcher.allow_private)  # as read at start
             self.metrics.hub_requests.labels(subscription.mode, "accepted" if answer.accepted else "refused").inc()
             if answer.accepted:
                 self._breakers.success(subscription.hub)

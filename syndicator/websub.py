@@ -48,8 +48,9 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from . import urls
+from . import netguard, urls
 from .dates import http_date
+from .failures import kind_of
 from .model import ParsedFeed
 from .values import is_http_url, strip_control
 
@@ -293,7 +294,7 @@ class HubAnswer:
 
 def request_subscription(session: requests.Session, hub: str, *, mode: str, topic: str, callback: str,
                          secret: str | None = None, lease_seconds: int | None = None,
-                         timeout: float = 15.0) -> HubAnswer:
+                         timeout: float = 15.0, source: str | None = None, allow_private: bool = False) -> HubAnswer:
     """Ask a hub to subscribe or unsubscribe ``callback`` to ``topic`` (WebSub section 5.1).
 
     Sends an ``application/x-www-form-urlencoded`` POST of ``hub.mode``,
@@ -315,6 +316,11 @@ def request_subscription(session: requests.Session, hub: str, *, mode: str, topi
         lease_seconds: the lease asked for, seconds (int >= 1), or None
             for the hub's default.
         timeout: seconds to connect and between bytes of the answer.
+        source: the configured feed URL the hub was advertised by: the hub is
+            a URL learned from the network, and reaches only public addresses
+            unless it is on that URL's host or ``allow_private``
+            (:mod:`netguard`; the session must be :func:`fetch.guarded_session`'s
+            for the addresses connected to to be screened); None: not screened.
     Returns:
         HubAnswer; never raises for the hub's or the network's trouble.
     Raises:
@@ -332,7 +338,7 @@ def request_subscription(session: requests.Session, hub: str, *, mode: str, topi
         if isinstance(lease_seconds, bool) or not isinstance(lease_seconds, int) or lease_seconds < 1:
             raise ValueError(f"hub.lease_seconds must be a positive int, not {lease_seconds!r}")
         form.append(("hub.lease_seconds", str(lease_seconds)))
-    return _post(session, hub, form, timeout)
+    return _post(session, hub, form, timeout, source, allow_private)
 
 
 def notify_publish(session: requests.Session, hub: str, topics: Sequence[str], timeout: float = 15.0) -> HubAnswer:
@@ -359,7 +365,8 @@ def notify_publish(session: requests.Session, hub: str, topics: Sequence[str], t
     return _post(session, hub, form, timeout)
 
 
-def _post(session: requests.Session, hub: str, form: list[tuple[str, str]], timeout: float) -> HubAnswer:
+def _post(session: requests.Session, hub: str, form: list[tuple[str, str]], timeout: float,
+          source: str | None = None, allow_private: bool = False) -> HubAnswer:
     """POST ``form`` to ``hub`` and read its answer.
 
     * Redirects: a 307 or 308 to an http(s) URL is followed with the same
@@ -374,7 +381,9 @@ def _post(session: requests.Session, hub: str, form: list[tuple[str, str]], time
     * Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...), as
       for fetches; give a session with ``trust_env = False`` so that no
       ``.netrc`` credentials are sent.
-    * A connection failure or a timeout is an answer with status None.
+    * A connection failure or a timeout is an answer with status None; so is
+      a hub (or a redirect) learned from ``source`` that leads to a private
+      network (:mod:`netguard`), refused before connecting.
 
     Raises:
         ValueError: a form value that cannot be encoded in UTF-8.
@@ -389,14 +398,22 @@ def _post(session: requests.Session, hub: str, form: list[tuple[str, str]], time
     started = time.monotonic()
     url = hub.strip()
     for hop in range(MAX_HUB_REDIRECTS + 1):
+        screened = source is not None and netguard.screened(source, url, allow_private)
+        problem = None if source is None else netguard.refusal(source, url, allow_private)
+        if problem is not None:
+            return HubAnswer(False, None, f"{kind_of('private_address').text}: {problem}")
         try:
-            response = session.post(url, data=data, headers=headers, timeout=timeout, allow_redirects=False,
-                                    stream=True, proxies=_proxies(url))
+            with netguard.screening(screened):
+                response = session.post(url, data=data, headers=headers, timeout=timeout, allow_redirects=False,
+                                        stream=True, proxies=_proxies(url))
         except requests.exceptions.ConnectTimeout:
             return HubAnswer(False, None, f"could not connect within {timeout:g} s")
         except requests.exceptions.Timeout:
             return HubAnswer(False, None, f"no answer within {timeout:g} s")
         except requests.exceptions.ConnectionError as error:
+            refused = netguard.private_cause(error)
+            if refused is not None:
+                return HubAnswer(False, None, f"{kind_of('private_address').text}: {refused}")
             return HubAnswer(False, None, f"could not connect: {_reason(error)}")
         except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as error:
             return HubAnswer(False, None, f"request failed: {_reason(error)}")

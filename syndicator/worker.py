@@ -127,7 +127,7 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     lease = lease_seconds(config, options)
     batch = options.batch or 2 * config.workers
     fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
-                      per_host=config.per_host_concurrency)
+                      per_host=config.per_host_concurrency, allow_private=config.allow_private_networks)
     if lease < 2 * fetcher.deadline:
         log.warning("worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
                     "outlive its lease, and another worker fetch the same source", options.name, lease,
@@ -245,15 +245,15 @@ def _deliveries(loop: Any, config: Config) -> Any:
 
 def _reload(config: Config, name: str) -> Config | None:
     """Read sites.yaml again (SIGHUP) and offer its feeds: the sites, their settings and the deliveries
-    apply from the next claim; the state, the fetch settings (threads, timeout, size, User-Agent) and
-    --lease stay those the worker started with. Returns the new Config, or None for a broken file:
-    one error line, and the running configuration stays."""
+    apply from the next claim; the state, the fetch settings (threads, timeout, size, User-Agent,
+    allow_private_networks) and --lease stay those the worker started with. Returns the new Config, or
+    None for a broken file: one error line, and the running configuration stays."""
     from .config import load_config  # noqa: PLC0415
 
     try:
         fresh = replace(load_config(config.path), state=config.state, workers=config.workers,
                         timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
-                        user_agent=config.user_agent)
+                        user_agent=config.user_agent, allow_private_networks=config.allow_private_networks)
     except ConfigError as error:
         log.error("worker %s: %s; the previous configuration stays in use", name, error)
         return None

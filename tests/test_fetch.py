@@ -91,7 +91,7 @@ def test_conditional_headers_are_the_stored_validators(server: HTTPServer, etag:
 
 def test_validators_are_not_sent_to_another_url(server: HTTPServer) -> None:
     server.expect_request("/moved").respond_with_data(FEED)
-    result = fetcher().fetch(FetchRequest(source="s", url=server.url_for("/moved"), etag='"x"',
+    result = fetcher().fetch(FetchRequest(source=server.url_for("/old"), url=server.url_for("/moved"), etag='"x"',
                                           last_modified="Sun, 01 Nov 2026 10:00:00 GMT",
                                           validators_url=server.url_for("/old")))
     assert isinstance(result, Fetched)

@@ -34,8 +34,9 @@ UA = "syndicator/test (+https://planet.example.org/)"
 DOC = rss(post(1), post(2, day=2)).encode()
 
 
-def fetcher(max_bytes: int = 10 * 1024 * 1024, retries: int = 1) -> Fetcher:
-    return Fetcher(UA, timeout=1.0, retries=retries, retry_delay=0.01, max_bytes=max_bytes)
+def fetcher(max_bytes: int = 10 * 1024 * 1024, retries: int = 1, allow_private: bool = False) -> Fetcher:
+    return Fetcher(UA, timeout=1.0, retries=retries, retry_delay=0.01, max_bytes=max_bytes,
+                   allow_private=allow_private)
 
 
 def get(url: str) -> FetchRequest:
@@ -315,7 +316,8 @@ def test_a_cookie_is_not_sent_to_another_host(server: HTTPServer) -> None:
         other.expect_request("/feed.xml").respond_with_data(DOC)
         server.expect_request("/start").respond_with_data(
             "", status=302, headers={"Location": other.url_for("/feed.xml"), "Set-Cookie": "gate=passed; Path=/"})
-        result = fetcher(retries=0).fetch(get(server.url_for("/start")))
+        # 127.0.0.2 is another host, and private: allowed here, as allow_private_networks would
+        result = fetcher(retries=0, allow_private=True).fetch(get(server.url_for("/start")))
         assert isinstance(result, Fetched)
         assert [request.headers.get("Cookie") for request, _ in other.log] == [None]
 

@@ -57,7 +57,7 @@ def test_validators_are_sent_back_exactly_and_nothing_else(server: HTTPServer, t
     assert second["If-Modified-Since"] == modified
     for headers in (first, second):
         assert "Cookie" not in headers and "Referer" not in headers
-        assert headers["Accept-Encoding"] == "gzip" and headers["_query"] == ""
+        assert headers["Accept-Encoding"] == "gzip, br" and headers["_query"] == ""
         assert headers["User-Agent"].startswith("syndicator/")
 
 
