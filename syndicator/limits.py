@@ -144,6 +144,6 @@ def check_structure(text: str, url: str) -> None:
     if depth > MAX_DEPTH:
         raise ParseError(url, f"too complex to parse: elements nested more than {MAX_DEPTH:,} deep",
                          kind="too_complex")
-    if most_attributes_over(text, MAX_ATTRIBUTES):
+    if most_attributes_over(text, MAX_ATTRIBUTES, xml=True):
         raise ParseError(url, f"too complex to parse: an element with more than {MAX_ATTRIBUTES:,} attributes",
                          kind="too_complex")

@@ -150,20 +150,25 @@ def markup_opens(text: str) -> int:
     return opens
 
 
-def most_attributes_over(text: str, limit: int) -> bool:
-    """True if one tag of ``text`` (str, XML or HTML) holds more than ``limit`` (int) attributes.
+def most_attributes_over(text: str, limit: int, xml: bool = False) -> bool:
+    """True if one tag of ``text`` (str) holds more than ``limit`` (int) attributes.
 
-    A tag ends at its first ``<`` or ``>``. An attribute takes at least two
-    characters (a space and a name), so only tags longer than ``2 * limit``
-    are counted, each once: linear. Quoted values are skipped, an unclosed
-    one ending at the tag's end; namespace declarations count. An
-    overestimate where the text between tags holds ``=`` (never in a
-    well-formed tag).
+    A tag starts with ``<`` and a letter (or ``_`` or ``:``) and ends at its
+    first ``<`` or ``>``; with ``xml`` True, CDATA sections and comments
+    (text to an XML parser) are skipped, as :func:`xml_shape` skips them
+    (not in HTML, where a comment may end at ``--!>`` and CDATA is a bogus
+    comment). An attribute takes at least two characters (a space and a
+    name), so only tags longer than ``2 * limit`` are counted, each once:
+    linear. Quoted values are skipped, an unclosed one ending at the tag's
+    end; namespace declarations count.
     """
     if len(text) <= 2 * limit:
         return False
-    long_tag = re.compile(rf"<[^<>]{{{2 * limit},}}+")  # a failed match ends at the next "<" or ">"
-    for match in long_tag.finditer(text):
+    long_tag = f"<[A-Za-z_:][^<>]{{{2 * limit},}}+"  # a failed match ends at the next "<" or ">"
+    scan = re.compile(_TEXT_SECTION.pattern + "|" + long_tag if xml else long_tag, re.S)
+    for match in scan.finditer(text):
+        if xml and match.group().startswith("<!"):
+            continue
         found = _ATTRIBUTE.finditer(text, match.start() + 1, match.end())
         if sum(1 for _ in zip(range(limit + 1), found, strict=False)) > limit:
             return True
