@@ -205,6 +205,48 @@ def long_date() -> Document:
                 + _item(f"<title>u</title><pubDate>{_fill('Mon, ', MB // 2)}</pubDate>"))
 
 
+def root_attributes() -> Document:
+    """An Atom root element holding 300,000 attributes (about 3.5 MB, under the default size cap)."""
+    attributes = "".join(f' a{n}="v"' for n in range(300_000))
+    text = (f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"{attributes}><title>A</title>'
+            '<id>urn:a</id><entry><id>urn:e</id><title>t</title><link href="https://e.example/1"/></entry></feed>')
+    return text.encode(), XML
+
+
+def root_attributes_malformed() -> Document:
+    """An RSS root element holding 300,000 attributes, and one stray ``<``: feedparser's tolerant parser."""
+    attributes = "".join(f' a{n}="v"' for n in range(300_000))
+    return _rss(items=_item("<title>t</title><description>x < y</description>"), namespaces=attributes)
+
+
+def attributes_at_limit() -> Document:
+    """1 MB of elements each holding 256 attributes (as many as the pre-scan accepts), in one item."""
+    element = "<x" + "".join(f' a{n}="v"' for n in range(255)) + "/>"
+    return _rss(items=_item("<title>t</title>" + _fill(element)))
+
+
+def attributes_at_limit_strict() -> Document:
+    """As :func:`attributes_at_limit`, with a DOCTYPE: the fast reader declines, feedparser's SAX reader reads it."""
+    element = "<x" + "".join(f' a{n}="v"' for n in range(255)) + "/>"
+    return _rss(items=_item("<title>t</title>" + _fill(element)), head="<!DOCTYPE rss>")
+
+
+def html_attributes() -> Document:
+    """A summary holding one escaped HTML tag of 300,000 attributes (the sanitizer's parser)."""
+    tag = "&lt;p" + "".join(f" a{n}=&quot;v&quot;" for n in range(300_000)) + "&gt;"
+    return _rss(items=_item(f"<title>t</title><description>{tag}text</description>"))
+
+
+def full_text_cdata() -> Document:
+    """1 MB of full-text HTML content in CDATA: short paragraphs of inline markup, one ``<`` per 8 characters."""
+    paragraphs = _fill('<p>Part: <a href="/p/1">a</a>, <em>b</em> <b>c</b>.</p>\n', 12_000)
+    entries = "".join(f'<entry><id>urn:e:{n}</id><title>t{n}</title><link href="https://e.example/{n}"/>'
+                      f'<content type="html"><![CDATA[{paragraphs}]]></content></entry>' for n in range(80))
+    text = ('<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>A</title><id>urn:a</id>'
+            f"{entries}</feed>")
+    return text.encode(), XML
+
+
 def json_deep() -> Document:
     """A JSON document nested 100,000 arrays deep."""
     return b'{"version": "https://jsonfeed.org/version/1.1", "items": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", {
@@ -233,6 +275,8 @@ DOCUMENTS: dict[str, Callable[[], Document]] = {
         dense_elements, dense_elements_malformed, dense_at_limit_malformed, bare_ampersands_malformed,
         broken_tags,
         summary_references, prolog_blank_lines, first_line_encodings,
+        root_attributes, root_attributes_malformed, attributes_at_limit, attributes_at_limit_strict,
+        html_attributes, full_text_cdata,
         json_deep, json_long_title, html_unclosed)
 }
 

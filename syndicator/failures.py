@@ -95,7 +95,8 @@ _TABLE = (
     FailureKind("parse", "not a valid feed", "cadence"),
     FailureKind("not_a_feed", "an HTML page, not a feed", "cadence"),  # its message names the feeds to use
     FailureKind("too_complex", "too costly to parse", "cadence",
-                advice="the document passed the parse budget; it is tried again only when it changes"),
+                advice="the document passed the parse budget or a structural limit; it is tried again only when "
+                       "it changes"),
     FailureKind("internal", "internal error in syndicator", "transient",
                 advice="a bug in syndicator: please report it with the traceback from the build's log"),
 )

@@ -29,8 +29,9 @@ from typing import Any
 from lxml import etree
 
 from . import feedreader
+from .errors import ParseError
 from .feedreader import HANDLED, PREFIXES, RELATIVE_URI_ELEMENTS, AuthorState, repaired
-from .limits import Budget
+from .limits import MAX_ATTRIBUTES, Budget
 
 _ATOM = "http://www.w3.org/2005/Atom"
 _XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
@@ -220,7 +221,16 @@ class _Reader:
 
     def _enter(self, element: Any) -> dict[str, str]:
         """feedparser's start of an element: depth, then xml:base and xml:lang (``base`` and ``lang``
-        without a namespace too; an empty xml:lang unsets the language, XML 1.0 section 2.12)."""
+        without a namespace too; an empty xml:lang unsets the language, XML 1.0 section 2.12).
+
+        Raises:
+            ParseError: kind ``too_complex``, for an element with more than
+                :data:`limits.MAX_ATTRIBUTES` attributes (``len`` is linear,
+                ``items()`` grows with the square; the pre-scan refuses them first).
+        """
+        if len(element.attrib) > MAX_ATTRIBUTES:
+            raise ParseError(self.budget.url, f"too complex to parse: an element with more than "
+                                              f"{MAX_ATTRIBUTES:,} attributes", kind="too_complex")
         self.depth += 1
         attributes = _attributes(element)
         base = attributes.get("xml:base", attributes.get("base")) or self.baseuri

@@ -9,15 +9,22 @@ One hostile document must never stall a build. Three kinds of bound:
   document (:mod:`feedreader` feeds it 64 KiB at a time), for every entry,
   around each costly step. Each step between two checks is linear in the
   (size-capped) document, so a check is never far away.
-* **Structural limits**, checked by a linear pre-scan before feedparser
+* **Structural limits**, checked by a linear pre-scan before any parser
   runs (:func:`check_structure`): more than :data:`MAX_TAGS` tags, tags
   (broken ones too) denser than one per :data:`MIN_CHARS_PER_TAG`
-  characters, or elements
-  nested more than :data:`MAX_DEPTH` deep make the document too complex.
-  feedparser costs about 30 µs per tag (80 µs in its tolerant parser), so
-  a document of tiny elements costs many times more per byte than a real
-  one. The real corpus's largest document has about 20,000 tags, its
-  densest large one 24 characters per tag, and none nests 20 deep.
+  characters, an element with more than :data:`MAX_ATTRIBUTES` attributes,
+  or elements nested more than :data:`MAX_DEPTH` deep make the document
+  too complex. feedparser costs about 30 µs per tag (80 µs in its tolerant
+  parser), so a document of tiny elements costs many times more per byte
+  than a real one; a ``<`` in a CDATA section or a comment is text to every
+  parser and is not counted (a full-text feed's HTML in CDATA holds one
+  ``<`` per 6 to 10 characters). The attributes of one element cost
+  expat's SAX reader, lxml (``items()``) and the sanitizer's HTML parser
+  (nh3) work that grows with the square of their number, in one call the
+  budget cannot interrupt (300,000 took 585 s). The real corpus's largest
+  document has about 20,000 tags, its densest large one 24 characters per
+  tag, none nests 20 deep and no element of it holds more than 16
+  attributes.
 * **Field sizes**: a title longer than :data:`TITLE_MAX_CHARS` characters
   and an author name longer than :data:`AUTHOR_MAX_CHARS` are cut when
   parsed (the pages cut them to 300 and 100 anyway); a date longer than
@@ -37,18 +44,21 @@ import time
 from collections.abc import Callable
 
 from .errors import ParseError
-from .markup import xml_shape
+from .markup import markup_opens, most_attributes_over, xml_shape
 
 #: Thread CPU seconds one document may take to parse.
 PARSE_BUDGET = 10.0
 #: Start, end and empty-element tags one XML document may hold.
 MAX_TAGS = 200_000
+#: Attributes (namespace declarations included) one element may hold, in the document
+#: and in the HTML of a summary, content or title (16 times the corpus's most).
+MAX_ATTRIBUTES = 256
 #: How deep XML elements may nest.
 MAX_DEPTH = 2_000
-#: A document with more than DENSE_MIN_TAGS "<" must average at least
-#: MIN_CHARS_PER_TAG characters per "<": feedparser's cost is per tag (and
-#: per broken tag), and no real feed is that dense (the corpus's densest
-#: large one has 24).
+#: A document with more than DENSE_MIN_TAGS "<" (outside CDATA sections and
+#: comments) must average at least MIN_CHARS_PER_TAG characters per "<":
+#: feedparser's cost is per tag (and per broken tag), and no real feed's
+#: markup is that dense (the corpus's densest large one has 24).
 DENSE_MIN_TAGS = 20_000
 MIN_CHARS_PER_TAG = 16
 #: How deep HTML elements in one summary, content or title may nest before it is published as plain text.
@@ -115,18 +125,25 @@ def check_structure(text: str, url: str) -> None:
         url: the source, named by the error.
     Raises:
         ParseError: kind ``too_complex``, for more than :data:`MAX_TAGS`
-            tags, more than :data:`DENSE_MIN_TAGS` ``<`` averaging fewer
-            than :data:`MIN_CHARS_PER_TAG` characters each, or nesting
-            deeper than :data:`MAX_DEPTH`.
+            tags, more than :data:`DENSE_MIN_TAGS` ``<`` outside CDATA
+            sections and comments averaging fewer than
+            :data:`MIN_CHARS_PER_TAG` characters each, an element with more
+            than :data:`MAX_ATTRIBUTES` attributes, or nesting deeper than
+            :data:`MAX_DEPTH`.
     """
-    opens = text.count("<")  # every tag, broken ones included: feedparser's tolerant parser pays for each
+    opens = text.count("<")
     # Every tag starts with a "<" and depth never exceeds the tags: a document with few needs no count.
     tags, depth = xml_shape(text, MAX_TAGS, MAX_DEPTH) if opens > min(MAX_TAGS, MAX_DEPTH) else (opens, 0)
     if tags > MAX_TAGS:
         raise ParseError(url, f"too complex to parse: more than {MAX_TAGS:,} tags", kind="too_complex")
     if opens > DENSE_MIN_TAGS and len(text) < opens * MIN_CHARS_PER_TAG:
-        raise ParseError(url, f"too complex to parse: {opens:,} tags in {len(text):,} characters, more than "
-                              f"one per {MIN_CHARS_PER_TAG}", kind="too_complex")
+        opens = markup_opens(text)  # every tag, broken ones included: feedparser's tolerant parser pays for each
+        if opens > DENSE_MIN_TAGS and len(text) < opens * MIN_CHARS_PER_TAG:
+            raise ParseError(url, f"too complex to parse: {opens:,} tags in {len(text):,} characters, more than "
+                                  f"one per {MIN_CHARS_PER_TAG}", kind="too_complex")
     if depth > MAX_DEPTH:
         raise ParseError(url, f"too complex to parse: elements nested more than {MAX_DEPTH:,} deep",
+                         kind="too_complex")
+    if most_attributes_over(text, MAX_ATTRIBUTES, xml=True):
+        raise ParseError(url, f"too complex to parse: an element with more than {MAX_ATTRIBUTES:,} attributes",
                          kind="too_complex")

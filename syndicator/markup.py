@@ -33,6 +33,10 @@ _HTML_TOKEN = re.compile(
     r"|(/?)([A-Za-z][^\s/<>]*+)([^<>]*+)>)", re.S | re.I)
 _RAW_TEXT = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style)\b.*?(?:</\1\s*+>|\Z)", re.S | re.I)
 _ANY_TAG = re.compile(r"</?[A-Za-z!?][^<>]*+>?")
+_TEXT_SECTION = re.compile(r"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)", re.S)
+#: An attribute of a tag: a name after white space or a quoted value (HTML parsers take both), then
+#: perhaps ``=`` and a value (quoted, perhaps unclosed, or bare).
+_ATTRIBUTE = re.compile(r"""(?:[\s/]++|(?<=["']))[^\s"'<>/=]++(?:\s*+=\s*+(?:"[^"]*+"?|'[^']*+'?|[^\s<>]*+))?""")
 #: HTML elements that never hold others, or that a new sibling closes
 #: (HTML Living Standard, "void elements" and "optional end tags"); they
 #: do not deepen the tree an HTML parser builds.
@@ -129,6 +133,46 @@ def xml_shape(text: str, max_tags: int, max_depth: int) -> tuple[int, int]:
         if tags > max_tags or deepest > max_depth:
             break
     return tags, deepest
+
+
+def markup_opens(text: str) -> int:
+    """The ``<`` of a document (str) outside CDATA sections and comments (int).
+
+    A ``<`` in a CDATA section or a comment is text to every XML parser
+    (feedparser's tolerant one too): it costs no tag's work. A section left
+    unclosed runs to the end of the text, as :func:`xml_shape` counts it.
+    """
+    opens = text.count("<")
+    if "<!" not in text:
+        return opens
+    for match in _TEXT_SECTION.finditer(text):
+        opens -= text.count("<", match.start() + 1, match.end())
+    return opens
+
+
+def most_attributes_over(text: str, limit: int, xml: bool = False) -> bool:
+    """True if one tag of ``text`` (str) holds more than ``limit`` (int) attributes.
+
+    A tag starts with ``<`` and a letter (or ``_`` or ``:``) and ends at its
+    first ``<`` or ``>``; with ``xml`` True, CDATA sections and comments
+    (text to an XML parser) are skipped, as :func:`xml_shape` skips them
+    (not in HTML, where a comment may end at ``--!>`` and CDATA is a bogus
+    comment). An attribute takes at least two characters (a space and a
+    name), so only tags longer than ``2 * limit`` are counted, each once:
+    linear. Quoted values are skipped, an unclosed one ending at the tag's
+    end; namespace declarations count.
+    """
+    if len(text) <= 2 * limit:
+        return False
+    long_tag = f"<[A-Za-z_:][^<>]{{{2 * limit},}}+"  # a failed match ends at the next "<" or ">"
+    scan = re.compile(_TEXT_SECTION.pattern + "|" + long_tag if xml else long_tag, re.S)
+    for match in scan.finditer(text):
+        if xml and match.group().startswith("<!"):
+            continue
+        found = _ATTRIBUTE.finditer(text, match.start() + 1, match.end())
+        if sum(1 for _ in zip(range(limit + 1), found, strict=False)) > limit:
+            return True
+    return False
 
 
 def html_deeper_than(fragment: str, limit: int) -> bool:

@@ -29,6 +29,7 @@ from syndicator.limits import (
     AUTHOR_MAX_CHARS,
     DATE_MAX_CHARS,
     DENSE_MIN_TAGS,
+    MAX_ATTRIBUTES,
     MAX_DEPTH,
     MAX_TAGS,
     TITLE_MAX_CHARS,
@@ -140,6 +141,70 @@ def test_documents_within_the_structural_limits_parse() -> None:
     check_structure(item("<x>" * (MAX_DEPTH - 10) + "</x>" * (MAX_DEPTH - 10)), URL)
     check_structure(item("<a/>" + "x" * 20) * (DENSE_MIN_TAGS // 2), URL)
     assert parse(item("<x>" * 500 + "deep" + "</x>" * 500)).entries[0].link == "https://blog.example.org/1"
+
+
+def full_text_atom(entries: int, paragraphs: int, extra_root: str = "") -> str:
+    """An Atom feed of full-text entries whose HTML content, in CDATA, is denser than one ``<`` per 16
+    characters (short paragraphs of inline markup, as a full-text feed writes them)."""
+    def body(n: int) -> str:
+        return "".join(f"<p>Part {n}.{k}, <em>a</em> <b>b</b> <i>c</i>.</p>\n" for k in range(paragraphs))
+    return ('<?xml version="1.0" encoding="utf-8"?>'
+            f'<feed xmlns="http://www.w3.org/2005/Atom"{extra_root}><title>Full Text</title><id>urn:full</id>'
+            '<link href="https://full.example.org/"/><updated>2026-11-29T10:00:00Z</updated>'
+            + "".join(f'<entry><id>urn:full:{n}</id><title>Entry {n}</title>'
+                      f'<link href="https://full.example.org/{n}"/>'
+                      f'<updated>2026-11-{1 + n % 28:02d}T10:00:00Z</updated>'
+                      f'<content type="html"><![CDATA[{body(n)}]]></content></entry>' for n in range(entries))
+            + "</feed>")
+
+
+def test_html_in_cdata_denser_than_the_tag_limit_parses() -> None:
+    document = full_text_atom(30, 90)
+    assert document.count("<") > DENSE_MIN_TAGS and len(document) < document.count("<") * 16  # the old guard's refusal
+    parsed = parse(document)
+    assert len(parsed.entries) == 30 and "<em>a</em>" in parsed.entries[0].content
+
+
+def test_dense_tags_outside_cdata_are_still_too_complex() -> None:
+    document = item("<![CDATA[x]]><!-- c -->" + "<a/>" * (DENSE_MIN_TAGS + 1))
+    with pytest.raises(ParseError, match="more than one per") as caught:
+        parse(document)
+    assert caught.value.kind == "too_complex"
+
+
+def atom_with_root_attributes(count: int, broken: bool = False) -> str:
+    attributes = "".join(f' a{n}="v"' for n in range(count))
+    document = full_text_atom(1, 1, extra_root=attributes)
+    return document.replace("<b>b</b>", "<b>b</b>]]> a < b <![CDATA[") if broken else document
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["well-formed", "malformed"])
+def test_an_element_with_too_many_attributes_is_too_complex(broken: bool) -> None:
+    with pytest.raises(ParseError, match=f"more than {MAX_ATTRIBUTES} attributes") as caught:
+        parse(atom_with_root_attributes(50_000, broken))
+    assert caught.value.kind == "too_complex" and caught.value.url == URL
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["well-formed", "malformed"])
+def test_an_element_at_the_attribute_limit_parses(broken: bool) -> None:
+    parsed = parse(atom_with_root_attributes(MAX_ATTRIBUTES - 1, broken))  # and xmlns
+    assert [entry.title for entry in parsed.entries] == ["Entry 0"]
+
+
+def test_the_fast_reader_refuses_an_element_with_too_many_attributes_too() -> None:
+    from syndicator import fastreader
+
+    with pytest.raises(ParseError, match="attributes") as caught:
+        fastreader.read(prepare_xml(atom_with_root_attributes(MAX_ATTRIBUTES + 1)), Budget(URL))
+    assert caught.value.kind == "too_complex"
+
+
+def test_html_with_a_tag_of_too_many_attributes_is_published_as_text() -> None:
+    tag = "&lt;p" + "".join(f" a{n}=&quot;v&quot;" for n in range(MAX_ATTRIBUTES + 1)) + "&gt;"
+    parsed = parse(item(f"<description>{tag}kept &lt;b&gt;words&lt;/b&gt;</description>"))
+    assert parsed.entries[0].summary == "<p>kept words</p>"
+    fine = "&lt;p" + "".join(f" a{n}=&quot;v&quot;" for n in range(10)) + "&gt;kept &lt;b&gt;words&lt;/b&gt;"
+    assert parse(item(f"<description>{fine}</description>")).entries[0].summary == "<p>kept <b>words</b></p>"
 
 
 # --- fields with a natural size ---------------------------------------------------------
@@ -292,3 +357,33 @@ def test_the_pre_check_finds_what_the_sax_parser_finds(document: str) -> None:
     data = document.encode("utf-8")
     error = feedreader._syntax_error(data)
     assert (str(error) if error else None) == sax_error(data)
+
+
+# --- through the real CLI: a dense full-text feed publishes, an attribute bomb does not stall its neighbours ---
+
+
+def test_a_full_text_feed_denser_than_the_old_guard_publishes(server: HTTPServer, tmp_path: Path) -> None:
+    document = full_text_atom(60, 60)
+    assert document.count("<") > DENSE_MIN_TAGS and len(document) < document.count("<") * 16
+    server.expect_request("/full.xml").respond_with_data(document, content_type="application/atom+xml")
+    config = write_config(tmp_path, [{"name": "Full", "feed": server.url_for("/full.xml")}])
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "cache" / "report.json").read_text())
+    assert report["failed"] == 0 and report["parsed"] == 1
+    page = (tmp_path / "public" / "index.html").read_text()
+    assert "Entry 55" in page and "<em>a</em>" in page  # day 28, the newest
+
+
+def test_an_attribute_bomb_fails_alone_and_its_neighbour_publishes(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/bomb.xml").respond_with_data(atom_with_root_attributes(100_000),
+                                                         content_type="application/atom+xml")
+    server.expect_request("/good.xml").respond_with_data(rss(post(1)), content_type="application/rss+xml")
+    config = write_config(tmp_path, [{"name": "Bomb", "feed": server.url_for("/bomb.xml")},
+                                     {"name": "Good", "feed": server.url_for("/good.xml")}])
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "cache" / "report.json").read_text())
+    assert report["failed_by_class"] == {"too_complex": 1} and report["parsed"] == 1
+    assert "Post 1" in (tmp_path / "public" / "index.html").read_text()
+    assert "attributes" in (tmp_path / "public" / "sites.html").read_text()

@@ -14,7 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from syndicator.markup import holds_element, html_deeper_than, prolog_end, strip_tags, tags_named, xml_shape
+from syndicator.markup import (
+    holds_element,
+    html_deeper_than,
+    markup_opens,
+    most_attributes_over,
+    prolog_end,
+    strip_tags,
+    tags_named,
+    xml_shape,
+)
 from syndicator.parse import root_element
 
 # The regexes markup.py replaced, as they were in parse.py.
@@ -125,3 +134,21 @@ def test_tags_named_on_a_hostile_page() -> None:
     assert list(tags_named("<html><head>" + "<!--x <a " * 100_000 + "-->" + link, ("link",))) == [link]
     assert list(tags_named("<html><head>" + "<!--x <a " * 100_000 + link, ("link",))) == []  # all one comment
     assert list(tags_named("<html><head>" + "<a href='x " * 100_000 + link, ("link",))) == [link]
+
+
+def test_markup_opens_leaves_out_cdata_sections_and_comments() -> None:
+    assert markup_opens("<a><![CDATA[<b><c>]]><!-- <x> --><d>") == 4  # a, the CDATA and comment openings, d
+    assert markup_opens("<a><![CDATA[<b><c>") == 2  # an unclosed section runs to the end
+
+
+@pytest.mark.parametrize(("text", "xml", "over"), [
+    ("<feed" + "".join(f' a{n}="v"' for n in range(11)) + ">", True, True),
+    ("<feed" + "".join(f' a{n}="v"' for n in range(10)) + ">", True, False),
+    ("<p" + "".join(f'a{n}="1"' for n in range(11)) + ">", False, True),  # HTML needs no space after a value
+    ("<p" + " a" * 11 + ">", False, True),  # nor a value
+    ('<img title="' + "many words " * 50 + '">', False, False),  # words of a quoted value are no attributes
+    ("<![CDATA[" + "prose words " * 50 + "]]>", True, False),  # nor the words of a CDATA section
+    ("<!-- <x" + " a" * 11 + "> -->", True, False),
+])
+def test_most_attributes_over_counts_the_attributes_of_one_tag(text: str, xml: bool, over: bool) -> None:
+    assert most_attributes_over(text, 10, xml=xml) is over
