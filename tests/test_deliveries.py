@@ -29,7 +29,7 @@ from syndicator.errors import ConfigError
 from syndicator.model import Entry, SourceState
 from syndicator.store import SCHEMA_VERSION, TABLES, Store
 
-from .conftest import NOW, build, post, rss, write_config
+from .conftest import NOW, NOW_ISO, build, post, rss, write_config
 from .postgres import pg_database, postgres_url  # noqa: F401
 
 SECRETS = {"a": "secret-of-a", "b": "secret-of-b"}
@@ -225,7 +225,7 @@ def test_a_planet_without_deliveries_writes_no_events(server: HTTPServer, tmp_pa
     assert build(config).exit_code == 0
     assert rows(tmp_path, "SELECT COUNT(*) FROM seen") == [(2,)]
     assert rows(tmp_path, "SELECT COUNT(*) FROM outbox") == [(0,)]
-    status = CliRunner().invoke(main, ["status", "--config", str(config)])
+    status = CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO])
     assert "deliveries" not in status.stdout
 
 

@@ -118,9 +118,10 @@ PAGE = b"""<!DOCTYPE html><html><head><title>Blog</title>
 def test_an_html_page_names_the_feeds_it_advertises() -> None:
     with pytest.raises(NotAFeedError) as caught:
         parse_feed(PAGE, "https://blog.example.org/blog/", {"content-type": "text/html"}, NOW)
-    assert caught.value.alternates == ["https://blog.example.org/feed.rss", "https://blog.example.org/atom.xml",
-                                       "https://blog.example.org/blog/feed.json"]
-    assert "https://blog.example.org/feed.rss" in str(caught.value)
+    # Best first (discover.rank): the feed under the page's own path, then the site's, in the page's order.
+    assert caught.value.alternates == ["https://blog.example.org/blog/feed.json", "https://blog.example.org/feed.rss",
+                                       "https://blog.example.org/atom.xml"]
+    assert "https://blog.example.org/blog/feed.json" in str(caught.value)
     assert caught.value.kind == "not_a_feed"
 
 

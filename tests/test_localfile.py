@@ -20,7 +20,7 @@ from syndicator.cli import main
 from syndicator.config import load_config
 from syndicator.model import Failed, FetchRequest
 
-from .conftest import build, entry_titles, post, rss, write_config
+from .conftest import NOW_ISO, build, entry_titles, post, rss, write_config
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo"
 
@@ -90,7 +90,7 @@ def test_a_local_file_is_read_again_on_every_build(tmp_path: Path) -> None:
     result = build(config, now="2026-11-30T12:01:00Z")  # a minute later: a URL would not be due yet
     assert result.exit_code == 0, result.output
     assert entry_titles(tmp_path / "public" / "feed.xml") == ["Post 2", "Post 1"]
-    status = CliRunner().invoke(main, ["status", "--config", str(config)])
+    status = CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO])
     assert "next due: every build (a local file)" in status.output
 
 
@@ -129,7 +129,8 @@ def test_a_file_that_stops_parsing_keeps_its_last_good_copy(tmp_path: Path) -> N
     result = build(config, now="2026-11-30T13:00:00Z")
     assert result.exit_code == 0, result.output
     assert entry_titles(tmp_path / "public" / "feed.xml") == ["Post 2", "Post 1"]
-    status = json.loads(CliRunner().invoke(main, ["status", "--config", str(config), "--json"]).output)
+    status = json.loads(CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO,
+                                                  "--json"]).output)
     assert next(row for row in status if row["name"] == "B")["health"] == "failing"
 
 
@@ -156,6 +157,6 @@ def test_a_page_cannot_point_a_site_at_a_local_file(tmp_path: Path, server: HTTP
     assert result.exit_code == 0, result.output
     assert "Private notes" not in published_text(tmp_path / "public")
     status = {row["name"]: row for row in json.loads(
-        CliRunner().invoke(main, ["status", "--config", str(config), "--json"]).output)}
+        CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO, "--json"]).output)}
     assert status["Page"]["failure_class"] == "not_a_feed"
     assert status["Redirect"]["failure_class"] == "redirect"

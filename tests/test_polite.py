@@ -14,7 +14,7 @@ from werkzeug import Request, Response
 from syndicator import observe
 
 from .conftest import NOW, post, rss, write_config
-from .polite_helpers import Feed, build, http_date, later, run, site, status
+from .polite_helpers import Feed, build, http_date, iso, later, run, site, status
 
 FAST = {"host_gap": 0, "retries": 0, "timeout": 1}
 
@@ -270,7 +270,7 @@ def test_status_shows_each_sites_schedule(server: HTTPServer, tmp_path: Path) ->
 
 def test_status_without_a_cache_shows_every_site_as_new(tmp_path: Path) -> None:
     config = write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}])
-    rows = json.loads(run("status", "--config", str(config), "--json").stdout)
+    rows = json.loads(run("status", "--config", str(config), "--json", "--now", iso(NOW)).stdout)
     assert [(r["name"], r["health"], r["reason"]) for r in rows] == [("Blog", "new", "never attempted: due now")]
     assert not (tmp_path / "cache" / "state.sqlite").exists()
 

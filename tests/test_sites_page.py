@@ -10,7 +10,7 @@ from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
 
-from .conftest import build, post, rss, write_config
+from .conftest import NOW_ISO, build, post, rss, write_config
 
 
 def rows(public: Path) -> list[tuple[str, str, str]]:
@@ -96,5 +96,5 @@ def test_the_page_and_status_name_a_sites_trouble_alike(tmp_path: Path, server: 
     assert [name for _, name, _ in rows(public)][-1] == "Ok"  # the sites in trouble come first
     totals = re.search(r'<p class="totals">(.*?)</p>', (public / "sites.html").read_text(encoding="utf-8"))
     assert totals is not None and totals[1].startswith("4 sites: 1 ok, 1 failing, 1 denied, 1 gone, ")
-    status = CliRunner().invoke(main, ["status", "--config", str(config)]).stdout.splitlines()
+    status = CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO]).stdout.splitlines()
     assert status[-1] == "4 sites: 1 ok, 1 failing, 1 denied, 1 gone, 3 stale"
