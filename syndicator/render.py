@@ -249,18 +249,20 @@ def _static_files(folder: Path) -> dict[str, Path]:
 def _static_source(path: Path, folder: Path) -> Path | None:
     """The regular file ``path`` of a static folder stands for (itself, or a link's target inside
     ``folder``), or None with a warning."""
-    if path.is_symlink():
+    named, link = path, path.is_symlink()
+    if link:
         real = _inside(path, folder)
         if real is None:
             return None
         path = real
     try:
         mode = path.lstat().st_mode
-    except OSError as error:
-        log.warning("%s: cannot be read (%s); not published", path, error.strerror or error)
+    except OSError as error:  # the warning names the file in static/, not a link's missing target
+        reason = f"a broken symlink to {os.readlink(named)}" if link else error.strerror or str(error)
+        log.warning("%s: cannot be read (%s); not published", named, reason)
         return None
     if not stat.S_ISREG(mode):
-        log.warning("%s: not a regular file (a fifo, a device or a socket); not published", path)
+        log.warning("%s: not a regular file (a fifo, a device or a socket); not published", named)
         return None
     return path
 

@@ -60,19 +60,21 @@ def test_links_out_of_static_and_special_files_are_not_published(tmp_path: Path)
     (static / "state.sqlite").symlink_to("../cache/state.sqlite")
     (static / "keys").symlink_to(tmp_path / "private", target_is_directory=True)
     (static / "broken").symlink_to(tmp_path / "nowhere")
+    (static / "dangling").symlink_to("missing.txt")  # inside the folder, to nothing
     (static / "logo-link.svg").symlink_to("img/logo.svg")  # inside the folder: published as a copy
     os.mkfifo(static / "pipe")
     result = build(config, "--force", now="2026-11-30T13:00:00Z")
     assert result.exit_code == 0, result.output
     public = tmp_path / "public"
     assert {"img/logo.svg", "logo-link.svg", "index.html"} <= set(tree(public))
-    for name in ("environ", "cmdline", "passwd", "state.sqlite", "keys", "broken", "pipe"):
+    for name in ("environ", "cmdline", "passwd", "state.sqlite", "keys", "broken", "dangling", "pipe"):
         assert not os.path.lexists(public / name), name
     assert (public / "logo-link.svg").read_text() == "<svg/>" and not (public / "logo-link.svg").is_symlink()
     for name in ("environ", "cmdline", "passwd", "state.sqlite"):
         assert f"static/{name}: a symlink out of" in result.stderr, name
     assert "static/keys: a symlink to a folder; not published" in result.stderr
     assert "static/pipe: not a regular file" in result.stderr
+    assert "static/dangling: cannot be read (a broken symlink to missing.txt)" in result.stderr  # named as in static/
     assert b"secret" not in b"".join(tree(public).values())
     assert b"SQLite format" not in b"".join(tree(public).values())
 
