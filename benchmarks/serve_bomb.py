@@ -196,7 +196,10 @@ def variant(count: int, samples: int, wait: float) -> list[str]:
                     times = [pushed(http, callback, secret, blog, folder, f"poll phase push {n}")
                              for n in range(samples)] if repolled else []
                 during = bombs.sent[polled:]
-                rows.append(row(count, size, "poll", f"{len(during)} GETs (first poll before: {polled})"
+                with sqlite(folder / "cache" / "state.sqlite") as db:
+                    kind, failures = db.execute("SELECT error_kind, failures FROM sources WHERE url = ?",
+                                                (bombs.url,)).fetchone() or (None, 0)
+                rows.append(row(count, size, "poll", f"{len(during)} GETs ({polled} before), stored {kind} x{failures}"
                                 if repolled else f"no re-poll within {wait:.0f} s", prober, during, times))
                 # 2. the bomb pushed
                 times, sent, answers = [], [], []
