@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,19 +18,10 @@ import pytest
 from syndicator import callbacks, parse
 
 from .conftest import write_config
-from .test_serve import Clock, feeds, in_process, inbox, page, site, spawn, stored_entries
+from .test_serve import Clock, feeds, hub, in_process, inbox, page, site, spawn, stored_entries
 from .websub_hub import WAIT, FeedServer, ServeProcess, WebSubHub, session, sign
 
-__all__ = ["feeds", "spawn"]  # fixtures
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> Iterator[WebSubHub]:
-    running = WebSubHub(tmp_path)
-    try:
-        yield running
-    finally:
-        running.stop()
+__all__ = ["feeds", "hub", "spawn"]  # fixtures
 
 
 def exchange(base: str, raw: bytes) -> bytes:
