@@ -31,7 +31,7 @@ NAME_MAX_CHARS = 200
 #: U+2066-9), which reorder the text shown around them, and the invisible ones that hide a difference
 #: (zero-width space U+200B, word joiner and invisible operators U+2060-4, byte order mark U+FEFF). The
 #: joiners U+200C-D stay: scripts and emoji need them.
-_HIDDEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+NAME_HIDDEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _REQUIRED = ("title", "link", "sites")
 #: Most fetch threads (the --workers option has the same bound).
 WORKERS_MAX = 64
@@ -350,7 +350,7 @@ def _sites(data: _LineDict, base: Path) -> tuple[Site, ...]:
         if strip_control(name) != name or len(name) > NAME_MAX_CHARS:
             problem = f"must be at most {NAME_MAX_CHARS} characters, without control characters"
             raise _FieldError(item.lines["name"], f"{where}.name", problem)
-        hidden = _HIDDEN.search(name)
+        hidden = NAME_HIDDEN.search(name)
         if hidden is not None:
             problem = (f"{name!r} holds U+{ord(hidden.group()):04X}, an invisible or text-direction character "
                        "that can disguise the name on the pages; remove it")

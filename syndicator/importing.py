@@ -12,8 +12,9 @@ Merge rules (:func:`plan`), so the result loads with :func:`config.load_config`:
 * a feed already in sites.yaml, or listed earlier in the same list, is
   skipped; feeds are compared by :func:`urls.canonical` (RFC 3986 section
   6.2: case of scheme and host, default port, fragment, tracking parameters);
-* a name is cleaned as config reads it (control characters dropped, white
-  space runs made one space) and cut to :data:`config.NAME_MAX_CHARS`; an
+* a name is cleaned as config reads it (control characters and the
+  characters config refuses in a name, :data:`config.NAME_HIDDEN`, dropped;
+  white space runs made one space) and cut to :data:`config.NAME_MAX_CHARS`; an
   empty one becomes the feed URL; one already taken gets `` (2)``,
   `` (3)``... (config refuses two sites with one name);
 * ``link`` is written only when it is an http(s) URL.
@@ -46,7 +47,7 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
-from .config import NAME_MAX_CHARS, load_config, read_text
+from .config import NAME_HIDDEN, NAME_MAX_CHARS, load_config, read_text
 from .errors import ConfigError, FeedError
 from .model import Site
 from .sublists import Candidate, read_list
@@ -126,8 +127,14 @@ def plan(existing: Sequence[Site], candidates: Sequence[Candidate], source: str)
 
 
 def _clean(name: str) -> str:
-    """``name`` as config reads it (no control characters, white space runs as one space), at most NAME_MAX_CHARS."""
-    return _cut(" ".join(strip_control(name).split()), NAME_MAX_CHARS)
+    """``name`` as config reads it, at most NAME_MAX_CHARS: no control characters, none of NAME_HIDDEN.
+
+    The bidirectional controls and invisible characters that config refuses
+    in a name (U+202E...) are dropped, not refused: a list or a feed title is
+    someone else's text, and one bad name must not stop the others. White
+    space runs then become one space. "" when nothing is left.
+    """
+    return _cut(" ".join(NAME_HIDDEN.sub("", strip_control(name)).split()), NAME_MAX_CHARS)
 
 
 def _cut(text: str, limit: int) -> str:

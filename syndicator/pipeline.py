@@ -55,7 +55,7 @@ from .model import (
     is_local,
 )
 from .pool import HostPool
-from .publish import MARKER, output_lock
+from .publish import MARKER, check_output, output_lock
 from .report import BuildReport, write_report
 from .selection import condense, select_condensed, site_statuses
 from .sitekey import Publication, output_mark, site_key
@@ -302,15 +302,19 @@ def _offline(report: BuildReport) -> bool:
 
 
 def check_folders(config: Config) -> None:
-    """Refuse a cache folder that is the output folder or inside it: publishing replaces the output whole.
+    """Refuse, before anything is fetched or stored, the folders a build could never publish with: a
+    cache folder that is the output folder or inside it (publishing replaces the output whole), and
+    an output folder that is not a folder or is read-only (:func:`publish.check_output`).
 
     Raises:
-        ConfigError: naming both folders, before anything is fetched.
+        ConfigError: naming both folders.
+        RenderError: naming the output folder (exit code 6).
     """
     output, cache = Path(config.output).resolve(), Path(config.cache).resolve()
     if cache == output or output in cache.parents:
         raise ConfigError(f"the cache folder {config.cache} must not be the output folder {config.output} or inside "
                           "it: every build replaces the output folder whole")
+    check_output(Path(config.output))
 
 
 def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:

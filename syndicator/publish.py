@@ -169,6 +169,16 @@ def publish(output: Path, files: Mapping[str, str | Iterable[str] | Path]) -> li
     return [output / name for name in files]
 
 
+def check_output(output: Path) -> None:
+    """Refuse, before a build fetches or stores anything, an output folder :func:`publish` would refuse
+    for a fixed reason: not a folder, or read-only (see the module docstring). Same line as publish's.
+
+    Raises:
+        RenderError: naming the folder (exit code 6); a folder that does not exist yet passes.
+    """
+    _writable(target_of(output))
+
+
 def _writable(target: Path) -> os.stat_result | None:
     """The status of the output folder ``target``, or None when it does not exist yet.
 

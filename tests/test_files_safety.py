@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pytest_httpserver import HTTPServer
 
 from syndicator.publish import CARRIED
 from syndicator.pushstate import PushState
@@ -130,6 +131,38 @@ def test_a_read_only_output_folder_is_refused_and_left_as_it_was(tmp_path: Path)
     result = build(config, now="2026-11-30T14:00:00Z")
     assert result.exit_code == 0, result.output
     assert leftovers(tmp_path) == []
+
+
+def test_a_read_only_output_folder_is_refused_before_any_request_or_state(server: HTTPServer,
+                                                                          tmp_path: Path) -> None:
+    """A fixed condition: refused up front (exit 6, the same line), so no feed is asked and no state
+    is created or changed, on a first build and on a later one."""
+    server.expect_request("/feed.xml").respond_with_data(rss(post(1, host="127.0.0.1")))
+    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/feed.xml")}])
+    public = tmp_path / "public"
+    public.mkdir()
+    public.chmod(0o555)
+    try:
+        first = build(config)
+        assert first.exit_code == 6, first.output
+        assert "public: the output folder is read-only (mode 555); make it writable" in one_line(first.stderr)
+        assert server.log == []
+        assert not (tmp_path / "cache").exists()  # no state database, no lock: nothing was written
+    finally:
+        public.chmod(0o755)
+    assert build(config).exit_code == 0
+    state = tree(tmp_path / "cache")
+    assert "state.sqlite" in state
+    server.clear_log()
+    public.chmod(0o555)
+    try:
+        later = build(config, "--force", now="2026-11-30T13:00:00Z")
+        assert later.exit_code == 6, later.output
+        assert "public: the output folder is read-only (mode 555); make it writable" in one_line(later.stderr)
+    finally:
+        public.chmod(0o755)
+    assert server.log == []
+    assert tree(tmp_path / "cache") == state
 
 
 #: Root without the capabilities that override file permissions: bound by modes like any user.

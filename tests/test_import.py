@@ -481,6 +481,40 @@ def test_add_needs_a_name_when_the_feed_has_no_title(server: HTTPServer, tmp_pat
     assert sites(config) == [("Named", server.url_for("/untitled.xml"), "https://blog.example.org/")]
 
 
+def test_names_lose_the_characters_sites_yaml_refuses_and_the_rest_imports(server: HTTPServer,
+                                                                         tmp_path: Path) -> None:
+    """One outline's text holds U+202E (sites.yaml refuses it in a name): it is dropped, not the import."""
+    config = write(tmp_path / "empty.yaml", "title: T\nlink: https://planet.example.org/\nsites: []\n")
+    url = server.url_for
+    opml = write(tmp_path / "rlo.opml", f"""<?xml version="1.0" encoding="utf-8"?>
+<opml version="2.0"><body>
+  <outline text="Plain" xmlUrl="{url('/plain.xml')}"/>
+  <outline text="Evil\u202ename" xmlUrl="{url('/evil.xml')}"/>
+  <outline text="Zero\u200b width \u2066isolated\u2069" xmlUrl="{url('/zero.xml')}"/>
+  <outline text="\u202e\u200f\ufeff" xmlUrl="{url('/hidden.xml')}"/>
+</body></opml>
+""")
+    result = run("import", str(opml), "--config", str(config))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    assert sites(config) == [
+        ("Plain", url("/plain.xml"), None),
+        ("Evilname", url("/evil.xml"), None),
+        ("Zero width isolated", url("/zero.xml"), None),
+        (url("/hidden.xml"), url("/hidden.xml"), None),  # nothing left: named by its URL, as a nameless feed
+    ]
+    assert "\u202e" not in config.read_text(encoding="utf-8")
+    assert result.stdout.splitlines()[-1] == "added 4 sites, skipped 0 (0 already listed, 0 not http(s) URLs)"
+
+
+def test_add_drops_the_characters_sites_yaml_refuses_from_the_feed_title(server: HTTPServer, tmp_path: Path) -> None:
+    serve_blog(server, title="Server\u202e Blog\u200b")
+    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
+    result = run("add", server.url_for("/feed.xml"), "--config", str(config))
+    assert result.exit_code == 0, result.output
+    assert sites(config) == [("Server Blog", server.url_for("/feed.xml"), server.url_for("/home/"))]
+
+
 def test_add_a_page_without_a_feed_fails_and_writes_nothing(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/plain").respond_with_data("<!DOCTYPE html><html><head></head></html>",
                                                       content_type="text/html")
