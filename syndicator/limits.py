@@ -20,7 +20,8 @@ One hostile document must never stall a build. Three kinds of bound:
   tag (80 µs in its tolerant parser), so a document of tiny elements costs
   many times more per byte than a real one, while lxml costs a few µs (a
   full-text feed of ``type="xhtml"`` content, one tag per 8 characters, is
-  read, not refused); a ``<`` in a CDATA section or a comment is text to every
+  read, not refused; the fast reader still refuses more than
+  :data:`MAX_TAGS` tags outside XHTML content); a ``<`` in a CDATA section or a comment is text to every
   parser and is not counted (a full-text feed's HTML in CDATA holds one
   ``<`` per 6 to 10 characters). The attributes of one element cost
   expat's SAX reader, lxml (``items()``) and the sanitizer's HTML parser
