@@ -1,14 +1,15 @@
 """Parse-work bounds: a dense full-text feed, and attribute bombs through the real ``syndicator build``.
 
-    .venv/bin/python benchmarks/parse_bounds.py [--only fulltext builds] [--counts 50000 100000 300000 1000000]
-                                                [--timeout 900]
+    .venv/bin/python benchmarks/parse_bounds.py [--only fulltext fulltext-xhtml builds]
+                                                [--counts 50000 100000 300000 1000000] [--timeout 900]
 
 1. ``fulltext``: a generated full-text Atom feed of about 5 MB (300 entries,
    HTML paragraphs of inline markup in CDATA, one ``<`` per 9 characters:
    denser than the old tag-density guard accepted) is parsed by
    ``parse_feed`` in a fresh child process; prints its size, its ``<``, the
    thread CPU seconds of the parse, and the child's peak resident memory
-   before and after the parse (``ru_maxrss``, MiB).
+   before and after the parse (``ru_maxrss``, MiB). ``fulltext-xhtml``: the
+   same feed with ``type="xhtml"`` content (real XHTML elements, not CDATA).
 2. ``builds``: for each count, a planet of two sites on a loopback HTTP
    server, "Bomb" (an Atom feed whose root element holds that many
    attributes) and "Healthy" (an ordinary RSS feed), built by the real CLI
@@ -50,18 +51,24 @@ NOW_ISO = "2026-11-30T12:00:00Z"
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
 
-def full_text_feed(entries: int = 300, paragraphs: int = 255) -> bytes:
-    """A full-text Atom feed: ``entries`` entries of ``paragraphs`` short HTML paragraphs each, in CDATA."""
+def full_text_feed(entries: int = 300, paragraphs: int = 255, xhtml: bool = False) -> bytes:
+    """A full-text Atom feed: ``entries`` entries of ``paragraphs`` short HTML paragraphs each, in CDATA
+    (or, with ``xhtml``, as ``type="xhtml"`` content: real XHTML elements in a div, RFC 4287 section 4.1.3.3)."""
     def body(n: int) -> str:
         return "".join(f'<p>Part {n}.{k}: <a href="/p/{k}">a</a>, <em>b</em> <b>c</b>.</p>\n'
                        for k in range(paragraphs))
+
+    def content(n: int) -> str:
+        if xhtml:
+            return f'<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">{body(n)}</div></content>'
+        return f'<content type="html"><![CDATA[{body(n)}]]></content>'
     return ('<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
             '<title>Full Text</title><id>urn:full</id><link href="https://full.example.org/"/>'
             '<updated>2026-11-29T10:00:00Z</updated>'
             + "".join(f'<entry><id>urn:full:{n}</id><title>Entry {n}</title>'
                       f'<link href="https://full.example.org/{n}"/>'
                       f'<updated>2026-11-{1 + n % 28:02d}T10:00:00Z</updated>'
-                      f'<content type="html"><![CDATA[{body(n)}]]></content></entry>' for n in range(entries))
+                      f'{content(n)}</entry>' for n in range(entries))
             + "</feed>").encode()
 
 
@@ -93,9 +100,9 @@ def _parse_in_child(connection: Any, body: bytes) -> None:
     connection.close()
 
 
-def fulltext() -> None:
+def fulltext(xhtml: bool = False) -> None:
     """Print the full-text feed's figures (see the module docstring)."""
-    body = full_text_feed()
+    body = full_text_feed(xhtml=xhtml)
     text = body.decode()
     context = multiprocessing.get_context("spawn")  # a fresh process: its peak memory is this parse's
     receiver, sender = context.Pipe(duplex=False)
@@ -104,7 +111,7 @@ def fulltext() -> None:
     seconds, before, after, outcome = receiver.recv()
     process.join()
     print(f"full-text feed: {len(body):,} bytes, {text.count('<'):,} '<' ({len(text) / text.count('<'):.1f} "
-          f"characters each), 300 entries")
+          f"characters each), 300 entries{', XHTML content' if xhtml else ', HTML in CDATA'}")
     print(f"  parse: {seconds:.3f} s CPU, {seconds / (len(body) / 1e6):.3f} s/MB; peak RSS {before:.0f} MiB "
           f"before, {after:.0f} MiB after (+{after - before:.0f} MiB); {outcome}")
 
@@ -173,12 +180,15 @@ def build_once(count: int, timeout: float) -> None:
 def main() -> None:
     """Run the benchmark (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="*", default=["fulltext", "builds"], choices=["fulltext", "builds"])
+    parser.add_argument("--only", nargs="*", default=["fulltext", "fulltext-xhtml", "builds"],
+                        choices=["fulltext", "fulltext-xhtml", "builds"])
     parser.add_argument("--counts", nargs="*", type=int, default=[50_000, 100_000, 300_000, 1_000_000])
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per build at most (default 900)")
     args = parser.parse_args()
     if "fulltext" in args.only:
         fulltext()
+    if "fulltext-xhtml" in args.only:
+        fulltext(xhtml=True)
     if "builds" in args.only:
         for count in args.counts:
             build_once(count, args.timeout)

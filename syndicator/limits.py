@@ -10,13 +10,18 @@ One hostile document must never stall a build. Three kinds of bound:
   around each costly step. Each step between two checks is linear in the
   (size-capped) document, so a check is never far away.
 * **Structural limits**, checked by a linear pre-scan before any parser
-  runs (:func:`check_structure`): more than :data:`MAX_TAGS` tags, tags
-  (broken ones too) denser than one per :data:`MIN_CHARS_PER_TAG`
-  characters, an element with more than :data:`MAX_ATTRIBUTES` attributes,
-  or elements nested more than :data:`MAX_DEPTH` deep make the document
-  too complex. feedparser costs about 30 µs per tag (80 µs in its tolerant
-  parser), so a document of tiny elements costs many times more per byte
-  than a real one; a ``<`` in a CDATA section or a comment is text to every
+  runs (:func:`check_structure`): more than :data:`FAST_MAX_TAGS` tags,
+  an element with more than :data:`MAX_ATTRIBUTES` attributes, or elements
+  nested more than :data:`MAX_DEPTH` deep make the document too complex.
+  A document the fast reader (:mod:`fastreader`, lxml) declines must also
+  pass :func:`check_tags` before feedparser reads it: no more than
+  :data:`MAX_TAGS` tags, none (broken ones too) denser than one per
+  :data:`MIN_CHARS_PER_TAG` characters. feedparser costs about 30 µs per
+  tag (80 µs in its tolerant parser), so a document of tiny elements costs
+  many times more per byte than a real one, while lxml costs a few µs (a
+  full-text feed of ``type="xhtml"`` content, one tag per 8 characters, is
+  read, not refused; the fast reader still refuses more than
+  :data:`MAX_TAGS` tags outside XHTML content); a ``<`` in a CDATA section or a comment is text to every
   parser and is not counted (a full-text feed's HTML in CDATA holds one
   ``<`` per 6 to 10 characters). The attributes of one element cost
   expat's SAX reader, lxml (``items()``) and the sanitizer's HTML parser
@@ -48,8 +53,10 @@ from .markup import markup_opens, most_attributes_over, xml_shape
 
 #: Thread CPU seconds one document may take to parse.
 PARSE_BUDGET = 10.0
-#: Start, end and empty-element tags one XML document may hold.
+#: Start, end and empty-element tags one XML document may hold for feedparser.
 MAX_TAGS = 200_000
+#: ... and for the fast reader (lxml, a few microseconds a tag and about 150 bytes an element).
+FAST_MAX_TAGS = 1_000_000
 #: Attributes (namespace declarations included) one element may hold, in the document
 #: and in the HTML of a summary, content or title (16 times the corpus's most).
 MAX_ATTRIBUTES = 256
@@ -117,33 +124,51 @@ class Budget:
             self._unspent_until = self._wall() + (self._deadline - now)
 
 
-def check_structure(text: str, url: str) -> None:
-    """Refuse an XML document whose shape alone is beyond the structural limits.
+def check_structure(text: str, url: str) -> int:
+    """Refuse an XML document whose shape alone is beyond what any parser may read; count its tags.
 
     Args:
         text: the decoded document (str).
         url: the source, named by the error.
+    Returns:
+        the document's tags (int, for :func:`check_tags`).
     Raises:
-        ParseError: kind ``too_complex``, for more than :data:`MAX_TAGS`
-            tags, more than :data:`DENSE_MIN_TAGS` ``<`` outside CDATA
-            sections and comments averaging fewer than
-            :data:`MIN_CHARS_PER_TAG` characters each, an element with more
-            than :data:`MAX_ATTRIBUTES` attributes, or nesting deeper than
-            :data:`MAX_DEPTH`.
+        ParseError: kind ``too_complex``, for more than
+            :data:`FAST_MAX_TAGS` tags, an element with more than
+            :data:`MAX_ATTRIBUTES` attributes, or nesting deeper than :data:`MAX_DEPTH`.
     """
     opens = text.count("<")
     # Every tag starts with a "<" and depth never exceeds the tags: a document with few needs no count.
-    tags, depth = xml_shape(text, MAX_TAGS, MAX_DEPTH) if opens > min(MAX_TAGS, MAX_DEPTH) else (opens, 0)
-    if tags > MAX_TAGS:
-        raise ParseError(url, f"too complex to parse: more than {MAX_TAGS:,} tags", kind="too_complex")
-    if opens > DENSE_MIN_TAGS and len(text) < opens * MIN_CHARS_PER_TAG:
-        opens = markup_opens(text)  # every tag, broken ones included: feedparser's tolerant parser pays for each
-        if opens > DENSE_MIN_TAGS and len(text) < opens * MIN_CHARS_PER_TAG:
-            raise ParseError(url, f"too complex to parse: {opens:,} tags in {len(text):,} characters, more than "
-                                  f"one per {MIN_CHARS_PER_TAG}", kind="too_complex")
+    tags, depth = xml_shape(text, FAST_MAX_TAGS, MAX_DEPTH) if opens > min(MAX_TAGS, MAX_DEPTH) else (opens, 0)
+    if tags > FAST_MAX_TAGS:
+        raise ParseError(url, f"too complex to parse: more than {FAST_MAX_TAGS:,} tags", kind="too_complex")
     if depth > MAX_DEPTH:
         raise ParseError(url, f"too complex to parse: elements nested more than {MAX_DEPTH:,} deep",
                          kind="too_complex")
     if most_attributes_over(text, MAX_ATTRIBUTES, xml=True):
         raise ParseError(url, f"too complex to parse: an element with more than {MAX_ATTRIBUTES:,} attributes",
                          kind="too_complex")
+    return tags
+
+
+def check_tags(text: str, url: str, tags: int) -> None:
+    """Refuse a document with too many or too dense tags for feedparser (the fast reader declined it).
+
+    Args:
+        text: the decoded document (str).
+        url: the source, named by the error.
+        tags: its tags, as :func:`check_structure` counted them.
+    Raises:
+        ParseError: kind ``too_complex``, for more than :data:`MAX_TAGS`
+            tags, or more than :data:`DENSE_MIN_TAGS` ``<`` outside CDATA
+            sections and comments averaging fewer than
+            :data:`MIN_CHARS_PER_TAG` characters each.
+    """
+    if tags > MAX_TAGS:
+        raise ParseError(url, f"too complex to parse: more than {MAX_TAGS:,} tags", kind="too_complex")
+    opens = text.count("<")
+    if opens > DENSE_MIN_TAGS and len(text) < opens * MIN_CHARS_PER_TAG:
+        opens = markup_opens(text)  # every tag, broken ones included: feedparser's tolerant parser pays for each
+        if opens > DENSE_MIN_TAGS and len(text) < opens * MIN_CHARS_PER_TAG:
+            raise ParseError(url, f"too complex to parse: {opens:,} tags in {len(text):,} characters, more than "
+                                  f"one per {MIN_CHARS_PER_TAG}", kind="too_complex")

@@ -74,7 +74,7 @@ from .errors import NotAFeedError, ParseError
 from .identity import Candidate, Draft
 from .jsonfeed import read_json_feed
 from .language import language_tag
-from .limits import DATE_MAX_CHARS, PARSE_BUDGET, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget, check_structure
+from .limits import DATE_MAX_CHARS, PARSE_BUDGET, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget, check_structure, check_tags
 from .markup import holds_element, prolog_end
 from .model import Entry, ParsedFeed
 from .sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
@@ -209,10 +209,13 @@ def _read_xml(text: str, url: str, now: datetime,
               budget: Budget) -> tuple[str, str | None, list[Draft], str, websub.Advertised]:
     if root_element(text) == "html":
         raise NotAFeedError(url, find_alternates(text, url))
-    check_structure(text, url)
+    tags = check_structure(text, url)
     prepared = prepare_xml(text)
     budget.check("preparing the document")
-    document = fastreader.read(prepared, budget) or feedreader.read(prepared, url, budget)
+    document = fastreader.read(prepared, budget)
+    if document is None:  # feedparser's work per tag is many times lxml's: its own limits first
+        check_tags(text, url, tags)
+        document = feedreader.read(prepared, url, budget)
     budget.check("running feedparser")
     if not document.entries:
         if not document.get("version") and looks_like_html(text):

@@ -29,6 +29,7 @@ from syndicator.limits import (
     AUTHOR_MAX_CHARS,
     DATE_MAX_CHARS,
     DENSE_MIN_TAGS,
+    FAST_MAX_TAGS,
     MAX_ATTRIBUTES,
     MAX_DEPTH,
     MAX_TAGS,
@@ -126,15 +127,28 @@ def test_the_tolerant_parser_is_read_in_pieces_too() -> None:
 # --- structural limits ------------------------------------------------------------------
 
 
+#: A stray "<": the document is malformed, so the fast reader declines it and feedparser's limits apply.
+MALFORMED = "<description>x < y</description>"
+
+
 @pytest.mark.parametrize(("document", "words"), [
     (item("<x>" * (MAX_DEPTH + 1) + "</x>" * (MAX_DEPTH + 1)), "nested more than"),
-    (item("<x>word</x>" * (MAX_TAGS // 2 + 1)), "more than 200,000 tags"),
-    (item("<a/>" * (DENSE_MIN_TAGS + 1)), "more than one per"),
-], ids=["deep", "many-tags", "dense"])
+    (item(MALFORMED + "<x>word</x>" * (MAX_TAGS // 2 + 1)), "more than 200,000 tags"),
+    (item(MALFORMED + "<a/>" * (DENSE_MIN_TAGS + 1)), "more than one per"),
+    (item("<a/>" * (FAST_MAX_TAGS + 1)), "more than 1,000,000 tags"),
+], ids=["deep", "many-tags", "dense", "too-many-for-lxml"])
 def test_documents_beyond_the_structural_limits_are_too_complex(document: str, words: str) -> None:
     with pytest.raises(ParseError, match=words) as caught:
         parse(document)
     assert caught.value.kind == "too_complex"
+
+
+def test_a_dense_well_formed_document_is_read_by_the_fast_reader_but_not_too_many_tags() -> None:
+    many = item("<x>word</x>" * (MAX_TAGS // 2 + 1))
+    dense = item("<a/>" * (DENSE_MIN_TAGS + 1))
+    assert parse(dense).entries[0].link == "https://blog.example.org/1"
+    with pytest.raises(ParseError, match="outside XHTML content"):
+        parse(many)
 
 
 def test_documents_within_the_structural_limits_parse() -> None:
@@ -143,9 +157,10 @@ def test_documents_within_the_structural_limits_parse() -> None:
     assert parse(item("<x>" * 500 + "deep" + "</x>" * 500)).entries[0].link == "https://blog.example.org/1"
 
 
-def full_text_atom(entries: int, paragraphs: int, extra_root: str = "") -> str:
-    """An Atom feed of full-text entries whose HTML content, in CDATA, is denser than one ``<`` per 16
-    characters (short paragraphs of inline markup, as a full-text feed writes them)."""
+def full_text_atom(entries: int, paragraphs: int, extra_root: str = "", xhtml: bool = False) -> str:
+    """An Atom feed of full-text entries whose HTML content, in CDATA (or with ``xhtml``, as
+    ``type="xhtml"`` content), is denser than one ``<`` per 16 characters (short paragraphs of
+    inline markup, as a full-text feed writes them)."""
     def body(n: int) -> str:
         return "".join(f"<p>Part {n}.{k}, <em>a</em> <b>b</b> <i>c</i>.</p>\n" for k in range(paragraphs))
     return ('<?xml version="1.0" encoding="utf-8"?>'
@@ -154,7 +169,9 @@ def full_text_atom(entries: int, paragraphs: int, extra_root: str = "") -> str:
             + "".join(f'<entry><id>urn:full:{n}</id><title>Entry {n}</title>'
                       f'<link href="https://full.example.org/{n}"/>'
                       f'<updated>2026-11-{1 + n % 28:02d}T10:00:00Z</updated>'
-                      f'<content type="html"><![CDATA[{body(n)}]]></content></entry>' for n in range(entries))
+                      + (f'<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">{body(n)}</div></content>'
+                         if xhtml else f'<content type="html"><![CDATA[{body(n)}]]></content>')
+                      + '</entry>' for n in range(entries))
             + "</feed>")
 
 
@@ -166,7 +183,7 @@ def test_html_in_cdata_denser_than_the_tag_limit_parses() -> None:
 
 
 def test_dense_tags_outside_cdata_are_still_too_complex() -> None:
-    document = item("<![CDATA[x]]><!-- c -->" + "<a/>" * (DENSE_MIN_TAGS + 1))
+    document = item(MALFORMED + "<![CDATA[x]]><!-- c -->" + "<a/>" * (DENSE_MIN_TAGS + 1))
     with pytest.raises(ParseError, match="more than one per") as caught:
         parse(document)
     assert caught.value.kind == "too_complex"
@@ -373,6 +390,20 @@ def test_a_full_text_feed_denser_than_the_old_guard_publishes(server: HTTPServer
     assert report["failed"] == 0 and report["parsed"] == 1
     page = (tmp_path / "public" / "index.html").read_text()
     assert "Entry 55" in page and "<em>a</em>" in page  # day 28, the newest
+
+
+def test_a_full_text_xhtml_feed_past_feedparser_s_tag_limits_publishes(server: HTTPServer,
+                                                                      tmp_path: Path) -> None:
+    document = full_text_atom(150, 180, xhtml=True)
+    assert document.count("<") > MAX_TAGS  # refused before the fast reader read XHTML content
+    server.expect_request("/xhtml.xml").respond_with_data(document, content_type="application/atom+xml")
+    config = write_config(tmp_path, [{"name": "Xhtml", "feed": server.url_for("/xhtml.xml")}])
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "cache" / "report.json").read_text())
+    assert report["failed"] == 0 and report["parsed"] == 1
+    page = (tmp_path / "public" / "index.html").read_text()
+    assert "Entry 139" in page and "<em>a</em>" in page  # day 28, the newest
 
 
 def test_an_attribute_bomb_fails_alone_and_its_neighbour_publishes(server: HTTPServer, tmp_path: Path) -> None:

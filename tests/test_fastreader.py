@@ -145,6 +145,18 @@ FOLLOWED = {
         <entry><title>No link: the id is one</title><id>https://example.org/by-id</id>
         <updated>2025-01-07T10:00:00Z</updated><content>text content
         on lines</content></entry>"""),
+    "XHTML content, summary and title": ATOM.format(items="""
+        <entry><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">A <b>bold</b> title</div></title>
+        <id>x</id><link href="/x"/><updated>2025-01-07T10:00:00Z</updated><content type="xhtml">
+        <div xmlns="http://www.w3.org/1999/xhtml"><p>Hi<br/>there &amp; <a href="/y?a=1&amp;b=2" rel="NoFollow"
+        title='say "hi"'>here</a> &lt;ok&gt;<!-- gone --><![CDATA[<kept as text>]]></p>
+        <p lang="fr" xml:lang="fr">café <em>bien</em></p><img src="i.png" alt=""/></div></content></entry>
+        <entry><title>Two divs</title><id>y</id><summary type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">a</div>
+        <div xmlns="http://www.w3.org/1999/xhtml">b</div></summary><content type="xhtml">
+        <xhtml:div xmlns:xhtml="http://www.w3.org/1999/xhtml"><xhtml:p class="c">prefixed</xhtml:p>
+        </xhtml:div></content></entry>
+        <entry><title>Unwrapped</title><id>z</id><content type="xhtml">text <div>unqualified</div> tail
+        </content></entry>"""),
 }
 
 
@@ -159,8 +171,12 @@ def test_the_fast_path_follows_feedparser(name: str, monkeypatch: pytest.MonkeyP
 LEFT = {
     "a DOCTYPE": RSS.format(items="<item><title>&a;</title></item>").replace(
         "<rss ", '<!DOCTYPE rss [<!ENTITY a "b">]>\n<rss ', 1),
-    "XHTML content": ATOM.format(items="""<entry><title>X</title><id>x</id><content type="xhtml">
-        <div xmlns="http://www.w3.org/1999/xhtml"><p>Hi<br/>there</p></div></content></entry>"""),
+    "SVG in XHTML content": ATOM.format(items="""<entry><title>X</title><id>x</id><content type="xhtml">
+        <div xmlns="http://www.w3.org/1999/xhtml"><svg xmlns="http://www.w3.org/2000/svg"><circle r="1"/></svg>
+        </div></content></entry>"""),
+    "xml:base inside XHTML content": ATOM.format(items="""<entry><title>X</title><id>x</id><content type="xhtml">
+        <div xmlns="http://www.w3.org/1999/xhtml"><p xml:base="/other/"><a href="a">a</a></p></div></content>
+        </entry>"""),
     "markup that was not escaped": RSS.format(items="<item><title>X</title><description>a <b>b</b></description>"
                                                     "</item>"),
     "RSS 1.0": """<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">
