@@ -136,18 +136,18 @@ def dense_elements() -> Document:
 
 def dense_elements_malformed() -> Document:
     """150,000 empty elements (600 KB) and one stray ``<``: feedparser's tolerant parser reads them all."""
-    return _rss(items=_item("<title>t</title>" + "<a/>" * 150_000 + "<description>x < y</description>"))
+    return _rss(items=_item("<title>t</title>" + "<a/>" * 150_000 + "<description><b>x</description>"))
 
 
 def dense_at_limit_malformed() -> Document:
     """1 MB of empty elements each with 12 characters of text (as dense as the pre-scan
     accepts) and one stray ``<``: feedparser's strict, then its tolerant parser read them all."""
-    return _rss(items=_item("<title>t</title>" + _fill("<a/>xxxxxxxxxxxx") + "<description>x < y</description>"))
+    return _rss(items=_item("<title>t</title>" + _fill("<a/>xxxxxxxxxxxx") + "<description><b>x</description>"))
 
 
 def bare_ampersands_malformed() -> Document:
     """A title of 200,000 bare ``&`` (each escaped to ``&amp;``, five times the size) and one stray ``<``."""
-    return _rss(items=_item("<title>" + "&" * 200_000 + "</title><description>x < y</description>"))
+    return _rss(items=_item("<title>" + "&" * 200_000 + "</title><description><b>x</description>"))
 
 
 def broken_tags() -> Document:
@@ -216,7 +216,7 @@ def root_attributes() -> Document:
 def root_attributes_malformed() -> Document:
     """An RSS root element holding 300,000 attributes, and one stray ``<``: feedparser's tolerant parser."""
     attributes = "".join(f' a{n}="v"' for n in range(300_000))
-    return _rss(items=_item("<title>t</title><description>x < y</description>"), namespaces=attributes)
+    return _rss(items=_item("<title>t</title><description><b>x</description>"), namespaces=attributes)
 
 
 def attributes_at_limit() -> Document:

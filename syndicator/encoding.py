@@ -29,7 +29,9 @@ element dropped), characters XML 1.0 forbids (an ESC, say) are removed, raw
 or as character references, HTML entities that XML does not define
 (``&nbsp;``, ``&ldquo;``) become character references, and an ``&`` that
 starts no reference is escaped, as is a reference to an entity the
-rebuilt DOCTYPE does not keep. CDATA sections and comments after the
+rebuilt DOCTYPE does not keep, and so is a ``<`` that starts no tag,
+comment or declaration (``x < y``, ``<3``): XML allows neither, and each
+would send the whole document to feedparser's slower tolerant parser. CDATA sections and comments after the
 prolog are left as they are. Every step is linear in the text.
 """
 
@@ -77,7 +79,7 @@ _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # A CDATA section or comment (kept as is), or an ampersand and what follows it, unless that is
 # one of XML's own entities or a decimal reference to a character XML allows (32-9999): those
 # stay as they are, and skipping them here spares a call per reference.
-_REFERENCE = re.compile(r"<!\[CDATA\[.*?(?:\]\]>|$)|<!--.*?(?:-->|$)"
+_REFERENCE = re.compile(r"<!\[CDATA\[.*?(?:\]\]>|$)|<!--.*?(?:-->|$)|<(?![A-Za-z_:/!?\u0080-\U0010ffff])"
                         r"|&(?!(?:amp|lt|gt|quot|apos|#(?:3[2-9]|[4-9][0-9]|[1-9][0-9]{2,3}));)"
                         r"(#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9._-]*;)?", re.S)
 #: One well-formed UTF-8 sequence of two to four bytes (RFC 3629 section 4).
@@ -197,7 +199,8 @@ def prepare_xml(text: str) -> str:
     text = strip_forbidden(text)
     end, doctype = prolog(text)
     entities = dict(_SAFE_ENTITY.findall(doctype or "")[:_MAX_ENTITIES])
-    return _prolog(doctype, entities) + _REFERENCE.sub(lambda match: _reference(match, set(entities)), text[end:])
+    declared = set(entities)
+    return _prolog(doctype, entities) + _REFERENCE.sub(lambda match: _reference(match, declared), text[end:])
 
 
 def _prolog(doctype: str | None, entities: dict[str, str]) -> str:
@@ -222,6 +225,8 @@ def _prolog(doctype: str | None, entities: dict[str, str]) -> str:
 
 def _reference(match: re.Match[str], declared: set[str]) -> str:
     whole = match.group(0)
+    if whole == "<":
+        return "&lt;"  # starts no tag, comment or declaration ("x < y"): text, as a tolerant parser reads it
     if not whole.startswith("&"):
         return whole  # CDATA section or comment
     name = match.group(1)

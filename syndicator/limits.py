@@ -16,7 +16,8 @@ One hostile document must never stall a build. Three kinds of bound:
   A document the fast reader (:mod:`fastreader`, lxml) declines must also
   pass :func:`check_tags` before feedparser reads it: no more than
   :data:`MAX_TAGS` tags, none (broken ones too) denser than one per
-  :data:`MIN_CHARS_PER_TAG` characters. feedparser costs about 30 µs per
+  :data:`MIN_CHARS_PER_TAG` characters, where :data:`REFERENCES_PER_TAG`
+  references count as one tag. feedparser costs about 30 µs per
   tag (80 µs in its tolerant parser), so a document of tiny elements costs
   many times more per byte than a real one, while lxml costs a few µs (a
   full-text feed of ``type="xhtml"`` content, one tag per 8 characters, is
@@ -49,7 +50,7 @@ import time
 from collections.abc import Callable
 
 from .errors import ParseError
-from .markup import markup_opens, most_attributes_over, xml_shape
+from .markup import markup_opens, markup_references, most_attributes_over, xml_shape
 
 #: Thread CPU seconds one document may take to parse.
 PARSE_BUDGET = 10.0
@@ -68,6 +69,10 @@ MAX_DEPTH = 2_000
 #: markup is that dense (the corpus's densest large one has 24).
 DENSE_MIN_TAGS = 20_000
 MIN_CHARS_PER_TAG = 16
+#: ... where REFERENCES_PER_TAG references (``&amp;``, ``&lt;``: 1.3 to 2.6 µs each in feedparser's
+#: tolerant parser, against about 22 µs a tag) count as one tag; every ``&`` becomes one, so 200,000
+#: bare ``&`` would cost 2.8 s a MB. Escaped HTML (``&lt;p&gt;``) averages one per 5 characters or more.
+REFERENCES_PER_TAG = 8
 #: How deep HTML elements in one summary, content or title may nest before it is published as plain text.
 HTML_MAX_DEPTH = 256
 #: Ampersands (character references) one summary, content or title may hold before it is published as plain text.
@@ -162,13 +167,21 @@ def check_tags(text: str, url: str, tags: int) -> None:
         ParseError: kind ``too_complex``, for more than :data:`MAX_TAGS`
             tags, or more than :data:`DENSE_MIN_TAGS` ``<`` outside CDATA
             sections and comments averaging fewer than
-            :data:`MIN_CHARS_PER_TAG` characters each.
+            :data:`MIN_CHARS_PER_TAG` characters each (every
+            :data:`REFERENCES_PER_TAG` ``&`` outside them counting as one ``<``).
     """
     if tags > MAX_TAGS:
         raise ParseError(url, f"too complex to parse: more than {MAX_TAGS:,} tags", kind="too_complex")
-    opens = text.count("<")
-    if opens > DENSE_MIN_TAGS and len(text) < opens * MIN_CHARS_PER_TAG:
+    opens, references = text.count("<"), text.count("&")
+    if _too_dense(len(text), opens, references):
         opens = markup_opens(text)  # every tag, broken ones included: feedparser's tolerant parser pays for each
-        if opens > DENSE_MIN_TAGS and len(text) < opens * MIN_CHARS_PER_TAG:
-            raise ParseError(url, f"too complex to parse: {opens:,} tags in {len(text):,} characters, more than "
-                                  f"one per {MIN_CHARS_PER_TAG}", kind="too_complex")
+        references = markup_references(text)
+        if _too_dense(len(text), opens, references):
+            found = f"{opens:,} tags" + (f" and {references:,} references" if references >= REFERENCES_PER_TAG else "")
+            raise ParseError(url, f"too complex to parse: {found} in {len(text):,} characters, more than one tag "
+                                  f"(or {REFERENCES_PER_TAG} references) per {MIN_CHARS_PER_TAG}", kind="too_complex")
+
+
+def _too_dense(chars: int, opens: int, references: int) -> bool:
+    work = opens + references // REFERENCES_PER_TAG  # in tags' worth of feedparser's work
+    return work > DENSE_MIN_TAGS and chars < work * MIN_CHARS_PER_TAG

@@ -142,12 +142,22 @@ def markup_opens(text: str) -> int:
     (feedparser's tolerant one too): it costs no tag's work. A section left
     unclosed runs to the end of the text, as :func:`xml_shape` counts it.
     """
-    opens = text.count("<")
+    return _outside_sections(text, "<")
+
+
+def markup_references(text: str) -> int:
+    """The ``&`` of a document (str) outside CDATA sections and comments (int): each
+    starts a reference, as :func:`encoding.prepare_xml` leaves the text."""
+    return _outside_sections(text, "&")
+
+
+def _outside_sections(text: str, char: str) -> int:
+    found = text.count(char)
     if "<!" not in text:
-        return opens
+        return found
     for match in _TEXT_SECTION.finditer(text):
-        opens -= text.count("<", match.start() + 1, match.end())
-    return opens
+        found -= text.count(char, match.start() + 1, match.end())
+    return found
 
 
 def most_attributes_over(text: str, limit: int, xml: bool = False) -> bool:

@@ -33,6 +33,7 @@ from syndicator.limits import (
     MAX_ATTRIBUTES,
     MAX_DEPTH,
     MAX_TAGS,
+    REFERENCES_PER_TAG,
     TITLE_MAX_CHARS,
     Budget,
     check_structure,
@@ -127,16 +128,25 @@ def test_the_tolerant_parser_is_read_in_pieces_too() -> None:
 # --- structural limits ------------------------------------------------------------------
 
 
-#: A stray "<": the document is malformed, so the fast reader declines it and feedparser's limits apply.
-MALFORMED = "<description>x < y</description>"
+#: A tag left open inside its parent: the document is malformed, so the fast reader declines it and
+#: feedparser's limits apply.
+MALFORMED = "<description><b>x</description>"
+
+
+def test_escaped_html_in_a_malformed_feed_is_not_too_dense() -> None:
+    escaped = "&lt;p&gt;A &lt;em&gt;word&lt;/em&gt; or two.&lt;/p&gt; " * 30_000  # 180,000 references
+    parsed = parse(item(MALFORMED + f"<content:encoded>{escaped}</content:encoded>"))
+    assert parsed.entries[0].content.count("<em>") == 30_000
 
 
 @pytest.mark.parametrize(("document", "words"), [
     (item("<x>" * (MAX_DEPTH + 1) + "</x>" * (MAX_DEPTH + 1)), "nested more than"),
     (item(MALFORMED + "<x>word</x>" * (MAX_TAGS // 2 + 1)), "more than 200,000 tags"),
-    (item(MALFORMED + "<a/>" * (DENSE_MIN_TAGS + 1)), "more than one per"),
+    (item(MALFORMED + "<a/>" * (DENSE_MIN_TAGS + 1)), "more than one tag"),
+    (item(MALFORMED + "<title>" + "&" * REFERENCES_PER_TAG * (DENSE_MIN_TAGS + 1) + "</title>"),
+     "and 160,008 references in"),
     (item("<a/>" * (FAST_MAX_TAGS + 1)), "more than 1,000,000 tags"),
-], ids=["deep", "many-tags", "dense", "too-many-for-lxml"])
+], ids=["deep", "many-tags", "dense", "dense-references", "too-many-for-lxml"])
 def test_documents_beyond_the_structural_limits_are_too_complex(document: str, words: str) -> None:
     with pytest.raises(ParseError, match=words) as caught:
         parse(document)
@@ -184,7 +194,7 @@ def test_html_in_cdata_denser_than_the_tag_limit_parses() -> None:
 
 def test_dense_tags_outside_cdata_are_still_too_complex() -> None:
     document = item(MALFORMED + "<![CDATA[x]]><!-- c -->" + "<a/>" * (DENSE_MIN_TAGS + 1))
-    with pytest.raises(ParseError, match="more than one per") as caught:
+    with pytest.raises(ParseError, match="more than one tag") as caught:
         parse(document)
     assert caught.value.kind == "too_complex"
 

@@ -8,8 +8,10 @@ import types
 import feedparser.encodings
 import pytest
 
+from syndicator import fastreader
 from syndicator.encoding import decode, prepare_xml
 from syndicator.errors import NotAFeedError, ParseError
+from syndicator.limits import Budget
 from syndicator.parse import parse_feed
 
 from .conftest import NOW
@@ -85,6 +87,15 @@ def test_prepare_xml_leaves_cdata_and_comments_alone() -> None:
     text = '<rss><![CDATA[a &nbsp; & b]]><!-- &nbsp; --> &nbsp; & </rss>'
     assert prepare_xml(text) == ('<?xml version="1.0" encoding="utf-8"?>\n'
                                  '<rss><![CDATA[a &nbsp; & b]]><!-- &nbsp; --> &#160; &amp; </rss>')
+
+
+def test_a_less_than_sign_that_starts_no_tag_is_text() -> None:
+    text = "<rss><t>x < y <= z <3 <<b>a</b> <![CDATA[ a < b ]]> <!-- < --> <é/> </t></rss>"
+    assert prepare_xml(text) == ('<?xml version="1.0" encoding="utf-8"?>\n<rss><t>x &lt; y &lt;= z &lt;3 '
+                                 "&lt;<b>a</b> <![CDATA[ a < b ]]> <!-- < --> <é/> </t></rss>")
+    body = rss_bytes("utf-8", "utf-8", ["a < b", "I <3 feeds", "Plain"])
+    assert fastreader.read(prepare_xml(body.decode()), Budget(URL, 10.0)) is not None  # no tolerant parser
+    assert titles(body) == ["a < b", "I <3 feeds", "Plain"]
 
 
 def test_junk_and_whitespace_before_the_declaration_are_dropped() -> None:
