@@ -7,10 +7,12 @@ The cache holds what no other local user should read: the hub secrets of
 * a cache folder syndicator creates is ``0700`` (its parents get the usual
   mode); an existing folder keeps its mode;
 * a state file (a database, its ``-wal``, ``-shm`` and ``-journal``
-  companions, a lock) is opened with ``O_NOFOLLOW`` and created ``0600``
-  before SQLite or filelock opens it (SQLite gives the companions the
-  database's mode); one found with group or other permission bits, as
-  earlier versions wrote them, loses them;
+  companions, a lock) is created ``0600`` (``O_NOFOLLOW``) before SQLite or
+  filelock opens it (SQLite gives the companions the database's mode); one
+  found with group or other permission bits, as earlier versions wrote
+  them, loses them. An existing one is checked by path, never opened and
+  closed: a close would drop the locks a SQLite connection of this process
+  holds on it;
 * a state file that is a symlink, or not a regular file, or that cannot be
   read and written, is refused with one line (:class:`StoreError`, exit code
   5): a planted ``state.sqlite`` link would have a database written over its
@@ -24,7 +26,6 @@ statefile.py) is a copy with the site's normal modes.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -74,24 +75,46 @@ def prepare(path: Path, companions: tuple[str, ...] = ()) -> None:
 
 
 def _keep_private(path: Path, create: bool) -> None:
-    """Refuse a link or a special file at ``path``; open it (``O_NOFOLLOW``) to read and write, creating
-    it when ``create``, and take group and other bits off it when it is this user's."""
-    with contextlib.suppress(FileNotFoundError):
-        _refuse_special(path, path.lstat())
+    """Refuse a link or a special file at ``path``, or one this process cannot read and write;
+    create it (``O_NOFOLLOW``, :data:`FILE_MODE`) when missing and ``create``; take group and other
+    bits off it when it is this user's.
+
+    An existing file is checked by path and never opened here: closing a descriptor drops every
+    POSIX lock this process holds on the file, the locks of a SQLite connection to it included
+    (SQLite, "How To Corrupt An SQLite Database File", section 2.2). A connection that lost its
+    locks lets another process delete the ``-wal`` and ``-shm`` it still reads.
+    """
     try:
-        descriptor = os.open(path, os.O_RDWR | _NOFOLLOW | (os.O_CREAT if create else 0), FILE_MODE)
+        status = path.lstat()
+    except FileNotFoundError:
+        if not create:
+            return
+        status = _create(path)
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read the state file: {error.strerror or error}; check its "
+                         "permissions and the cache folder's") from error
+    _refuse_special(path, status)
+    if not os.access(path, os.R_OK | os.W_OK, effective_ids=True):
+        raise StoreError(f"{path}: cannot open the state file: Permission denied; check its "
+                         "permissions and the cache folder's")
+    if status.st_mode & 0o077 and status.st_uid == os.geteuid():
+        try:
+            os.chmod(path, stat.S_IMODE(status.st_mode) & 0o700)
+        except OSError as error:
+            raise StoreError(f"{path}: cannot make the state file private: {error.strerror or error}") from error
+
+
+def _create(path: Path) -> os.stat_result:
+    """Create ``path`` empty (mode :data:`FILE_MODE`, ``O_NOFOLLOW``) unless it exists; its status."""
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, FILE_MODE)
     except OSError as error:
         if error.errno == errno.ELOOP:
             _refuse_special(path, path.lstat())
         raise StoreError(f"{path}: cannot open the state file: {error.strerror or error}; check its "
                          "permissions and the cache folder's") from error
     try:
-        status = os.fstat(descriptor)
-        _refuse_special(path, status)
-        if status.st_mode & 0o077 and status.st_uid == os.geteuid():
-            os.fchmod(descriptor, stat.S_IMODE(status.st_mode) & 0o700)
-    except OSError as error:
-        raise StoreError(f"{path}: cannot make the state file private: {error.strerror or error}") from error
+        return os.fstat(descriptor)
     finally:
         os.close(descriptor)
 

@@ -17,6 +17,7 @@ The delays come from a seeded generator, so a failing round can be replayed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -49,7 +50,7 @@ def command(config: Path, now: datetime) -> list[str]:
 
 def committed(database: Path) -> tuple[str, set[tuple[str, str]]]:
     """The integrity check's answer and every (source, entry id) committed."""
-    with sqlite3.connect(database) as db:
+    with contextlib.closing(sqlite3.connect(database)) as db:  # `with connect()` alone leaves it open
         check = db.execute("PRAGMA integrity_check").fetchone()[0]
         seen = set(db.execute("SELECT source, id FROM seen"))
     return check, seen

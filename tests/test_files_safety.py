@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
+from syndicator import cachefiles
 from syndicator.publish import CARRIED
 from syndicator.pushstate import PushState
 
@@ -398,3 +400,23 @@ def test_roots_build_killed_after_giving_staging_the_outputs_owner_is_recovered(
     assert result.exit_code == 0, result.output
     assert (public / ".git" / "HEAD").read_text() == "ref: refs/heads/gh-pages\n"
     assert leftovers(tmp_path) == [] and "left alone" not in result.stderr
+
+
+def test_checking_a_state_file_keeps_the_locks_of_a_connection_to_it(tmp_path: Path) -> None:
+    """A close of any descriptor of a file drops this process's POSIX locks on it (SQLite's own
+    among them): another process then thinks it is the last reader and deletes the WAL."""
+    database = tmp_path / "cache" / "state.sqlite"
+    database.parent.mkdir()
+    reader = sqlite3.connect(database, isolation_level=None)
+    try:
+        reader.execute("PRAGMA journal_mode=WAL")
+        reader.execute("PRAGMA wal_autocheckpoint=0")
+        reader.execute("CREATE TABLE t (x)")
+        reader.execute("INSERT INTO t VALUES (1)")
+        cachefiles.prepare(database, cachefiles.COMPANIONS)
+        other = f"import sqlite3; db = sqlite3.connect({str(database)!r}); db.execute('SELECT * FROM t'); db.close()"
+        subprocess.run([sys.executable, "-c", other], check=True, timeout=60)
+        assert (database.parent / "state.sqlite-wal").stat().st_size > 0  # not checkpointed away under us
+        assert reader.execute("SELECT x FROM t").fetchall() == [(1,)]
+    finally:
+        reader.close()
