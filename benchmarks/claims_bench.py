@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workers_bench import new_database, server  # noqa: E402
 
-from syndicator import claims  # noqa: E402
-from syndicator.store import Store  # noqa: E402
+from syndicator.state import claims  # noqa: E402
+from syndicator.state.store import Store  # noqa: E402
 
 
 def one_case(url: str, count: int, hosts: int, due: float, runs: int, limit: int) -> tuple[float, float, float]:

@@ -49,7 +49,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workers_bench import new_database, server, start_workers, stop  # noqa: E402
 
-from syndicator.deliveries import idempotency_key  # noqa: E402
+from syndicator.push.deliveries import idempotency_key  # noqa: E402
 
 TIMEOUT = 2  # the workers' fetch and POST timeout, seconds
 HANG = 3 * TIMEOUT

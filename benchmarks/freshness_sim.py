@@ -4,8 +4,8 @@ The population and the accounting are those of the freshness tool
 (``../shared/tools/freshness/politesim.py``: feeds drawn from the real
 corpus feeds' posting histories, builds every 15 minutes, documents of the
 20 newest posts); each check goes through syndicator's own
-:func:`syndicator.habits.learn`, :func:`syndicator.schedule.plan` and
-:func:`syndicator.schedule.jitter`, with no HTTP. It prints the freshness
+:func:`syndicator.poll.habits.learn`, :func:`syndicator.poll.schedule.plan` and
+:func:`syndicator.poll.schedule.jitter`, with no HTTP. It prints the freshness
 tool's table for syndicator beside fixed polling and the oracle, and one
 ok/FAIL line per target, so a change to the model can be judged in about a
 minute. The end-to-end check (real builds against a farm) is
@@ -15,11 +15,11 @@ minute. The end-to-end check (real builds against a farm) is
     .venv/bin/python benchmarks/freshness_sim.py --seed 2 --n 1000 --days 14
 
 The budget (``requests_per_feed_per_day``) is applied as a build applies
-it, with :func:`syndicator.schedule.spend`, over the states every feed
+it, with :func:`syndicator.poll.schedule.spend`, over the states every feed
 reached at the end of a first run (politesim simulates feed after feed, not
 build after build); when that raises ``at_one_per_day``, the run is made
 again with it. Then, as a build's correction does at its steady state
-(:func:`syndicator.schedule.correction`), the budget is divided by the
+(:func:`syndicator.poll.schedule.correction`), the budget is divided by the
 requests measured over those expected, and the run made once more.
 """
 
@@ -32,8 +32,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from syndicator import habits, schedule
 from syndicator.model import Check, SourceState
+from syndicator.poll import habits, schedule
 
 TOOL = Path(os.environ.get("SYNDICATOR_FRESHNESS") or Path(__file__).resolve().parents[2] / "shared" / "tools" /
             "freshness")

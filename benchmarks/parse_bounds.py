@@ -43,7 +43,7 @@ from typing import Any
 import yaml
 
 from syndicator.errors import FeedError
-from syndicator.parse import parse_feed
+from syndicator.parse.feed import parse_feed
 
 ROOT = Path(__file__).resolve().parents[1]
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)

@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from syndicator.pool import HostPool
+from syndicator.poll.pool import HostPool
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Count what the private-network guard (syndicator/netguard.py) refuses and allows, by kind.
+"""Count what the private-network guard (syndicator/fetch/netguard.py) refuses and allows, by kind.
 
     .venv/bin/python benchmarks/private_networks.py
 
@@ -25,12 +25,12 @@ from typing import Any
 
 from pytest_httpserver import HTTPServer
 
-from syndicator.deliveries import _post as webhook_post
-from syndicator.deliveries import make_session
-from syndicator.fetch import Fetcher, guarded_session
+from syndicator.fetch.http import Fetcher, guarded_session
 from syndicator.model import Config, FetchRequest
-from syndicator.observe import job_for, observe
-from syndicator.websub import request_subscription
+from syndicator.poll.observe import job_for, observe
+from syndicator.push.deliveries import _post as webhook_post
+from syndicator.push.deliveries import make_session
+from syndicator.push.websub import request_subscription
 
 UA = "syndicator-bench/1.0 (+https://planet.example.org/)"
 FEED = b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>https://a.example/</link>' \

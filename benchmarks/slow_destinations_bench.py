@@ -35,9 +35,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from syndicator.config import load_config  # noqa: E402
-from syndicator.deliveries import DeliveryLoop  # noqa: E402
 from syndicator.model import Entry, SourceState  # noqa: E402
-from syndicator.store import Store  # noqa: E402
+from syndicator.push.deliveries import DeliveryLoop  # noqa: E402
+from syndicator.state.store import Store  # noqa: E402
 
 SOURCE = "https://blog.example.org/feed.xml"
 

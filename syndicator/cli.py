@@ -26,16 +26,16 @@ from typing import Any, TextIO
 
 import click
 
-from . import __version__
-from .config import WORKERS_MAX, load_config, state_url
-from .errors import ConfigError, FeedError, InternalErrorsExit, SyndicatorError
-from .model import TROUBLE, is_local
-from .pipeline import BuildOptions
-from .pipeline import build as run_build
-from .schedule import duration_text
-from .status import delivery_totals
-from .status import status as site_status
-from .values import url_problem
+from syndicator import __version__
+from syndicator.config import WORKERS_MAX, load_config, state_url
+from syndicator.drivers.pipeline import BuildOptions
+from syndicator.drivers.pipeline import build as run_build
+from syndicator.drivers.status import delivery_totals
+from syndicator.drivers.status import status as site_status
+from syndicator.errors import ConfigError, FeedError, InternalErrorsExit, SyndicatorError
+from syndicator.model import TROUBLE, is_local
+from syndicator.poll.schedule import duration_text
+from syndicator.values import url_problem
 
 log = logging.getLogger("syndicator")
 
@@ -486,7 +486,7 @@ def discover(url: str, timeout: float) -> None:
     That is URL itself if it is a feed, else the feeds its page advertises
     with <link rel="alternate">.
     """
-    from .observe import discover as run_discover  # here: other commands need not load requests
+    from syndicator.poll.observe import discover as run_discover  # here: other commands need not load requests
     try:
         feeds = run_discover(url, datetime.now(UTC), timeout=timeout)
     except FeedError as error:
@@ -511,7 +511,7 @@ def import_(file: Path, config_path: Path, dry_run: bool) -> None:
     reported; a name already taken gets " (2)". The file's comments and
     layout are kept.
     """
-    from .importing import import_list  # here: other commands need not load ruamel.yaml
+    from syndicator.drivers.importing import import_list  # here: other commands need not load ruamel.yaml
     try:
         result = import_list(config_path, file, dry_run=dry_run)
     except SyndicatorError as error:
@@ -529,7 +529,7 @@ def import_(file: Path, config_path: Path, dry_run: bool) -> None:
               help="Seconds to wait for the server.")
 def add(url: str, name: str | None, config_path: Path, timeout: float) -> None:
     """Add the feed of URL (a feed, or a page advertising one) to sites.yaml as a site."""
-    from .importing import add_site  # here: other commands need not load requests or ruamel.yaml
+    from syndicator.drivers.importing import add_site  # here: other commands need not load requests or ruamel.yaml
     try:
         site = add_site(config_path, url, name, datetime.now(UTC), timeout=timeout)
     except SyndicatorError as error:
@@ -591,7 +591,7 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
     """
     import signal
 
-    from .serve import ServeOptions, Server
+    from syndicator.drivers.serve import ServeOptions, Server
 
     handler = _setup_logging(verbose, quiet)
     waitress = logging.getLogger("waitress")  # its lines (a connection limit reached) in our form
@@ -651,7 +651,7 @@ def worker(config_path: Path, state: str | None, workers: int | None, name: str 
     """
     import signal
 
-    from .worker import WorkerHealth, WorkerOptions, run_worker
+    from syndicator.drivers.worker import WorkerHealth, WorkerOptions, run_worker
 
     _setup_logging(verbose, quiet)
     stopping = threading.Event()
@@ -688,7 +688,7 @@ def _worker_metrics(listen: tuple[str, int] | None, stopping: threading.Event, h
         return None, None
     from waitress.server import create_server
 
-    from .metrics import Metrics, metrics_app
+    from syndicator.metrics import Metrics, metrics_app
 
     metrics = Metrics()
     def healthy() -> tuple[bool, str]:

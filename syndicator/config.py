@@ -15,12 +15,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
-from . import __version__
-from .errors import ConfigError
-from .language import language_tag
-from .model import Config, Delivery, Site
-from .values import NO_CREDENTIALS, duration_text, number_text, parse_duration, strip_control, url_problem
-from .values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
+from syndicator import __version__
+from syndicator.errors import ConfigError
+from syndicator.language import language_tag
+from syndicator.model import Config, Delivery, Site
+from syndicator.values import NO_CREDENTIALS, duration_text, number_text, parse_duration, strip_control, url_problem
+from syndicator.values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
 _SITE_KEYS = ("name", "feed", "link", "face", "language", "extra")
 #: A site's name is shown in every output: at most this many characters, none of them control
@@ -649,7 +649,7 @@ def state_url(value: Any, where: str) -> str:
     Raises:
         ConfigError: anything else, naming ``where``; the message never shows a password.
     """
-    from .pgstate import is_postgres_url, secretless, shown
+    from syndicator.state.pgstate import is_postgres_url, secretless, shown
 
     if isinstance(value, str) and is_postgres_url(value.strip()) and strip_control(value) == value:
         try:

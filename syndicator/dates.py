@@ -36,7 +36,7 @@ from email.utils import parsedate_to_datetime, parsedate_tz
 from functools import cache
 from typing import Any
 
-from .limits import DATE_MAX_CHARS
+from syndicator.parse.limits import DATE_MAX_CHARS
 
 #: A date more than this far in the future is not trusted (seconds).
 FUTURE_SLACK = 86400.0

@@ -13,7 +13,7 @@ miniflux's classified errors.
 
 from __future__ import annotations
 
-from .failures import status_kind
+from syndicator.failures import status_kind
 
 
 class SyndicatorError(Exception):

@@ -18,7 +18,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from .model import Decision, Failed, Fetched, NotModified, NotRequested, Observation
+from syndicator.model import Decision, Failed, Fetched, NotModified, NotRequested, Observation
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
 

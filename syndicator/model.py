@@ -12,9 +12,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import FeedError
-from .failures import Verdict, host_verdict
-from .habits import Habits
+from syndicator.errors import FeedError
+from syndicator.failures import Verdict, host_verdict
+from syndicator.poll.habits import Habits
 
 
 @dataclass(frozen=True)
@@ -365,7 +365,7 @@ class ParsedFeed:
         hubs: the WebSub hubs the document advertises (feed-level
             ``rel="hub"`` links; JSON Feed 1.1 ``hubs`` of type WebSub):
             absolute http(s) URLs in document order, each once, at most
-            ``websub.MAX_HUBS`` (see :func:`websub.collect`).
+            ``hubs.MAX_HUBS`` (see :func:`parse.hubs.collect`).
         self_url: the document's own URL as it states it (feed-level
             ``rel="self"`` link; JSON Feed ``feed_url``), absolute http(s),
             or None; the WebSub topic (WebSub section 4).

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from typing import Any
 
-from .urls import MAX_LENGTH, WEB_SCHEMES, plain_web, split
+from syndicator.urls import MAX_LENGTH, WEB_SCHEMES, plain_web, split
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

@@ -21,7 +21,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from syndicator.store import Store
+from syndicator.state.store import Store
 from syndicator.urls import canonical as canonical_url
 
 from .conftest import ATOM, build, loopback_server, write_config

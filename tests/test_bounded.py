@@ -1,5 +1,5 @@
 """Bounded work per document: the parse budget, structural limits, field caps, and
-every input-caused exception becoming the source's ParseError (syndicator/limits.py).
+every input-caused exception becoming the source's ParseError (syndicator/parse/limits.py).
 
 Hostile inputs here are ones that took minutes or more before (a quadratic
 or worse step); each test asserts the outcome, never a time.
@@ -21,11 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pytest_httpserver import HTTPServer
 
-from syndicator import feedreader
 from syndicator.dates import parse_date
-from syndicator.encoding import prepare_xml
 from syndicator.errors import ParseError
-from syndicator.limits import (
+from syndicator.model import ParsedFeed
+from syndicator.parse import feedreader
+from syndicator.parse.encoding import prepare_xml
+from syndicator.parse.feed import parse_feed
+from syndicator.parse.limits import (
     AUTHOR_MAX_CHARS,
     DATE_MAX_CHARS,
     DENSE_MIN_TAGS,
@@ -38,9 +40,7 @@ from syndicator.limits import (
     Budget,
     check_structure,
 )
-from syndicator.model import ParsedFeed
-from syndicator.parse import parse_feed
-from syndicator.sanitize import author_name, one_line
+from syndicator.parse.sanitize import author_name, one_line
 
 from .conftest import NOW, build, post, rss, write_config
 
@@ -219,7 +219,7 @@ def test_an_element_at_the_attribute_limit_parses(broken: bool) -> None:
 
 
 def test_the_fast_reader_refuses_an_element_with_too_many_attributes_too() -> None:
-    from syndicator import fastreader
+    from syndicator.parse import fastreader
 
     with pytest.raises(ParseError, match="attributes") as caught:
         fastreader.read(prepare_xml(atom_with_root_attributes(MAX_ATTRIBUTES + 1)), Budget(URL))

@@ -1,4 +1,4 @@
-"""Leases of many workers on one PostgreSQL state (syndicator/claims.py), on a real throwaway server.
+"""Leases of many workers on one PostgreSQL state (syndicator/state/claims.py), on a real throwaway server.
 
 Every test gets a fresh database (tests/postgres.py; skipped, saying why,
 where no server is installed). Clocks are the ``now`` each call is given;
@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from syndicator import pgstate
-from syndicator.claims import Claim, claim, extend, held, register, release
 from syndicator.errors import StoreError
 from syndicator.model import SourceState
-from syndicator.schedule import due_sources
-from syndicator.store import Store
+from syndicator.poll.schedule import due_sources
+from syndicator.state import pgstate
+from syndicator.state.claims import Claim, claim, extend, held, register, release
+from syndicator.state.store import Store
 
 from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
 
@@ -345,7 +345,7 @@ def test_a_state_at_the_first_workers_tables_gets_the_due_queue_filled_from_its_
 
 def test_claims_read_the_queue_in_pages_past_hosts_without_room(store: Store,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("syndicator.claims.PAGE", 3)
+    monkeypatch.setattr("syndicator.state.claims.PAGE", 3)
     db = store._db
     crowded = [feed(n, "a.example") for n in range(10)]  # the head of the queue: one host
     others = [feed(n, f"h{n}.example") for n in range(10)]

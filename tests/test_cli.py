@@ -22,9 +22,9 @@ from werkzeug import Request, Response
 
 from syndicator import __version__, cli, errors
 from syndicator.cli import main
-from syndicator.render import TEMPLATES, RenderError
-from syndicator.report import BuildReport
-from syndicator.store import Store
+from syndicator.drivers.report import BuildReport
+from syndicator.site.render import TEMPLATES, RenderError
+from syndicator.state.store import Store
 
 from .conftest import NOW_ISO, build, post, rss, write_config
 

@@ -21,7 +21,7 @@ from werkzeug import Request, Response
 
 from syndicator import cli
 from syndicator.cli import LogHandler, main, progress_shown
-from syndicator.pipeline import BuildOptions
+from syndicator.drivers.pipeline import BuildOptions
 
 from .conftest import NOW, NOW_ISO, post, rss, write_config
 

@@ -16,11 +16,13 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator import observe, pipeline, render, schedule
+from syndicator.drivers import pipeline
 from syndicator.errors import CacheLockedError, InternalErrorsExit, ParseError
 from syndicator.model import FeedHints, SourceState
-from syndicator.publish import MARKER, output_lock, publish
-from syndicator.store import Store
+from syndicator.poll import observe, schedule
+from syndicator.site import render
+from syndicator.site.publish import MARKER, output_lock, publish
+from syndicator.state.store import Store
 
 from .conftest import NOW, build, post, rss, write_config
 

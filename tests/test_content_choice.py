@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.parse import parse_feed
-from syndicator.sanitize import text_to_html
+from syndicator.parse.feed import parse_feed
+from syndicator.parse.sanitize import text_to_html
 
 from .conftest import NOW, build, write_config
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from syndicator.errors import FeedError
-from syndicator.parse import parse_feed
+from syndicator.parse.feed import parse_feed
 
 from .conftest import NOW
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from syndicator import dates
 from syndicator.dates import http_date, parse_date, trusted
-from syndicator.parse import parse_feed
-from syndicator.selection import select_entries
-from syndicator.store import Store
+from syndicator.parse.feed import parse_feed
+from syndicator.site.selection import select_entries
+from syndicator.state.store import Store
 
 from .conftest import NOW, rss
 

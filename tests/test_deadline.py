@@ -20,8 +20,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from syndicator.deadline import Deadlines
-from syndicator.fetch import Fetcher
+from syndicator.fetch.deadline import Deadlines
+from syndicator.fetch.http import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest
 
 from .conftest import in_thread, post, rss

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from syndicator.decide import WINDOW, Observation, new_state, snapshot_hash
 from syndicator.errors import HTTPStatusError
 from syndicator.model import Entry, Failed, Fetched, FetchRequest, NotModified, ParsedFeed, SourceState
+from syndicator.poll.decide import WINDOW, Observation, new_state, snapshot_hash
 
 from .conftest import NOW
 

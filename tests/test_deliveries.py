@@ -21,13 +21,14 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from syndicator import deliveries, statefile
 from syndicator.cli import main
 from syndicator.config import load_config
-from syndicator.deliveries import ATTEMPTS, deliver_due, make_session
 from syndicator.errors import ConfigError
 from syndicator.model import Entry, SourceState
-from syndicator.store import SCHEMA_VERSION, TABLES, Store
+from syndicator.push import deliveries
+from syndicator.push.deliveries import ATTEMPTS, deliver_due, make_session
+from syndicator.state import statefile
+from syndicator.state.store import SCHEMA_VERSION, TABLES, Store
 
 from .conftest import NOW, NOW_ISO, build, post, rss, write_config
 from .postgres import pg_database, postgres_url  # noqa: F401
@@ -104,7 +105,7 @@ def check_signed(hook: Hook, index: int, source: str) -> dict[str, Any]:
 
 
 def test_the_idempotency_key_is_the_sha256_of_the_compact_utf8_json_array() -> None:
-    from syndicator.deliveries import idempotency_key
+    from syndicator.push.deliveries import idempotency_key
 
     text = '["https://blog.example.org/feed.xml","caf\u00e9 \\"1\\"","v1"]'.encode()  # as JSON.stringify writes it
     assert text == b'["https://blog.example.org/feed.xml","caf\xc3\xa9 \\"1\\"","v1"]'
@@ -382,7 +383,7 @@ def test_a_state_file_of_schema_7_loads_and_one_of_6_does_not(server: HTTPServer
 
 def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(server: HTTPServer,
                                                                               tmp_path: Path) -> None:
-    from syndicator.deliveries import DeliveryLoop
+    from syndicator.push.deliveries import DeliveryLoop
 
     a = Hook(server, "a")
     config = load_config(planet(server, tmp_path, [a], [post(1)]))
@@ -564,7 +565,7 @@ def test_an_answer_trickling_a_byte_at_a_time_is_cut_at_the_timeout(tmp_path: Pa
 
 def test_a_healthy_destination_is_served_beside_one_that_hangs_and_one_that_trickles(
         tmp_path: Path, raw_hooks: Callable[[str], RawHook]) -> None:
-    from syndicator.deliveries import DeliveryLoop
+    from syndicator.push.deliveries import DeliveryLoop
 
     hang, trickle, ok = raw_hooks("hang"), raw_hooks("trickle"), raw_hooks("ok")
     config = outbox_planet(tmp_path, [hang, trickle, ok], timeout=30)  # the slow two outlast the test

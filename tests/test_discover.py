@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
-from syndicator.discover import MAX_FOLLOWED, find_alternates
+from syndicator.parse.discover import MAX_FOLLOWED, find_alternates
 
 from .conftest import NOW_ISO, build, post, rss, write_config
 

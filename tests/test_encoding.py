@@ -8,11 +8,11 @@ import types
 import feedparser.encodings
 import pytest
 
-from syndicator import fastreader
-from syndicator.encoding import decode, prepare_xml
 from syndicator.errors import NotAFeedError, ParseError
-from syndicator.limits import Budget
-from syndicator.parse import parse_feed
+from syndicator.parse import fastreader
+from syndicator.parse.encoding import decode, prepare_xml
+from syndicator.parse.feed import parse_feed
+from syndicator.parse.limits import Budget
 
 from .conftest import NOW
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 
-from syndicator.parse import parse_feed
+from syndicator.parse.feed import parse_feed
 
 from .conftest import ATOM, NOW, build, post, rss, write_config
 
@@ -99,7 +99,7 @@ def test_a_regenerated_feed_does_not_float_entries_already_seen(server: HTTPServ
 
 def test_a_date_moved_back_or_a_publication_date_apart_from_updated_is_taken(tmp_path: Path) -> None:
     from syndicator.model import SourceState
-    from syndicator.store import Store
+    from syndicator.state.store import Store
 
     def save(store: Store, document: str, now: datetime) -> dict[str, datetime]:
         store.save(SourceState(URL, URL), parse_feed(document.encode(), URL, {}, now).entries, now)
@@ -119,7 +119,7 @@ def test_an_older_cache_learns_first_dates_from_its_snapshot(tmp_path: Path) -> 
     import sqlite3
 
     from syndicator.model import SourceState
-    from syndicator.store import _MIGRATIONS, Store
+    from syndicator.state.store import _MIGRATIONS, Store
 
     db = sqlite3.connect(tmp_path / "state.sqlite")
     for version in range(1, 5):

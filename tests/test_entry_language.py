@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator import fastreader
 from syndicator.language import direction, language_tag
 from syndicator.model import Entry
-from syndicator.parse import parse_feed
+from syndicator.parse import fastreader
+from syndicator.parse.feed import parse_feed
 
 from .conftest import ATOM, NOW, build, write_config
 from .outputs import atom_problems, html_problems

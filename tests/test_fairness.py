@@ -10,7 +10,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from syndicator.hosts import host_key
+from syndicator.fetch.hosts import host_key
 
 from .conftest import NOW, loopback_server, rss, write_config
 from .polite_helpers import Feed, build, later, reset_concurrency, site, status

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from syndicator import fastreader
 from syndicator.errors import FeedError
-from syndicator.parse import parse_feed
+from syndicator.parse import fastreader
+from syndicator.parse.feed import parse_feed
 
 from .conftest import NOW
 from .test_corpus_parse import CORPUS

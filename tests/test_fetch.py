@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
 from syndicator import __version__
-from syndicator.fetch import Fetcher
+from syndicator.fetch.http import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified
 
 from .conftest import build, in_thread, post, rss, write_config

@@ -21,11 +21,11 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
-from syndicator import netguard
 from syndicator.cli import main
-from syndicator.fetch import Fetcher, guarded_session
+from syndicator.fetch import netguard
+from syndicator.fetch.http import Fetcher, guarded_session
 from syndicator.model import Failed, Fetched, FetchRequest
-from syndicator.websub import request_subscription
+from syndicator.push.websub import request_subscription
 
 from .conftest import build, loopback_server, post, rss, write_config
 
@@ -304,7 +304,7 @@ def test_a_hub_on_the_feed_s_host_is_trusted(server: HTTPServer) -> None:
 
 
 def test_a_webhook_redirect_is_never_followed(server: HTTPServer, tmp_path: Path) -> None:
-    from syndicator.deliveries import _post, make_session  # noqa: PLC0415
+    from syndicator.push.deliveries import _post, make_session  # noqa: PLC0415
 
     with loopback_server("127.0.0.2") as other:
         server.expect_request("/hook", method="POST").respond_with_data(

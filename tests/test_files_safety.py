@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator import cachefiles
-from syndicator.publish import CARRIED
-from syndicator.pushstate import PushState
+from syndicator.site.publish import CARRIED
+from syndicator.state import cachefiles
+from syndicator.state.pushstate import PushState
 
 from .conftest import build, post, rss, tree, write_config
 

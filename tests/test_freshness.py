@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from syndicator import habits, schedule
-from syndicator.habits import Habits
 from syndicator.model import SourceState
-from syndicator.store import Store
+from syndicator.poll import habits, schedule
+from syndicator.poll.habits import Habits
+from syndicator.state.store import Store
 
 from .conftest import NOW, in_thread, post, rss, write_config
 from .polite_helpers import build, run, status

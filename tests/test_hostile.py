@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from syndicator.errors import FeedError
 from syndicator.model import Config, Site, SourceState
-from syndicator.parse import parse_feed
-from syndicator.render import render_site
-from syndicator.selection import select_entries, site_statuses
-from syndicator.store import Store
+from syndicator.parse.feed import parse_feed
+from syndicator.site.render import render_site
+from syndicator.site.selection import select_entries, site_statuses
+from syndicator.state.store import Store
 
 from .conftest import NOW
 from .outputs import atom_problems, html_problems

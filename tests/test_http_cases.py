@@ -19,12 +19,12 @@ from click.testing import Result
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from syndicator import schedule
-from syndicator.coding import CorruptBody, Decoder, TooLarge
-from syndicator.discover import Advertised, rank
 from syndicator.failures import KINDS
-from syndicator.fetch import Fetcher
+from syndicator.fetch.coding import CorruptBody, Decoder, TooLarge
+from syndicator.fetch.http import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified, SourceState
+from syndicator.parse.discover import Advertised, rank
+from syndicator.poll import schedule
 
 from .conftest import loopback_server, post, rss, write_config
 from .polite_helpers import Feed, build, iso, later, run, site, status

@@ -9,9 +9,9 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from syndicator.model import Site, SourceState
-from syndicator.parse import parse_feed
-from syndicator.selection import select_entries
-from syndicator.store import Store
+from syndicator.parse.feed import parse_feed
+from syndicator.site.selection import select_entries
+from syndicator.state.store import Store
 from syndicator.urls import canonical as canonical_url
 
 from .conftest import NOW, NOW_ISO, rss
@@ -170,7 +170,7 @@ def test_non_uri_ids_are_not_matched_across_sites() -> None:
 def test_a_version_1_state_database_is_migrated(tmp_path: Path) -> None:
     import sqlite3
 
-    from syndicator.store import _MIGRATIONS
+    from syndicator.state.store import _MIGRATIONS
 
     db = sqlite3.connect(tmp_path / "state.sqlite")
     db.executescript(_MIGRATIONS[1])

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.images import largest_candidate, reveal_images
-from syndicator.sanitize import clean_html, html_to_text
+from syndicator.parse.images import largest_candidate, reveal_images
+from syndicator.parse.sanitize import clean_html, html_to_text
 
 from .conftest import build, post, rss, write_config
 from .xss_dom import parse_page, visible_text

@@ -577,7 +577,7 @@ def test_import_and_add_have_help_and_are_in_the_readme() -> None:
 
 
 def test_plan_is_pure_and_keeps_names_unique() -> None:
-    from syndicator.importing import Candidate, plan
+    from syndicator.drivers.importing import Candidate, plan
 
     existing = [Site("A", "https://a.example.org/f"), Site("A (2)", "https://a2.example.org/f")]
     result = plan(existing, [Candidate("https://x.example.org/f", "A"), Candidate("https://y.example.org/f", "A")],
@@ -633,7 +633,7 @@ def test_non_ascii_names_survive_every_format(tmp_path: Path, name: str, data: b
 def test_a_list_past_a_limit_is_one_line_and_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 setting: str, value: int, message: str,
                                                                 kind: str) -> None:
-    from syndicator import sublists
+    from syndicator.parse import sublists
 
     monkeypatch.setattr(sublists, setting, value)
     config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
@@ -646,7 +646,7 @@ def test_a_list_past_a_limit_is_one_line_and_nothing_is_written(tmp_path: Path, 
 
 
 def test_the_limits_hold_just_above_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from syndicator import sublists
+    from syndicator.parse import sublists
 
     monkeypatch.setattr(sublists, "MAX_LIST_FEEDS", 3)
     config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")

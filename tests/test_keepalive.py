@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from syndicator import fetch
-from syndicator.fetch import Fetcher
+from syndicator.fetch import http as fetch
+from syndicator.fetch.http import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified
 
 from .conftest import in_thread

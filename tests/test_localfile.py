@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
-from syndicator import localfile
 from syndicator.cli import main
 from syndicator.config import load_config
+from syndicator.fetch import localfile
 from syndicator.model import Failed, FetchRequest
 
 from .conftest import NOW_ISO, build, entry_titles, post, rss, write_config

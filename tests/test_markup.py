@@ -1,4 +1,4 @@
-"""Linear scans of hostile markup (syndicator/markup.py).
+"""Linear scans of hostile markup (syndicator/parse/markup.py).
 
 Each scan gives the answer of the backtracking regex it replaces (checked
 on generated small texts, where the old regex is still quick) and gives it
@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from syndicator.markup import (
+from syndicator.parse.feed import root_element
+from syndicator.parse.markup import (
     holds_element,
     html_deeper_than,
     markup_opens,
@@ -24,7 +25,6 @@ from syndicator.markup import (
     tags_named,
     xml_shape,
 )
-from syndicator.parse import root_element
 
 # The regexes markup.py replaced, as they were in parse.py.
 OLD_ELEMENT = re.compile(r"<([A-Za-z][A-Za-z0-9]*)\b[^<>]*>.*?</\1\s*>", re.S)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.media import media_type, parse_duration, parse_length
-from syndicator.mediaview import clock, human_size
 from syndicator.model import Enclosure, Entry, SourceState
-from syndicator.parse import parse_feed
-from syndicator.store import DATABASE, Store
+from syndicator.parse.feed import parse_feed
+from syndicator.parse.media import media_type, parse_duration, parse_length
+from syndicator.site.mediaview import clock, human_size
+from syndicator.state.store import DATABASE, Store
 
 from .conftest import ATOM, NOW, build, rss, write_config
 from .outputs import atom_problems, html_problems

@@ -14,7 +14,7 @@ from pytest_httpserver import HTTPServer
 
 from syndicator import __version__
 from syndicator.model import Config, Entry, SelectedEntry, Site, SiteStatus, StoredEntry
-from syndicator.render import day_heading, render_site
+from syndicator.site.render import day_heading, render_site
 
 from .browser import Browser, opened
 from .conftest import ATOM, NOW, build, post, rss, tree, write_config

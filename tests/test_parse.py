@@ -12,7 +12,7 @@ from pytest_httpserver import HTTPServer
 
 from syndicator.errors import NotAFeedError, ParseError
 from syndicator.model import Entry, ParsedFeed
-from syndicator.parse import parse_feed
+from syndicator.parse.feed import parse_feed
 
 from .conftest import DATA, NOW, build, write_config
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.parse import parse_feed
-from syndicator.sanitize import decode_references, html_to_text, one_line
+from syndicator.parse.feed import parse_feed
+from syndicator.parse.sanitize import decode_references, html_to_text, one_line
 
 from .conftest import NOW, build, rss, write_config
 

@@ -11,7 +11,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from syndicator import observe
+from syndicator.poll import observe
 
 from .conftest import NOW, post, rss, write_config
 from .polite_helpers import Feed, build, http_date, iso, later, run, site, status

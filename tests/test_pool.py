@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from syndicator.pool import HostPool, Skipped, Verdict, wait_first
+from syndicator.poll.pool import HostPool, Skipped, Verdict, wait_first
 
 #: Fake waits allowed per run before the pool counts as polling (a spinning pool never ends on a fake clock).
 MAX_WAITS = 10_000

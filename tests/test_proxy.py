@@ -13,7 +13,7 @@ import pytest
 import trustme
 from pytest_httpserver import HTTPServer
 
-from syndicator.fetch import CA_VARIABLES, Fetcher
+from syndicator.fetch.http import CA_VARIABLES, Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest
 
 from .conftest import build, in_thread, post, rss, without_first_build_warning, write_config

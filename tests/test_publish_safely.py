@@ -9,7 +9,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from syndicator.errors import RenderError
-from syndicator.publish import CARRIED, MARKER, publish
+from syndicator.site.publish import CARRIED, MARKER, publish
 
 from .conftest import build, post, rss, write_config
 

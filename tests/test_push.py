@@ -15,13 +15,13 @@ import pytest
 import requests
 from waitress.server import create_server
 
-from syndicator import push
-from syndicator.callbacks import App, callback_url
-from syndicator.habits import Habits
 from syndicator.metrics import Metrics
 from syndicator.model import SourceState
-from syndicator.pushstate import PushState, Subscription, open_readonly
-from syndicator.websub import Advertised
+from syndicator.parse.hubs import Advertised
+from syndicator.poll.habits import Habits
+from syndicator.push import subscriptions as push
+from syndicator.push.callbacks import App, callback_url
+from syndicator.state.pushstate import PushState, Subscription, open_readonly
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 FEED = "https://example.org/feed.xml"

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from pytest_httpserver import HTTPServer
 
-from syndicator import statefile
-from syndicator.store import SCHEMA_VERSION, TABLES, Store
+from syndicator.state import statefile
+from syndicator.state.store import SCHEMA_VERSION, TABLES, Store
 
 from .conftest import ATOM, NOW, build, post, rss, write_config
 

@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from syndicator import habits, schedule
-from syndicator.decide import Observation, new_state, snapshot_hash
 from syndicator.errors import FeedError, HTTPStatusError, ParseError
-from syndicator.hints import Hint
 from syndicator.model import Entry, Failed, FeedHints, Fetched, FetchRequest, NotModified, ParsedFeed, Site, SourceState
-from syndicator.schedule import Policy
+from syndicator.poll import habits, schedule
+from syndicator.poll.decide import Observation, new_state, snapshot_hash
+from syndicator.poll.hints import Hint
+from syndicator.poll.schedule import Policy
 
 from .conftest import NOW
 

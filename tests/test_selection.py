@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pytest_httpserver import HTTPServer
 
-from syndicator import selection, urls
+from syndicator import urls
 from syndicator.model import Entry, Site, SourceState, StoredEntry
-from syndicator.selection import select_entries, site_statuses
+from syndicator.site import selection
+from syndicator.site.selection import select_entries, site_statuses
 
 from .conftest import NOW, build, entry_titles, post, rss, write_config
 

@@ -31,9 +31,9 @@ import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from syndicator import push
 from syndicator.config import load_config
-from syndicator.serve import ServeOptions, Server, recovery_rate
+from syndicator.drivers.serve import ServeOptions, Server, recovery_rate
+from syndicator.push import subscriptions as push
 
 from .conftest import write_config
 from .test_worker import ALIAS_BOMB

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from syndicator import callbacks, parse
+from syndicator.parse import feed as parse
+from syndicator.push import callbacks
 
 from .conftest import write_config
 from .test_serve import Clock, feeds, hub, in_process, inbox, page, site, spawn, stored_entries

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
-from syndicator.pushstate import PushState, Subscription
+from syndicator.state.pushstate import PushState, Subscription
 
 from .conftest import NOW_ISO, build, post, rss, write_config
 

@@ -19,8 +19,8 @@ from werkzeug import Request, Response
 
 from syndicator.errors import CacheLockedError, StoreError
 from syndicator.model import Check, Entry, Site, SourceState
-from syndicator.selection import select_entries
-from syndicator.store import DATABASE, SCHEMA_VERSION, Store
+from syndicator.site.selection import select_entries
+from syndicator.state.store import DATABASE, SCHEMA_VERSION, Store
 
 from .conftest import ATOM, NOW, NOW_ISO, atom_entries, build, post, rss, write_config
 

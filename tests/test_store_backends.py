@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator import statefile
 from syndicator.errors import StoreError
 from syndicator.model import Check, Entry, SourceState
-from syndicator.store import GENERATION_KEY, TABLES, Store
+from syndicator.state import statefile
+from syndicator.state.store import GENERATION_KEY, TABLES, Store
 
 from .conftest import NOW, build, post, rss, write_config
 from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
@@ -285,7 +285,7 @@ def test_nul_characters_and_very_long_entry_ids_are_stored_in_postgresql(server:
     ("postgresql://u:hunter2@[::1/db", "hunter2"),
 ])
 def test_shown_never_shows_a_password(url: str, secret: str) -> None:
-    from syndicator.pgstate import shown
+    from syndicator.state.pgstate import shown
 
     assert secret not in shown(url) and "***" in shown(url)
 

@@ -7,8 +7,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from syndicator.parse import parse_feed
-from syndicator.sanitize import clean_html, html_to_text, truncate_html
+from syndicator.parse.feed import parse_feed
+from syndicator.parse.sanitize import clean_html, html_to_text, truncate_html
 
 from .conftest import NOW, rss
 

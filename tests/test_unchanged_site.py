@@ -14,7 +14,7 @@ from pathlib import Path
 from pytest_httpserver import HTTPServer
 
 from syndicator.config import load_config
-from syndicator.sitekey import site_key
+from syndicator.site.sitekey import site_key
 
 from .conftest import build, post, rss, tree, write_config
 

@@ -28,12 +28,14 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 from werkzeug.datastructures import Headers
 
-from syndicator import fastreader, websub
-from syndicator.fetch import Fetcher, parse_retry_after
+from syndicator.fetch.http import Fetcher, parse_retry_after
 from syndicator.model import Fetched, FetchRequest, NotModified, ParsedFeed
-from syndicator.parse import parse_feed
+from syndicator.parse import fastreader, hubs
+from syndicator.parse.feed import parse_feed
+from syndicator.parse.hubs import Advertised, advertised
+from syndicator.push import websub
+from syndicator.push.websub import notify_publish, request_subscription, signature_valid
 from syndicator.values import is_http_url
-from syndicator.websub import Advertised, advertised, notify_publish, request_subscription, signature_valid
 
 from .conftest import NOW, post, rss
 
@@ -127,17 +129,17 @@ def test_a_link_cut_at_the_header_limit_is_dropped() -> None:
     # The cut falls just after "rel=hub" of a link whose relation is "hubbub": read as cut, it would be a hub.
     tail = "<https://evil.example/>; rel=hub"
     head = "<https://ok.example/>; rel=hub, <https://pad.example/?"
-    padding = "a" * (websub.MAX_LINK_CHARS - len(head) - len(">; rel=alternate, ") - len(tail))
+    padding = "a" * (hubs.MAX_LINK_CHARS - len(head) - len(">; rel=alternate, ") - len(tail))
     value = f"{head}{padding}>; rel=alternate, {tail}bub"
-    assert value[:websub.MAX_LINK_CHARS].endswith("rel=hub")
+    assert value[:hubs.MAX_LINK_CHARS].endswith("rel=hub")
     assert links(value).hubs == ("https://ok.example/",)
-    assert links(value[:websub.MAX_LINK_CHARS]).hubs == ("https://ok.example/", "https://evil.example/")
+    assert links(value[:hubs.MAX_LINK_CHARS]).hubs == ("https://ok.example/", "https://evil.example/")
 
 
 def test_garbage_before_the_hubs_stops_the_search() -> None:
-    junk = ", ".join(f"<javascript:{n}>; rel=hub" for n in range(websub.MAX_CANDIDATES))
+    junk = ", ".join(f"<javascript:{n}>; rel=hub" for n in range(hubs.MAX_CANDIDATES))
     assert links(f"{junk}, <https://late.example/>; rel=hub").hubs == ()
-    fewer = ", ".join(f"<javascript:{n}>; rel=hub" for n in range(websub.MAX_CANDIDATES - 1))
+    fewer = ", ".join(f"<javascript:{n}>; rel=hub" for n in range(hubs.MAX_CANDIDATES - 1))
     assert links(f"{fewer}, <https://late.example/>; rel=hub").hubs == ("https://late.example/",)
 
 
@@ -585,7 +587,7 @@ header_text = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=6)), 
 def test_advertised_never_raises_and_keeps_only_web_urls(value: str, others: dict[str, str], hubs: list[str],
                                                          self_url: str | None, base: str) -> None:
     found = advertised({**others, "Link": value}, feed(tuple(hubs), self_url), base)
-    assert len(found.hubs) <= websub.MAX_HUBS
+    assert len(found.hubs) <= hubs.MAX_HUBS
     assert all(is_http_url(url) for url in (*found.hubs, *filter(None, [found.topic])))
 
 

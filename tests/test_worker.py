@@ -18,8 +18,8 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
-from syndicator import claims
-from syndicator.store import Store
+from syndicator.state import claims
+from syndicator.state.store import Store
 
 from .conftest import write_config
 from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
@@ -256,8 +256,8 @@ def test_a_worker_needs_a_postgresql_state(tmp_path: Path, farm: Farm) -> None:
 
 
 def test_lease_time_defaults_to_twice_a_fetch_deadline() -> None:
+    from syndicator.drivers.worker import WorkerOptions, lease_seconds
     from syndicator.model import Config
-    from syndicator.worker import WorkerOptions, lease_seconds
 
     config = Config(path=Path("sites.yaml"), title="t", link="https://x.example/", sites=(), timeout=30, retries=1)
     assert lease_seconds(config, WorkerOptions()) == 240
@@ -295,7 +295,7 @@ def test_a_worker_whose_clock_is_five_minutes_fast_takes_leases_and_due_times_fr
     from datetime import timedelta
 
     from syndicator.config import load_config
-    from syndicator.worker import WorkerOptions, run_worker
+    from syndicator.drivers.worker import WorkerOptions, run_worker
 
     class Fast(datetime):
         """This machine's clock, five minutes fast."""

@@ -1,0 +1,444 @@
+"""The one orchestrator: the only module that imports the stages.
+
+One build, under the cache lock and the output lock from start to end::
+
+    due sources | pool( observe = fetch | parse ) | decide | store    -> report.json
+                        (an HTML page advertising feeds: | follow one | parse)
+    store.snapshots | select (5 per feed, merge, sort) | render       -> public/
+                      (skipped when nothing a render reads changed: sitekey)
+    public/feed.xml, feed.json | announce (with ``hub``: ping hubs of a changed feed)
+
+``observe`` (:mod:`observe`) runs on the pool's threads and returns an
+:class:`~syndicator.model.Observation` made from the request and the
+source's state as it was before the build (nothing shared is mutated).
+``decide`` is pure and returns a :class:`~syndicator.model.Decision`;
+the calling thread stores each one in its own transaction as it arrives.
+The clock is read once, by the caller, and passed down as ``now``.
+
+Containment: a feed's trouble is a value (Failed with a kind from the
+failure table). An exception we did not foresee while handling one source
+is recorded for that source as kind ``internal``, its traceback logged,
+and the build goes on; the CLI then exits 7. Only failures outside any one
+source (the store, the output, a template) stop a build.
+
+A build with nothing due and nothing to render loads neither the HTTP and
+feed libraries nor the template engine: :mod:`observe` and :mod:`render`
+are imported where they are first needed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from syndicator.drivers.buildlog import HostTrouble, log_failure, log_followed, log_health
+from syndicator.drivers.report import BuildReport, write_report
+from syndicator.errors import ConfigError, EmptyBuildError, FeedError, StoreError
+from syndicator.failures import kind_of
+from syndicator.fetch import localfile
+from syndicator.fetch.hosts import host_key
+from syndicator.model import (
+    Config,
+    Decision,
+    Failed,
+    Fetched,
+    FetchRequest,
+    FetchResult,
+    Observation,
+    SelectedEntry,
+    SourceState,
+    is_local,
+)
+from syndicator.poll import habits, schedule
+from syndicator.poll.decide import decide
+from syndicator.poll.pool import HostPool
+from syndicator.site.publish import MARKER, check_output, output_lock
+from syndicator.site.selection import condense, select_condensed, site_statuses
+from syndicator.site.sitekey import Publication, output_mark, site_key
+from syndicator.state import statefile
+from syndicator.state.store import Store
+from syndicator.values import is_http_url
+
+__all__ = ["BuildOptions", "BuildReport", "build"]
+
+#: A build whose every request failed to connect, to at least this many
+#: hosts, saw this machine offline, not the hosts (one host down looks alike).
+OFFLINE_HOSTS = 2
+#: Where the store keeps the schedule's ledger of expected requests (schedule.budgeted).
+LEDGER_KEY = "schedule.ledger"
+#: Where the store keeps what the last rendering build published (sitekey.Publication).
+PUBLISHED_KEY = "site.published"
+log = logging.getLogger("syndicator")
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How to run one build.
+
+    Attributes:
+        now: the build's clock (UTC).
+        force: fetch every source, due or not.
+        sites: names of sites to fetch (``--site``), due or not; empty: by schedule.
+        templates: a folder of templates overriding the bundled ones.
+        progress: called as progress(done, total) after each source.
+    """
+
+    now: datetime
+    force: bool = False
+    fetch: bool = True
+    sites: tuple[str, ...] = ()
+    templates: Path | None = None
+    progress: Callable[[int, int], None] | None = None
+
+
+def build(config: Config, options: BuildOptions) -> BuildReport:
+    """Run one build: fetch what is due, store it, report, publish the site.
+
+    Both locks are held until the report and the site are written, so two
+    builds on one cache or one output folder never interleave.
+
+    Returns:
+        the BuildReport (also written to ``<cache>/report.json``); its
+        ``internal_errors`` counts sources that hit a bug of ours.
+    Raises:
+        ConfigError: a ``--site`` name is not in sites.yaml.
+        CacheLockedError, OutputLockedError: another build holds the cache
+            or the output folder; nothing was fetched or published.
+        StoreError: the state database cannot be used.
+        EmptyBuildError: no entries at all; the output is left as it was.
+        RenderError: the site could not be written; the output is left as it was.
+    """
+    started = time.monotonic()
+    check_folders(config)
+    only = _chosen_sources(config, options.sites)
+    report = BuildReport(sites=len(config.sites), sources=len(config.sources))
+    with Store.open(config.cache, config.state) as store, output_lock(config.output):
+        store.outbox = tuple(d.url for d in config.deliveries)  # events of new and changed entries, for the webhooks
+        if options.fetch and store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
+            report.restored = restore(config, store)
+        states = store.states()
+        if options.fetch:
+            states.update(_poll(config, options, store, states, only, report, started))
+        publish_site(config, store, states, options.now, options.templates, report, started)
+        if config.deliveries:
+            _deliver(config, store, options.now)
+    return report
+
+
+def _deliver(config: Config, store: Store, now: datetime) -> None:
+    """POST the due webhook deliveries (deliveries.py) for at most BUILD_BUDGET seconds after publishing
+    (what is left waits for the next build), then prune the outbox."""
+    from syndicator.push import deliveries  # here: a planet without deliveries never loads it
+
+    session = deliveries.make_session(config)
+    try:
+        counts = deliveries.deliver_due(store, config, now, session, deliveries.BUILD_BUDGET)
+        deliveries.prune(store, config, now)
+    finally:
+        session.close()
+    if counts.retrying or counts.dead or counts.left:
+        log.warning("deliveries: %d delivered, %d to retry, %d dead, %d left for the next build",
+                    counts.delivered, counts.retrying, counts.dead, counts.left)
+    elif counts.delivered:
+        log.info("deliveries: %d delivered", counts.delivered)
+
+
+def publish_site(config: Config, store: Store, states: Mapping[str, SourceState], now: datetime,
+                 templates: Path | None, report: BuildReport, started: float, log_stale: bool = True,
+                 announce: bool = True) -> None:
+    """store | select | render | publish, unless the published site is current (:mod:`sitekey`).
+
+    The second half of a build, and what ``syndicator serve`` runs after
+    changes. Writes ``report`` (entries, rendered, seconds) to
+    ``<cache>/report.json``, keeps what was published, and tells the
+    planet's hubs (:mod:`announce`). The caller holds both locks.
+
+    Args:
+        states: every stored source state, {URL: SourceState}.
+        now: the clock of the build or serve cycle (UTC).
+        templates: a folder of templates overriding the bundled ones, or None.
+        started: time.monotonic() at the start of the build or cycle.
+        log_stale: warn of each stale last good copy (a build; serve says it once).
+        announce: tell the planet's hubs (serve's last render at a stop does not
+            wait for them: the next start tells them).
+    Raises:
+        EmptyBuildError: no entries at all; the output is left as it was.
+        RenderError: the site could not be written; the output is left as it was.
+    """
+    statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
+    report.stale_copies = log_health(statuses, now) if log_stale else 0
+    key = site_key(config, templates, store.generation(), (status.stale for status in statuses))
+    published = Publication.read(store.value(PUBLISHED_KEY))
+    if published is not None and published.current(key, config.output):
+        report.entries = published.entries
+        report.seconds = time.monotonic() - started
+        write_report(report, now, config.cache)
+        if announce:
+            _announce(config, store)  # a ping a hub missed is sent again
+        return
+    # Light snapshots (ids, links, dates), one at a time, each reduced to what selection reads;
+    # then only the entries published are read in full.
+    condensed = {url: condense(stored, config.items_per_feed)
+                 for url, stored in store.light_snapshots(config.sources)}
+    selected = select_condensed(config.sites, condensed)[:config.feed_entries]
+    selected = [SelectedEntry(chosen.site, stored)
+                for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)]
+    counts = {url: part.count for url, part in condensed.items()}
+    latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
+    statuses = site_statuses(config.sites, states, counts, now, config.stale_after, latest,
+                             config.activity_threshold)
+    report.entries = min(len(selected), config.feed_entries)
+    report.seconds = time.monotonic() - started
+    write_report(report, now, config.cache)
+    if not selected:
+        offline = (" (every request failed to connect: is this machine offline? No site was counted as "
+                   "failing for it; the next build tries them all again, `--force` at once)") if report.offline \
+            else " (is the network down?)" * _offline(report)
+        left = "is unchanged" if Path(config.output).exists() else "was not created"
+        raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
+                              f"{config.output} {left}" + offline)
+    from syndicator.site import render  # here: a build that renders nothing never loads jinja2
+    extra = {statefile.NAME: statefile.write(store, Path(config.cache) / statefile.NAME, now,
+                                             config.link, _base(config))} if config.snapshot else {}
+    render.render_site(config, selected, statuses, now, config.output, templates, extra)
+    report.rendered = True
+    report.seconds = time.monotonic() - started
+    write_report(report, now, config.cache)
+    mark = output_mark(config.output)
+    if mark is not None:
+        store.keep(PUBLISHED_KEY, Publication(key, mark, report.entries).text())
+    if announce:
+        _announce(config, store)  # after the swap: only a published site is announced
+
+
+def _announce(config: Config, store: Store) -> None:
+    """Tell the planet's WebSub hubs of a published feed they were not told of (announce.py); a hub's
+    trouble is a warning, never the build's failure."""
+    if config.hubs:
+        from syndicator.push.announce import announce  # here: a planet without hubs never loads it (nor requests)
+        announce(config, store)
+
+
+def restore(config: Config, store: Store) -> bool:
+    """Load the state ``config.restore_from`` names into the empty ``store`` (see statefile.py).
+
+    Says in one warning what a build without it loses when there is no
+    ``restore_from`` (in CI, or when the output holds a published site;
+    else at info level: a new planet's first build). A file that is not
+    there (404, 410, no such local file), damaged, or of another schema or
+    planet is one warning, and the build goes on from an empty state. A
+    fetch that failed for a reason that passes (a timeout, a connection
+    error, 5xx, 429) stops the build before anything is fetched: going on
+    would publish an empty state over the good one, and the next build
+    tries again (the cache still holds no state).
+
+    Returns:
+        True when the state was restored.
+    Raises:
+        StoreError: the state file could not be fetched, for a reason that passes.
+    """
+    where = config.restore_from
+    if where is None:
+        # A warning where a lost cache is likely: in CI, or where a site was published before; the
+        # first build of a new planet on a desktop only says so with -v.
+        lost = bool(os.environ.get("CI")) or (Path(config.output) / MARKER).is_file()
+        log.log(logging.WARNING if lost else logging.INFO,
+                "%s holds no state (a first build, or a CI cache that was lost): every entry is dated when "
+                "first seen, no request is conditional and a site that is down has no last good copy; set "
+                "restore_from to start from the state published with snapshot: true "
+                "(README, \"Running from CI\")", os.path.normpath(config.cache))
+        return False
+    try:
+        data = _read_location(config, where)
+    except FeedError as error:
+        if kind_of(error.kind).ladder == "transient" and error.kind not in ("too_large", "redirect"):
+            raise StoreError(f"could not restore the state from {where}: {error.message}; nothing was fetched or "
+                             "published, so the published state stays as it was: build again later, or remove "
+                             "restore_from to start from an empty state") from error
+        log.warning("no state restored from %s (%s); starting from an empty state", where, error.message)
+        return False
+    try:
+        rows = statefile.load(store, data, where, config.link, _base(config))
+    except StoreError as error:
+        log.warning("no state restored: %s; starting from an empty state", error)
+        return False
+    log.info("restored the state from %s: %d rows", where, rows)
+    return True
+
+
+def _base(config: Config) -> str:
+    """The ``file:`` URI of the folder of sites.yaml, where local feed files are (statefile.py)."""
+    return Path(config.path).parent.resolve().as_uri()
+
+
+def _read_location(config: Config, where: str) -> bytes:
+    """The bytes of a restore_from location: a path (relative to sites.yaml) or an http(s) URL.
+
+    Raises:
+        FeedError: the file cannot be read or fetched.
+    """
+    if not is_http_url(where):
+        uri = (Path(config.path).parent / where).resolve().as_uri()
+        result: FetchResult = localfile.read(FetchRequest(uri, uri), statefile.MAX_BYTES)
+    else:
+        from syndicator.fetch.http import Fetcher  # here: most builds never restore
+        with Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
+                     max_bytes=statefile.MAX_BYTES, allow_private=config.allow_private_networks) as fetcher:
+            result = fetcher.fetch(FetchRequest(where, where))
+    if isinstance(result, Failed):
+        raise result.error
+    if not isinstance(result, Fetched):
+        raise FeedError(where, "no state file in the answer")
+    return result.body
+
+
+def _offline(report: BuildReport) -> bool:
+    """True when every request of the build failed the way a machine without network fails."""
+    failed = report.failed_by_kind
+    return report.fetched > 0 and failed.total() == report.fetched and all(kind_of(k).offline for k in failed)
+
+
+def check_folders(config: Config) -> None:
+    """Refuse, before anything is fetched or stored, the folders a build could never publish with: a
+    cache folder that is the output folder or inside it (publishing replaces the output whole), and
+    an output folder that is not a folder or is read-only (:func:`publish.check_output`).
+
+    Raises:
+        ConfigError: naming both folders.
+        RenderError: naming the output folder (exit code 6).
+    """
+    output, cache = Path(config.output).resolve(), Path(config.cache).resolve()
+    if cache == output or output in cache.parents:
+        raise ConfigError(f"the cache folder {config.cache} must not be the output folder {config.output} or inside "
+                          "it: every build replaces the output folder whole")
+    check_output(Path(config.output))
+
+
+def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
+    """The feed URLs of the ``--site`` names, or None when none were given."""
+    names = list(names)
+    if not names:
+        return None
+    by_name = {site.name: site.feed for site in config.sites}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        raise ConfigError(f"--site: no site named {unknown[0]!r} in {config.path}")
+    return [by_name[name] for name in names]
+
+
+def policy_of(config: Config, states: Mapping[str, SourceState] | None = None, now: datetime | None = None,
+              ledger: schedule.Ledger | None = None) -> tuple[schedule.Policy, schedule.Ledger]:
+    """The schedule policy of a config, and the ledger to keep (schedule.Policy, schedule.Ledger).
+
+    With the stored ``states`` and the build's ``now``, the planet's pooled
+    posting habits are the prior, and the request budget
+    (``requests_per_feed_per_day``) is spent over the configured sources,
+    corrected by the ``ledger`` the last build kept (:func:`schedule.budgeted`).
+    """
+    policy = schedule.Policy(config.default_interval, config.min_interval, config.max_interval)
+    ledger = ledger or schedule.Ledger()
+    if states is None or now is None:
+        return policy, ledger
+    configured = [states[url] for url in config.sources if url in states]
+    prior = habits.pooled((state.habits for state in configured if state.habits is not None), now)
+    return schedule.budgeted(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day, ledger)
+
+
+def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str, SourceState],
+          only: list[str] | None, report: BuildReport, started: float) -> dict[str, SourceState]:
+    """due | pool(observe) | decide | store, for every due source; returns {URL: the state stored}.
+
+    ``states`` (as they were before the build) is only read. With nothing
+    due, nothing is planned, so the schedule's ledger is left as it was: the
+    last build's expectation holds until the next build that plans.
+    """
+    now = options.now
+    fingerprints = schedule.site_fingerprints(config.sites)
+    due = schedule.due_sources(config.sources, states, now, fingerprints, options.force, only)
+    report.due = len(due)
+    if not due:
+        return {}
+    from syndicator.fetch.http import Fetcher
+    from syndicator.poll import observe  # here: a build with nothing due never loads requests, feedparser or lxml
+    policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
+    store.keep(LEDGER_KEY, ledger.text())
+    pool: HostPool[observe.Job, Observation] = HostPool(
+        workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
+        breaker=config.host_breaker)
+    fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
+                      per_host=config.per_host_concurrency, allow_private=config.allow_private_networks)
+    stored: dict[str, SourceState] = {}
+    hosts: set[str] = set()
+    trouble = HostTrouble()
+    observations = observe.observe_all(pool, fetcher, [observe.job_for(url, states.get(url)) for url in due], now,
+                                       started)
+    names: dict[str, list[str]] = {}
+    for site in config.sites:
+        names.setdefault(site.feed, []).append(site.name)
+    with fetcher:  # keep-alive connections live for the build
+        for done, observation in enumerate(observations, start=1):
+            source = observation.request.source
+            state = states.get(source) or SourceState(source, source)
+            observation, decision = decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
+            stored[source] = decision.state
+            host = "(local files)" if is_local(source) else host_key(observation.request.url)
+            report.add(observation, decision, host)
+            hosts.add(host)
+            trouble.note(observation)
+            log_failure(observation)
+            log_followed(observation, states.get(source), names.get(source, []))
+            if options.progress:
+                options.progress(done, len(due))
+    if _offline(report) and len(hosts) >= OFFLINE_HOSTS:
+        stored.update(_forgive(store, states, stored, now))
+        report.offline = True
+    else:
+        trouble.warn(config)
+    report.record_peaks({host: stats.peak for host, stats in pool.stats.items()})
+    return stored
+
+
+def _forgive(store: Store, before: Mapping[str, SourceState], after: Mapping[str, SourceState],
+             now: datetime) -> dict[str, SourceState]:
+    """The states of a build in which this machine, not the hosts, was offline.
+
+    Every request failed to connect, to :data:`OFFLINE_HOSTS` hosts or
+    more: no source climbs its backoff for it. Each keeps the failure count
+    it had before the build (the error is still shown) and is due again at
+    once, so the first build after the network returns fetches everything.
+    """
+    forgiven = {}
+    for source, state in after.items():
+        failures = before[source].failures if source in before else 0
+        forgiven[source] = replace(state, failures=failures, next_attempt=now,
+                                   reason="offline: every request of the last build failed to connect; "
+                                          "tried again by the next build")
+        store.save(forgiven[source], None, now)
+    return forgiven
+
+
+def decide_and_store(store: Store, state: SourceState, observation: Observation, now: datetime,
+                      policy: schedule.Policy, fingerprint: str | None) -> tuple[Observation, Decision]:
+    """decide | store for one source, in one transaction.
+
+    A bug of ours while deciding or storing is contained to the source: it
+    is recorded as kind ``internal`` (the snapshot kept). The store's own
+    trouble (disk full, a damaged database) is a StoreError and stops the build.
+    """
+    try:
+        decision = decide(state, observation, now, policy, fingerprint)
+        store.save(decision.state, decision.entries, now)
+        return observation, decision
+    except StoreError:
+        raise
+    except Exception as error:
+        from syndicator.poll.observe import internal  # loaded already: observations come from it
+        observation = internal(observation, error)
+        decision = decide(state, observation, now, policy, fingerprint)
+        store.save(decision.state, None, now)
+        return observation, decision

@@ -1,0 +1,911 @@
+"""``syndicator serve``: the build's pipeline as one long-running process, with WebSub push.
+
+One pipeline, two drivers: :mod:`pipeline` runs it once (``build``); this
+module runs the same stages continuously::
+
+    due queue | pool( observe = fetch | parse ) | decide | store ─┐
+    hub ─► callback ─► inbox (push.sqlite) | parse | decide_push | store ─┤
+                                               (debounced) select | render | publish | announce
+
+Threads, and what each may touch:
+
+* **the loop** (the thread that calls :meth:`Server.run`): the only writer
+  of the feeds' state (:class:`store.Store`). It decides and stores every
+  observation and notification, plans batches, re-reads sites.yaml when
+  it changes (or on SIGHUP), and renders the site a moment after changes
+  (:data:`RENDER_QUIET` seconds of quiet, at most :data:`RENDER_MAX_WAIT`
+  after the first change).
+* **the poller**: runs one batch of due sources at a time through the
+  build's pool (:mod:`pool`: workers, per-host limits and pacing, the host
+  breaker) and hands each observation to the loop.
+* **the subscriber**: sends subscription, renewal and unsubscription
+  requests to hubs (:mod:`push`: backoff, next hub, a breaker per hub).
+* **the HTTP server** (waitress): the callbacks, ``/metrics`` and
+  ``/healthz`` (:mod:`callbacks`); a notification is committed to the inbox
+  before its 2xx and the loop is woken.
+
+Polling stays the safety net (seed 003): a source whose push is healthy
+is polled on a long heartbeat (``--heartbeat``, default the configured
+``max_interval``); one whose push is late, whose lease nears its end or
+whose hub fails is polled on its normal schedule (:func:`push.next_poll`).
+
+A restart makes no burst: sources overdue at start are released at most
+:func:`recovery_rate` a second, most overdue first. SIGTERM or SIGINT
+stops cleanly: the HTTP server stops accepting and finishes the requests
+it holds (their notifications are committed), fetches still running are
+abandoned (their sources stay due), everything observed is stored, the
+site is rendered if it changed, and the locks are released. ``serve``
+holds the cache lock and the output lock for its whole life, so it and
+``build`` never run on one cache at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from syndicator.config import load_config
+from syndicator.drivers.buildlog import log_failure
+from syndicator.drivers.pipeline import LEDGER_KEY, check_folders, decide_and_store, policy_of, publish_site, restore
+from syndicator.drivers.report import BuildReport
+from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
+from syndicator.fetch.hosts import host_key
+from syndicator.metrics import Metrics
+from syndicator.model import Config, Fetched, Observation, ParsedFeed, SourceState, is_local
+from syndicator.poll import schedule
+from syndicator.poll.decide import decide_push
+from syndicator.poll.pool import HostPool, wait_first
+from syndicator.push import subscriptions as push
+from syndicator.push.callbacks import App, callback_url, create_server
+from syndicator.site.publish import output_lock
+from syndicator.state.pushstate import Notification, PushState, Subscription
+from syndicator.state.store import DATABASE, Store
+
+__all__ = ["ServeOptions", "Server", "recovery_rate"]
+
+log = logging.getLogger("syndicator")
+
+#: Seconds of quiet after a change before the site is rendered.
+RENDER_QUIET = 0.3
+#: Seconds after the first unrendered change by which the site is rendered anyway.
+RENDER_MAX_WAIT = 5.0
+#: Seconds after a failed render (a template error, a full disk) before trying again.
+RENDER_RETRY = 60.0
+#: The longest the loop sleeps, seconds: how soon it notices a stop, a reload or a due source.
+TICK = 1.0
+#: How often sites.yaml's modification time is checked, seconds.
+CONFIG_CHECK = 2.0
+#: The policy (pooled habits, the request budget) is worked out again after this many seconds.
+POLICY_AGE = 300.0
+#: A local feed file is read again when it changed, or after this many seconds.
+LOCAL_RECHECK = 300.0
+#: /healthz fails when the loop has not turned for this many seconds.
+STALL = 60.0
+#: At a stop, seconds to wait for notifications still being parsed (the others stay in the inbox).
+DRAIN_PARSE = 10.0
+#: Where push.sqlite keeps the --public-url the subscriptions' callbacks were given.
+PUBLIC_URL_KEY = "public_url"
+
+
+def recovery_rate(workers: int) -> float:
+    """Sources released a second at most after a restart (float): half the workers' worth.
+
+    Seed 000: rebuild the due queue gradually during recovery instead of
+    releasing the whole backlog at once.
+    """
+    return max(1.0, workers / 2)
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How to run ``serve``.
+
+    Attributes:
+        host, port: where the HTTP server listens (port 0: any free port).
+        public_url: the URL at which hubs reach that server (callbacks are
+            ``<public_url>/websub/<token>``); None: no WebSub subscriptions.
+        templates: a folder of templates overriding the bundled ones.
+        heartbeat: seconds between polls of a source with healthy push
+            (None: the config's ``max_interval``).
+        overrides: settings given on the command line ({Config field: value}),
+            applied again each time sites.yaml is read.
+        clock: the current time (UTC); injectable for tests.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    public_url: str | None = None
+    templates: Path | None = None
+    heartbeat: float | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+
+class _Stopped(Exception):
+    """Raised inside the pool's wait to abandon a batch when serve stops."""
+
+
+class Server:
+    """One ``syndicator serve`` process; see the module docstring.
+
+    Use: ``Server(config, options).run()`` blocks until :meth:`stop`.
+    :meth:`stop` and :meth:`reload` are safe from any thread and from
+    signal handlers. ``address`` is the (host, port) listened on, once
+    ``ready`` is set.
+    """
+
+    def __init__(self, config: Config, options: ServeOptions) -> None:
+        self.config = config
+        self.options = options
+        self.metrics = Metrics()
+        self.ready = threading.Event()
+        self.address: tuple[str, int] | None = None
+        self._events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._stopping = threading.Event()
+        self._reload = threading.Event()
+        self._hub_wake = threading.Event()
+        self._batches: queue.Queue[list[Any] | None] = queue.Queue()
+        self._beat = time.monotonic()
+        self._in_flight: set[str] = set()
+        self._release: dict[str, datetime] = {}
+        self._local_seen: dict[str, tuple[int, int]] = {}
+        self._breakers = push.Breakers()
+        self._subscriptions: dict[str, Subscription] = {}
+        self._examined: set[str] = set()
+        self._dirty_since: float | None = None
+        self._last_change = 0.0
+        self._render_after = 0.0
+        self._config_mtime = _mtime(config.path)
+        self._config_checked = 0.0
+        self._fingerprints = schedule.site_fingerprints(config.sites)
+        self._sources = frozenset(config.sources)
+        self._policy: tuple[float, schedule.Policy] | None = None
+        self._fetcher: Any = None
+        self._throttled: dict[str, datetime] = {}
+        self._states: dict[str, SourceState] = {}
+        self._deliveries: Any = None  # deliveries.DeliveryLoop, with deliveries in sites.yaml
+        self._http_started = False
+        self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="push-parser")
+        self._parses: dict[int, tuple[Notification, Future[ParsedFeed | None]]] = {}
+        self._reconcile: dict[str, datetime] = {}  # {source: when to poll it to settle a doubtful notification}
+
+    # --- control, from any thread ------------------------------------------------
+
+    def stop(self) -> None:
+        """Ask the process to stop cleanly (SIGTERM, SIGINT)."""
+        self._stopping.set()
+        self._events.put(("wake", None))
+
+    def reload(self) -> None:
+        """Ask for sites.yaml to be read again (SIGHUP)."""
+        self._reload.set()
+        self._events.put(("wake", None))
+
+    def wake(self) -> None:
+        """Wake the loop: a notification was stored."""
+        self._events.put(("wake", None))
+
+    def healthy(self) -> tuple[bool, str]:
+        """(ok, one line) for /healthz: ok while the loop turns and is not stopping."""
+        if self._stopping.is_set():
+            return False, "stopping"
+        stalled = time.monotonic() - self._beat
+        if stalled > STALL:
+            return False, f"the loop has not turned for {stalled:.0f} s"
+        return True, "ok"
+
+    # --- the loop ------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Serve until :meth:`stop`; see the module docstring.
+
+        Raises:
+            CacheLockedError, OutputLockedError: a build or another serve holds the cache or the output.
+            StoreError: the state cannot be used.
+            ConfigError: the listen address cannot be bound.
+        """
+        config = self.config
+        check_folders(config)
+        with Store.open(config.cache, config.state) as store, output_lock(config.output):
+            push_state = PushState.open(config.cache)
+            try:
+                server = self._listen(push_state)  # before the restore: a bad --listen is the one line said
+                try:
+                    if store.count("sources") == 0:
+                        restore(config, store)
+                    self._serve(store, push_state, server)
+                finally:
+                    if not self._http_started:  # never ran: closed from this thread (else _serve closed it)
+                        server.close()
+            finally:
+                push_state.close()
+
+    def _listen(self, push_state: PushState) -> Any:
+        """Bind the HTTP server (waitress, not yet running) for the callbacks, /metrics and /healthz.
+
+        Raises:
+            ConfigError: the listen address cannot be bound or resolved.
+        """
+        config = self.config
+        app = App(push_state, self.metrics, config.max_bytes, self.wake, self.healthy, self.options.clock)
+        try:
+            return create_server(app, self.options.host, self.options.port, config.max_bytes + 65536)
+        except (OSError, ValueError) as error:  # ValueError: a host that is no address and resolves to none
+            raise ConfigError(f"--listen {_address(self.options.host, self.options.port)}: cannot listen there "
+                              f"({getattr(error, 'strerror', None) or error})") from error
+
+    def _serve(self, store: Store, push_state: PushState, server: Any) -> None:
+        from syndicator.fetch.http import Fetcher
+
+        config = self.config
+        self.address = (str(server.effective_host), int(server.effective_port))
+        http = threading.Thread(target=server.run, name="http", daemon=True)
+        self._fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
+                                max_bytes=config.max_bytes, per_host=config.per_host_concurrency,
+                                allow_private=config.allow_private_networks)
+        poller = threading.Thread(target=self._poll_batches, name="poller", daemon=True)
+        subscriber = threading.Thread(target=self._subscribe_loop, args=(push_state,), name="subscriber", daemon=True)
+        states = self._states = store.states()
+        now = self.options.clock()
+        self._examined = push_state.examined()
+        self._release = _recovery(config, {url: self._unexamined_due(url, state, now) for url, state in states.items()},
+                                  now, recovery_rate(config.workers))
+        if self._release:
+            last = max(self._release.values())
+            log.info("serve: %d sources were overdue; released over %.0f s, most overdue first",
+                     len(self._release), (last - now).total_seconds())
+        self._leave_removed(push_state)
+        self._moved(push_state)
+        http.start()
+        self._http_started = True
+        poller.start()
+        subscriber.start()
+        self._start_deliveries(store)
+        self.ready.set()
+        where = f"http://{_address(*self.address)}"
+        log.warning("serve: listening on %s (metrics at /metrics, health at /healthz); WebSub %s", where,
+                    f"callbacks at {self.options.public_url.rstrip('/')}/websub/" if self.options.public_url
+                    else "off (no --public-url)")
+        if states:
+            self._dirty_since = time.monotonic()  # publish what the state holds at once (sitekey skips a current site)
+        try:
+            while not self._stopping.is_set():
+                self._turn(store, push_state, states)
+        finally:
+            self._stopping.set()  # also when the loop failed: the other threads end
+            _close_http(server)  # no new connection; the requests held finish (their notifications are committed)
+            server.task_dispatcher.shutdown(cancel_pending=False, timeout=10)
+            self._batches.put(None)
+            self._hub_wake.set()
+            poller.join(timeout=5)  # it leaves a batch within 0.2 s; fetches still running are abandoned
+            self._drain(store, push_state, states)
+            if self._dirty_since is not None:
+                self._render(store, states, final=True)
+            subscriber.join(timeout=2)  # a request to a hub still waiting is abandoned: the subscription is kept
+            if self._deliveries is not None:  # a POST under way is bounded by the timeout; unsent events wait
+                self._deliveries.stop(timeout=config.timeout + 2)
+            self._fetcher.close()
+        log.warning("serve: stopped; the state is saved")
+
+    def _turn(self, store: Store, push_state: PushState, states: dict[str, SourceState]) -> None:
+        """One turn of the loop: wait for work, store what arrived, plan, render.
+
+        Raises:
+            StoreError: the state database was removed (the cache folder deleted) while serving.
+        """
+        self._beat = time.monotonic()
+        timeout = self._sleep()
+        try:
+            events = [self._events.get(timeout=timeout)]
+        except queue.Empty:
+            events = []
+        while True:
+            try:
+                events.append(self._events.get_nowait())
+            except queue.Empty:
+                break
+        now = self.options.clock()
+        self._inbox(store, push_state, states, now)  # first: a poll that ran meanwhile finds the push stored
+        for kind, value in events:
+            if kind == "observation":
+                self._stored(store, push_state, states, value, now)
+            elif kind == "batch_done":
+                self._in_flight -= set(value)
+        if self._reload.is_set() or self._config_changed():
+            self._reload.clear()
+            self._reread(store, push_state)
+        self._subscriptions = push_state.subscriptions()
+        self._plan(store, states, now)
+        self._update_gauges(now)
+        if self._render_due():
+            self._render(store, states)
+
+    def _config_changed(self) -> bool:
+        """True when sites.yaml's modification time changed (looked at every CONFIG_CHECK seconds).
+
+        Raises:
+            StoreError: the state database is gone: whatever is stored from now on would be lost.
+        """
+        moment = time.monotonic()
+        if moment - self._config_checked < CONFIG_CHECK:
+            return False
+        self._config_checked = moment
+        database = Path(self.config.cache) / DATABASE
+        if self.config.state is None and not database.is_file():
+            raise StoreError(f"{database} was removed while serving; stopped so that nothing more is lost "
+                             "(start serve again to begin from an empty state)")
+        return _mtime(self.config.path) != self._config_mtime
+
+    def _sleep(self) -> float:
+        """Seconds the loop may wait for an event: at most TICK, less when a render is due sooner."""
+        if self._dirty_since is None:
+            return TICK
+        at = min(self._last_change + RENDER_QUIET, self._dirty_since + RENDER_MAX_WAIT)
+        return max(0.0, min(TICK, at - time.monotonic()))
+
+    # --- polling -------------------------------------------------------------------
+
+    def _plan(self, store: Store, states: dict[str, SourceState], now: datetime) -> None:
+        """Hand the poller the sources due now, unless it still runs a batch."""
+        if self._in_flight:
+            self.metrics.queue_depth.set(len(self._due(states, now)))
+            return
+        due = self._due(states, now)
+        self.metrics.queue_depth.set(len(due))
+        if not due:
+            return
+        from syndicator.poll import observe
+
+        policy_time, _ = self._policy or (0.0, None)
+        if self._policy is None or time.monotonic() - policy_time > POLICY_AGE:
+            policy, ledger = policy_of(self.config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
+            store.keep(LEDGER_KEY, ledger.text())
+            self._policy = (time.monotonic(), policy)
+        jobs = [observe.job_for(url, self._examining(url, states.get(url))) for url in due]
+        self._in_flight = set(due)
+        for url in due:
+            self._release.pop(url, None)
+        self._batches.put([now, jobs])
+
+    def _examining(self, url: str, state: SourceState | None) -> SourceState | None:
+        """The state a job for ``url`` is made from: without validators and body hash when its document was
+        never read for hubs (a 304, or a body equal to the stored one, is not parsed: :mod:`pushstate`)."""
+        if state is None or self.options.public_url is None or url in self._examined or is_local(url):
+            return state
+        return replace(state, etag=None, last_modified=None, validators_url=None, body_hash=None)
+
+    def _unexamined_due(self, url: str, state: SourceState, now: datetime) -> SourceState:
+        """``state``, due now when its document was never read for hubs and its last fetch succeeded
+        (a failing source waits for its backoff): with --public-url, every feed is soon subscribed."""
+        if self.options.public_url is None or url in self._examined or is_local(url) or state.error_kind is not None \
+                or state.next_attempt is None or state.next_attempt <= now:
+            return state
+        return replace(state, next_attempt=now)
+
+    def _due(self, states: Mapping[str, SourceState], now: datetime) -> list[str]:
+        """The configured sources due now, with push, the recovery window and local files taken into account."""
+        heartbeat = self.options.heartbeat or self.config.max_interval
+        effective: dict[str, SourceState] = {}
+        urls = []
+        for url in self.config.sources:
+            if url in self._in_flight:
+                continue
+            release = self._release.get(url)
+            if release is not None and release > now:
+                continue
+            state = states.get(url)
+            if is_local(url):
+                if self._local_changed(url, state, now):
+                    urls.append(url)
+                continue
+            urls.append(url)
+            if state is not None:
+                state = self._unexamined_due(url, state, now)
+                subscription = self._subscriptions.get(url)
+                if subscription is not None:
+                    state = replace(state, next_attempt=push.next_poll(state, subscription, now, heartbeat,
+                                                                       self._breakers))
+                settle = self._reconcile.get(url)
+                if settle is not None and (state.next_attempt is None or settle < state.next_attempt):
+                    state = replace(state, next_attempt=settle)
+                effective[url] = state
+        local = [url for url in urls if is_local(url)]
+        remote = schedule.due_sources([u for u in urls if not is_local(u)], effective, now, self._fingerprints)
+        return local + remote
+
+    def _local_changed(self, url: str, state: SourceState | None, now: datetime) -> bool:
+        """True when a local feed file should be read: changed since last read, or not read for a while."""
+        from syndicator.fetch.localfile import path_of
+
+        try:
+            info = os.stat(path_of(url))
+            mark = (info.st_mtime_ns, info.st_size)
+        except (OSError, ValueError):
+            mark = (0, 0)
+        if state is None or state.last_attempt is None or self._local_seen.get(url) != mark:
+            self._local_seen[url] = mark
+            return True
+        return (now - state.last_attempt).total_seconds() >= LOCAL_RECHECK
+
+    def _poll_batches(self) -> None:
+        """The poller thread: run each batch through the pool, handing observations to the loop."""
+        from syndicator.poll import observe
+
+        while True:
+            batch = self._batches.get()
+            if batch is None or self._stopping.is_set():
+                return
+            now, jobs = batch
+            pool: HostPool[observe.Job, Observation] = HostPool(
+                workers=self.config.workers, per_host=self.config.per_host_concurrency,
+                host_gap=self.config.host_gap, breaker=self.config.host_breaker, wait=self._wait_or_stop)
+            started = time.monotonic()
+            try:
+                for observation in observe.observe_all(pool, self._fetcher, jobs, now, started):
+                    self._events.put(("observation", observation))
+                    if self._stopping.is_set():
+                        raise _Stopped
+            except _Stopped:
+                log.info("serve: stopping; fetches still running are abandoned (their sources stay due)")
+            except Exception:  # a bug of ours: logged; the sources of the batch are planned again
+                log.exception("serve: a batch of fetches failed")
+            finally:
+                self._events.put(("batch_done", [job.request.source for job in jobs]))
+
+    def _wait_or_stop(self, futures: set[Future[Any]], timeout: float | None) -> set[Future[Any]]:
+        """The pool's wait, in slices, raising _Stopped when serve stops."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._stopping.is_set():
+                raise _Stopped
+            left = 0.2 if deadline is None else min(0.2, max(0.0, deadline - time.monotonic()))
+            done = wait_first(futures, left)
+            if done or (deadline is not None and time.monotonic() >= deadline):
+                return done
+
+    def _stored(self, store: Store, push_state: PushState, states: dict[str, SourceState],
+                observation: Observation, now: datetime) -> None:
+        """decide | store one observation from the poller; learn the hubs it advertises."""
+        source = observation.request.source
+        if source not in self._sources:  # its site left sites.yaml while it was fetched
+            return
+        before = states.get(source) or SourceState(source, source)
+        assert self._policy is not None
+        self._reconcile.pop(source, None)
+        subscription = self._subscriptions.get(source)
+        known: set[str] | None = None
+        if subscription is not None and subscription.live(now) and observation.parsed is not None:
+            known = {item.entry.id for item in store.snapshots([source]).get(source, [])}
+        observation, decision = decide_and_store(store, before, observation, now, self._policy[1],
+                                                 self._fingerprints.get(source))
+        states[source] = decision.state
+        self.metrics.fetched(observation, decision)
+        if self._deliveries is not None and decision.changed:
+            self._deliveries.wake()
+        log_failure(observation)
+        if observation.verdict == "stop" and not is_local(source):
+            wait = observation.retry_after or self.config.min_interval
+            self._throttled[host_key(observation.request.url)] = now + timedelta(seconds=wait)
+        if decision.changed:
+            self._changed()
+        elif decision.state.error_kind != before.error_kind or before.last_attempt is None:
+            self._changed()  # the sites page shows the health
+        if self.options.public_url and not is_local(source):
+            self._learn_hubs(push_state, before, observation, known, now)
+
+    def _learn_hubs(self, push_state: PushState, before: SourceState, observation: Observation,
+                    known: set[str] | None, now: datetime) -> None:
+        """Subscribe, follow a hub change, or count a change push missed, after one poll.
+
+        ``known`` holds the entry ids stored before the poll when the source
+        had a live subscription: a poll that finds an id not among them,
+        although the lease ran since the poll before, found a post that
+        push did not deliver.
+        """
+        from syndicator.parse.hubs import advertised
+
+        source = observation.request.source
+        current = self._subscriptions.get(source)
+        result = observation.result
+        if isinstance(result, Fetched) and observation.parsed is not None:
+            found = advertised(result.headers, observation.parsed, result.url)
+            if source not in self._examined:
+                push_state.mark_examined(source, found.hubs, found.topic, now)
+                self._examined.add(source)
+            wanted = push.wanted(source, found, result.url, now, current)
+            if wanted is not None:
+                push_state.save(wanted)
+                self._subscriptions[source] = wanted
+                self._hub_wake.set()
+                current = wanted
+        parsed = observation.parsed
+        new = known is not None and parsed is not None and any(entry.id not in known for entry in parsed.entries)
+        if current is not None and new and current.live(now) and current.verified is not None \
+                and before.last_attempt is not None and current.verified <= before.last_attempt:
+            update = push_state.update(current.token, missed=current.missed + 1)
+            if update is not None:
+                self._subscriptions[source] = update
+                self._breakers.failure(current.hub, now)
+                log.warning("serve: %s: a poll found a change that %s had not pushed; polling it on its normal "
+                            "schedule until a push arrives", source, current.hub)
+
+    # --- push ----------------------------------------------------------------------
+
+    def _inbox(self, store: Store, push_state: PushState, states: dict[str, SourceState], now: datetime,
+               wait: float = 0.0) -> None:
+        """Hand each pending notification to the parser thread; decide and store those parsed, in arrival order.
+
+        Parsing runs off the loop (one thread of its own), so a heavy document does not stop polling,
+        rendering or the heartbeat /healthz reads; a notification waits for the ones that arrived before
+        it. ``wait``: seconds to wait for parses under way (at a stop; those not done stay in the inbox
+        for the next start).
+        """
+        for notification in push_state.pending():
+            if notification.id not in self._parses:
+                future = self._parser.submit(self._read, push_state, notification, now)
+                future.add_done_callback(lambda _: self.wake())
+                self._parses[notification.id] = (notification, future)
+        deadline = time.monotonic() + wait
+        for key in sorted(self._parses):
+            notification, future = self._parses[key]
+            try:
+                future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                return
+            except Exception:  # noqa: S110 - the parse's own failure: _contained logs it
+                pass
+            del self._parses[key]
+            self._contained(store, push_state, states, notification, future, now)
+
+    def _read(self, push_state: PushState, notification: Notification, now: datetime) -> ParsedFeed | None:
+        """The parser thread: a notification's body parsed, or None for one already processed (a duplicate).
+
+        Raises:
+            FeedError: the body is not a feed.
+        """
+        from syndicator.parse.feed import parse_feed
+
+        subscription = push_state.by_token(notification.token)
+        if subscription is None or push_state.seen_before(notification):
+            return None
+        return parse_feed(notification.body, subscription.topic, {"content-type": notification.content_type}, now)
+
+    def _contained(self, store: Store, push_state: PushState, states: dict[str, SourceState],
+                   notification: Notification, parsed: Future[ParsedFeed | None], now: datetime) -> None:
+        """Decide and store one parsed notification, and record its verdict; a failure stays its own.
+
+        An exception while parsing, deciding or storing it (a bug of ours, a store error) is logged with
+        the topic and costs this notification only: it is marked ``failed``, its feed is polled soon to
+        repair what it carried (seed 003: conditional polling is the safety net), and serve goes on.
+        """
+        subscription = push_state.by_token(notification.token)
+        try:
+            verdict = self._push(store, push_state, states, notification, subscription, parsed.result(), now)
+        except FeedError as error:
+            assert subscription is not None
+            log.warning("serve: a notification for %s from %s could not be read: %s", subscription.topic,
+                        subscription.hub, error.message)
+            verdict = "unparsable"
+        except Exception:  # a bug of ours, or the state failing: this notification only
+            topic = subscription.topic if subscription is not None else notification.token
+            log.exception("serve: a notification for %s could not be stored; the feed is polled instead", topic)
+            verdict = "failed"
+            if subscription is not None:
+                self._reconcile_soon(subscription.source, states, now)
+        push_state.processed(notification.id, verdict, now)
+        if verdict != "orphan":
+            self.metrics.notification(verdict)
+
+    def _push(self, store: Store, push_state: PushState, states: dict[str, SourceState], notification: Notification,
+              subscription: Subscription | None, parsed: ParsedFeed | None, now: datetime) -> str:
+        """decide_push | store one notification; return its verdict.
+
+        Duplicates and replays change nothing (seed 003: a later-arriving notification may describe an
+        older representation; the feed's current one is the source of truth): an exact body already
+        processed is a ``duplicate``; one that brought only older versions of stored entries, or versions
+        that cannot be ordered, is a ``replay``, counted on the subscription; with doubt, the feed is
+        polled soon (a conditional request) to settle it.
+        """
+        if subscription is None or subscription.source not in self._sources:
+            return "orphan"
+        source = subscription.source
+        if parsed is None or push_state.seen_before(notification):
+            changed = push_state.update(notification.token, duplicates=subscription.duplicates + 1)
+            if changed is not None:
+                self._subscriptions[source] = changed
+            log.info("serve: %s delivered a notification for %s already processed; nothing changed",
+                     subscription.hub, source)
+            return "duplicate"
+        state = states.get(source) or SourceState(source, source)
+        stored = [item.entry for item in store.snapshots([source]).get(source, [])]
+        decision, reconciled = decide_push(state, parsed, stored, now)
+        if not reconciled.replay:  # a replay leaves the state as it was, habits and all
+            store.save(decision.state, decision.entries, now)
+            states[source] = decision.state
+        fields: dict[str, Any] = {"last_push": now, "missed": 0}
+        if reconciled.replay:
+            fields = {"replays": subscription.replays + 1}
+            log.info("serve: %s delivered an older version of %s (%d entries older than the stored ones, %d "
+                     "unordered); nothing changed", subscription.hub, source, reconciled.stale, reconciled.doubtful)
+        if reconciled.doubtful:
+            self._reconcile_soon(source, states, now)
+        changed = push_state.update(notification.token, **fields)
+        if changed is not None:
+            self._subscriptions[source] = changed
+        if reconciled.replay:
+            return "replay"
+        self._breakers.success(subscription.hub)
+        if decision.changed:
+            log.info("serve: %s pushed a change to %s", subscription.hub, source)
+            self._changed()
+        return "stored"
+
+    def _reconcile_soon(self, source: str, states: Mapping[str, SourceState], now: datetime) -> None:
+        """Poll ``source`` soon whatever push's health: at once, or ``min_interval`` after its last poll."""
+        state = states.get(source)
+        last = state.last_attempt if state is not None else None
+        soon = now if last is None else max(now, last + timedelta(seconds=self.config.min_interval))
+        self._reconcile[source] = min(soon, self._reconcile.get(source, soon))
+
+    def _subscribe_loop(self, push_state: PushState) -> None:
+        """The subscriber thread: send what the subscriptions need, when they need it."""
+        from syndicator.fetch.http import guarded_session
+
+        session = guarded_session(self.config.user_agent)  # an advertised hub is screened (netguard)
+        try:
+            while not self._stopping.is_set():
+                self._hub_wake.wait(TICK)
+                self._hub_wake.clear()
+                if self.options.public_url is None:
+                    continue
+                try:
+                    self._subscribe_due(push_state, session)
+                except SyndicatorError as error:
+                    log.error("serve: %s", error)
+                except Exception:  # a bug of ours: logged, tried again next turn
+                    log.exception("serve: the subscriber failed")
+        finally:
+            session.close()
+
+    def _subscribe_due(self, push_state: PushState, session: Any) -> None:
+        from syndicator.push.websub import request_subscription
+
+        assert self.options.public_url is not None
+        for subscription in push_state.subscriptions().values():
+            if self._stopping.is_set():
+                return
+            now = self.options.clock()
+            if not push.due(subscription, now):
+                continue
+            if push.waiting(subscription):
+                if subscription.mode == "unsubscribe" and subscription.failures + 1 >= push.UNSUBSCRIBE_TRIES:
+                    push_state.delete(subscription.source)
+                    continue
+                push_state.save(push.unverified(subscription, now))
+                self._breakers.failure(subscription.hub, now)
+                log.warning("serve: %s accepted a request for %s but never verified it", subscription.hub,
+                            subscription.topic)
+                continue
+            if not self._breakers.may_try(subscription.hub, now):
+                continue
+            asked = push.sent(subscription, True, "", now)
+            push_state.save(asked)  # before the request: a hub may verify before it answers
+            answer = request_subscription(session, subscription.hub, mode=subscription.mode, topic=subscription.topic,
+                                          callback=callback_url(self.options.public_url, subscription.token),
+                                          secret=subscription.secret if subscription.mode == "subscribe" else None,
+                                          lease_seconds=push.LEASE_SECONDS if subscription.mode == "subscribe"
+                                          else None, timeout=self.config.timeout, source=subscription.source,
+                                          allow_private=self._fetcher.allow_private)  # as read at start
+            self.metrics.hub_requests.labels(subscription.mode, "accepted" if answer.accepted else "refused").inc()
+            if answer.accepted:
+                self._breakers.success(subscription.hub)
+                continue
+            self._breakers.failure(subscription.hub, now)
+            current = push_state.subscription(subscription.source)
+            if current is None or current.requested != asked.requested or not push.waiting(current):
+                continue  # verified (or denied) meanwhile
+            if current.mode == "unsubscribe" and current.failures + 1 >= push.UNSUBSCRIBE_TRIES:
+                push_state.delete(current.source)
+                continue
+            push_state.save(push.failed(current, f"{subscription.hub}: {answer.message}", now, answer.retry_after))
+            log.warning("serve: %s refused to %s %s: %s", subscription.hub, subscription.mode, subscription.topic,
+                        answer.message)
+
+    def _leave_removed(self, push_state: PushState) -> None:
+        """Unsubscribe the subscriptions of sources no longer in sites.yaml."""
+        sources = set(self.config.sources)
+        now = self.options.clock()
+        for subscription in push_state.subscriptions().values():
+            if subscription.source not in sources and subscription.mode == "subscribe":
+                push_state.save(push.leaving(subscription, now))
+                self._hub_wake.set()
+
+    def _moved(self, push_state: PushState) -> None:
+        """After a change of --public-url, subscribe every feed again at its callback's new address.
+
+        The hubs go on delivering to the old address until those leases end;
+        what they deliver there is lost to us, and polling repairs it.
+        """
+        public_url = self.options.public_url
+        if public_url is None or push_state.value(PUBLIC_URL_KEY) == public_url:
+            return
+        now = self.options.clock()
+        moved = 0
+        for subscription in push_state.subscriptions().values():
+            if subscription.mode == "subscribe" and subscription.state != "pending":
+                push_state.save(replace(subscription, state="pending", failures=0, error=None, next_action=now))
+                moved += 1
+        push_state.keep(PUBLIC_URL_KEY, public_url)
+        if moved:
+            log.warning("serve: --public-url changed: subscribing %d feeds again at %s", moved, public_url)
+
+    def _start_deliveries(self, store: Store) -> None:
+        """Write events for the configured deliveries, and run the delivery thread for them (again when
+        sites.yaml changed them; none without them)."""
+        config = self.config
+        if self._deliveries is not None and self._deliveries.config.deliveries == config.deliveries:
+            return
+        if self._deliveries is not None:
+            self._deliveries.stop(timeout=config.timeout + 2)
+            self._deliveries = None
+        store.outbox = tuple(d.url for d in config.deliveries)
+        if config.deliveries:  # the webhooks, on their own thread and connection (deliveries.py)
+            from syndicator.push.deliveries import DeliveryLoop  # here: a planet without deliveries never loads it
+
+            self._deliveries = DeliveryLoop(config)
+            self._deliveries.start()
+
+    # --- sites.yaml ------------------------------------------------------------------
+
+    def _reread(self, store: Store, push_state: PushState) -> None:
+        """Read sites.yaml again; a broken or incompatible file is one error and the old one stays.
+
+        Changed ``deliveries`` apply to the events stored from now on: the delivery thread starts,
+        stops or is started again with the new destinations and secrets."""
+        path = self.config.path
+        self._config_mtime = _mtime(path)
+        try:
+            config = load_config(path)
+        except ConfigError as error:
+            log.error("serve: %s; the previous configuration stays in use", error)
+            return
+        config = replace(config, **self.options.overrides)
+        if not _same_places(config, self.config):
+            log.error("serve: %s: the output or cache folder changed; restart serve to use it (the previous "
+                      "configuration stays in use)", path)
+            return
+        added = set(config.sources) - set(self.config.sources)
+        removed = set(self.config.sources) - set(config.sources)
+        self.config = config
+        self._fingerprints = schedule.site_fingerprints(config.sites)
+        self._sources = frozenset(config.sources)
+        self._policy = None
+        self._leave_removed(push_state)
+        self._start_deliveries(store)
+        self._changed()
+        log.warning("serve: read %s again: %d sites (feeds: %d added, %d removed)", path, len(config.sites),
+                    len(added), len(removed))
+
+    # --- rendering -------------------------------------------------------------------
+
+    def _changed(self) -> None:
+        """Note a change the site shows: render soon (debounced)."""
+        moment = time.monotonic()
+        self._last_change = moment
+        if self._dirty_since is None:
+            self._dirty_since = moment
+
+    def _render_due(self) -> bool:
+        if self._dirty_since is None:
+            return False
+        moment = time.monotonic()
+        if moment < self._render_after:
+            return False
+        return moment - self._last_change >= RENDER_QUIET or moment - self._dirty_since >= RENDER_MAX_WAIT
+
+    def _render(self, store: Store, states: Mapping[str, SourceState], final: bool = False) -> None:
+        """select | render | publish | announce, as a build does; trouble is logged, never fatal."""
+        started = time.monotonic()
+        now = self.options.clock()
+        self._dirty_since = None
+        report = BuildReport(sites=len(self.config.sites), sources=len(self.config.sources))
+        try:
+            publish_site(self.config, store, states, now, self.options.templates, report, started, log_stale=False,
+                         announce=not final)
+        except EmptyBuildError:
+            log.info("serve: no entries yet; nothing published")
+            return
+        except (RenderError, OSError) as error:  # OSError: report.json could not be written
+            if final:
+                log.error("serve: %s; the last changes were not published (the next start publishes them)", error)
+                return
+            log.error("serve: %s; trying again in %.0f s", error, RENDER_RETRY)
+            self._render_after = time.monotonic() + RENDER_RETRY
+            self._dirty_since = self._dirty_since or time.monotonic()
+            return
+        if report.rendered:
+            self.metrics.renders.inc()
+            self.metrics.last_render.set(time.time())
+            log.info("serve: published %d entries in %.2f s%s", report.entries, time.monotonic() - started,
+                     " (stopping)" if final else "")
+
+    def _drain(self, store: Store, push_state: PushState, states: dict[str, SourceState]) -> None:
+        """At a stop: store every observation already made and every notification already committed."""
+        now = self.options.clock()
+        while True:
+            try:
+                kind, value = self._events.get_nowait()
+            except queue.Empty:
+                break
+            if kind == "observation":
+                self._stored(store, push_state, states, value, now)
+        self._inbox(store, push_state, states, now, wait=DRAIN_PARSE)
+        self._parser.shutdown(wait=False, cancel_futures=True)
+
+    def _update_gauges(self, now: datetime) -> None:
+        subscriptions = self._subscriptions
+        self.metrics.live_leases.set(sum(1 for s in subscriptions.values() if s.live(now)))
+        self.metrics.push_healthy.set(sum(1 for url, s in subscriptions.items()
+                                          if push.health(s, self._states.get(url), now, self._breakers)[0]))
+        self.metrics.in_flight.set(len(self._in_flight))
+        self.metrics.sources.set(len(self.config.sources))
+        self._throttled = {host: until for host, until in self._throttled.items() if until > now}
+        self.metrics.throttled_hosts.set(len(self._throttled))
+
+
+def _recovery(config: Config, states: Mapping[str, SourceState], now: datetime, rate: float) -> dict[str, datetime]:
+    """When each source overdue at start may go: at most ``rate`` a second, most overdue first.
+
+    Returns:
+        {URL: release time (UTC)}; empty when no more are overdue than can go at once.
+    """
+    overdue = [url for url in schedule.due_sources([u for u in config.sources if not is_local(u)], states, now)
+               if url in states]
+    if len(overdue) <= config.workers:
+        return {}
+    return {url: now + timedelta(seconds=index / rate) for index, url in enumerate(overdue)}
+
+
+def _close_http(server: Any) -> None:
+    """Stop waitress accepting, from its own thread.
+
+    Closed from another thread, its listening socket could vanish between
+    the http thread listing the sockets and waiting on them. The close runs
+    on the http thread instead (waitress's trigger), and waits at most 5 s.
+    """
+    closed = threading.Event()
+
+    def close() -> None:
+        try:
+            server.close()
+        finally:
+            closed.set()
+
+    server.trigger.pull_trigger(close)
+    closed.wait(5)
+
+
+def _address(host: str, port: int) -> str:
+    """HOST:PORT, an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _same_places(new: Config, old: Config) -> bool:
+    return Path(new.output).resolve() == Path(old.output).resolve() and \
+        Path(new.cache).resolve() == Path(old.cache).resolve()
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0

@@ -1,0 +1,123 @@
+"""What ``syndicator status`` shows: each site's polling state, read-only.
+
+Reads the cache without taking its lock (a build or ``serve`` may be
+running) and changes nothing: ``store and push state (read-only) ->
+schedule (is it due?) -> rows``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from syndicator.model import Config, SiteStatus, SourceState
+from syndicator.poll import schedule
+from syndicator.push import subscriptions as push
+from syndicator.site.selection import site_statuses
+from syndicator.state import pushstate
+from syndicator.state.store import Store
+
+
+def status(config: Config, now: datetime) -> list[dict[str, object]]:
+    """What ``syndicator status`` shows: one JSON-ready dict per site, in sites.yaml order.
+
+    Reads the cache without taking its lock (a build may be running) and
+    changes nothing. Times are ISO 8601 UTC strings in whole seconds, or None. See
+    README.md ("syndicator status") for the fields.
+
+    Raises:
+        StoreError: the state database is unusable or of another version.
+    """
+    store = Store.open_readonly(config.cache, config.state)
+    try:
+        states = store.states() if store is not None else {}
+    finally:
+        if store is not None:
+            store.close()
+    pushed = pushstate.open_readonly(config.cache)
+    try:
+        subscriptions = pushed.subscriptions() if pushed is not None else {}
+    finally:
+        if pushed is not None:
+            pushed.close()
+    fingerprints = schedule.site_fingerprints(config.sites)
+    statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
+    return [{**_status_row(entry, fingerprints.get(entry.site.feed), now),
+             "push": _push_row(subscriptions.get(entry.site.feed), entry.state, now)} for entry in statuses]
+
+
+def delivery_totals(config: Config) -> dict[str, int] | None:
+    """The webhook deliveries to the destinations listed in each state ({"pending", "delivered", "dead"}:
+    counts), read-only; None when sites.yaml has no ``deliveries`` or there is no state yet.
+
+    Raises:
+        StoreError: the state database is unusable or of another version.
+    """
+    if not config.deliveries:
+        return None
+    store = Store.open_readonly(config.cache, config.state)
+    if store is None:
+        return None
+    try:
+        from syndicator.push.deliveries import totals  # noqa: PLC0415 - a planet without deliveries never loads it
+
+        return totals(store, [d.url for d in config.deliveries])
+    finally:
+        store.close()
+
+
+def _push_row(subscription: pushstate.Subscription | None, state: SourceState | None,
+              now: datetime) -> dict[str, object] | None:
+    """The WebSub side of a site (``syndicator serve``), or None when its feed has no subscription."""
+    if subscription is None:
+        return None
+    healthy, why = push.health(subscription, state, now)
+    return {
+        "hub": subscription.hub,
+        "topic": subscription.topic,
+        "state": subscription.state,
+        "lease_expires": iso_seconds(subscription.lease_expires) if subscription.lease_expires else None,
+        "last_notification": iso_seconds(subscription.last_notification) if subscription.last_notification else None,
+        "last_push": iso_seconds(subscription.last_push) if subscription.last_push else None,
+        "healthy": healthy,
+        "health": why,
+        "notifications": subscription.notifications,
+        "rejected": subscription.rejected,
+        "duplicates": subscription.duplicates,
+        "replays": subscription.replays,
+        "error": subscription.error,
+    }
+
+
+def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> dict[str, object]:
+    state = entry.state or SourceState(entry.site.feed, entry.site.feed)
+
+    def iso(value: datetime | None) -> str | None:
+        return iso_seconds(value) if value is not None else None
+
+    return {
+        "name": entry.site.name,
+        "feed": entry.site.feed,
+        "fetch_url": state.fetch_url if state.fetch_url != entry.site.feed else None,
+        "discovered": state.discovered,
+        "health": entry.health,
+        "stale": entry.stale,
+        "last_attempt": iso(state.last_attempt),
+        "last_success": iso(state.last_success),
+        "last_change": iso(state.last_change),
+        "next_due": iso(state.next_attempt),
+        "due_now": schedule.is_due(entry.state, now, fingerprint),
+        "interval_seconds": state.interval,
+        "reason": state.reason or ("never attempted: due now" if entry.state is None else None),
+        "failure_class": state.error_kind,
+        "failure_message": state.error_message,
+        "failures": state.failures,
+        "etag": state.etag,
+        "last_modified": state.last_modified,
+        "validators_url": state.validators_url,
+        "recent_changes": [iso_seconds(check.at) for check in state.history if check.changed],
+    }
+
+
+def iso_seconds(value: datetime) -> str:
+    """ISO 8601 text of a UTC datetime in whole seconds (cut, not rounded): ``2026-11-30T13:05:12+00:00``."""
+    return value.replace(microsecond=0).isoformat()

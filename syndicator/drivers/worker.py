@@ -1,0 +1,295 @@
+"""``syndicator worker``: one of many processes polling into one PostgreSQL state. The third driver.
+
+Each turn a worker claims due sources with leases (:mod:`claims`: never
+one source twice at once, ``per_host_concurrency`` and ``host_gap`` held
+across every worker), runs them through the build's pool
+(``observe = fetch | parse``), and for each observation ``decide | store``
+in one transaction, then releases its lease. A worker killed at any
+moment (``kill -9`` included) loses nothing: what it stored is committed,
+and the leases it held expire after ``--lease`` seconds, when another
+worker takes those sources. A worker renders nothing: ``syndicator build
+--state URL --no-fetch`` publishes the site from the shared state.
+
+SIGTERM or SIGINT stops a worker after the fetches it runs (each bounded
+by the fetch deadline); what they observed is stored and their leases
+released.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from syndicator.drivers.pipeline import LEDGER_KEY, decide_and_store, policy_of
+from syndicator.errors import ConfigError, StoreError
+from syndicator.fetch.hosts import host_key
+from syndicator.metrics import Metrics
+from syndicator.model import Config, Observation, SourceState, is_local
+from syndicator.poll import schedule
+from syndicator.poll.pool import HostPool
+from syndicator.state import claims, pgstate
+from syndicator.state.store import Store
+
+__all__ = ["WorkerHealth", "WorkerOptions", "run_worker"]
+
+log = logging.getLogger("syndicator")
+#: The longest a worker sleeps when nothing is due, seconds: how soon it sees new due sources or a stop.
+IDLE = 1.0
+#: The policy (pooled habits, the request budget) is worked out again after this many seconds.
+POLICY_AGE = 300.0
+#: The longest wait (seconds) between two attempts to connect to a state that failed.
+RECONNECT_MAX = 60.0
+
+
+@dataclass
+class WorkerHealth:
+    """What keeps a worker from working, for /healthz: None while all is well, else one line."""
+
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """How to run one worker.
+
+    Attributes:
+        name: this worker's name in the leases (default: host name and process id).
+        lease: seconds a claim holds before another worker may take it (default: twice the
+            fetch deadline, at least 60 s).
+        batch: sources claimed per turn (default: twice the workers).
+        turns: stop after this many turns that claimed something (None: until stopped); for tests.
+    """
+
+    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    lease: float | None = None
+    batch: int | None = None
+    turns: int | None = None
+
+
+def _renew(store: Store, name: str, by_source: dict[str, claims.Claim], lease: float) -> None:
+    """Renew the leases of the sources still queued or being fetched. Called when a fetch ends and a
+    quarter lease has passed since the last renewal: fetches end within their deadline, and a lease
+    is at least twice that (the default; a shorter --lease is warned of), so the gap between two
+    renewals stays under a lease and no lease of a live worker ends."""
+    kept = claims.extend_all(store._db, by_source.values(), _now(store), lease)  # noqa: SLF001
+    lost = sorted(set(by_source) - set(kept))
+    if lost:
+        log.warning("worker %s: lost the lease on %d sources (%s...): the worker stalled longer than its lease; "
+                    "another worker may fetch them too", name, len(lost), lost[0])
+    by_source.update(kept)
+
+
+def _now(store: Store) -> datetime:
+    """The time for leases, due times and the times stored (aware UTC): the database server's clock, read
+    at each use (:meth:`pgstate.Connection.now`), never this machine's. Workers whose clocks disagree
+    (one five minutes fast would take over live leases and refetch sources before they are due) agree
+    on the database's."""
+    moment: datetime = store._db.now()  # noqa: SLF001 - a worker's state is PostgreSQL
+    return moment
+
+
+def lease_seconds(config: Config, options: WorkerOptions) -> float:
+    """The lease a claim takes (seconds): --lease, else twice a fetch's deadline (timeout x 2 per attempt), >= 60."""
+    if options.lease is not None:
+        return options.lease
+    return max(60.0, 2 * 2 * config.timeout * (config.retries + 1))
+
+
+def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event,
+               metrics: Metrics | None = None, health: WorkerHealth | None = None,
+               reload: threading.Event | None = None) -> int:
+    """Claim, fetch, store and release until ``stopping`` is set; returns the sources stored.
+
+    ``metrics`` (served by ``worker --listen``) records each fetch as serve's do, and each claim's
+    seconds, the sources claimed and the dead leases its claims ended; ``health`` says what is wrong
+    (for /healthz). A state that fails for a reason that passes (the server restarting, the
+    connection lost: :func:`pgstate.passing`) is connected to again (:func:`_reconnect`). When
+    ``reload`` is set (SIGHUP), sites.yaml is read again before the next claim (:func:`_reload`).
+
+    Raises:
+        ConfigError: the state is not a PostgreSQL database.
+        StoreError: the database cannot be used.
+    """
+    if config.state is None:
+        raise ConfigError("worker: workers share a PostgreSQL state: set state: postgresql://... in sites.yaml, "
+                          "--state or SYNDICATOR_STATE")
+    from syndicator.fetch.http import Fetcher  # noqa: PLC0415
+    from syndicator.poll import observe  # noqa: PLC0415 - a worker always fetches
+
+    store = Store.connect(config.state)
+    wanted, fingerprints = _offer(store, config, options.name)
+    lease = lease_seconds(config, options)
+    batch = options.batch or 2 * config.workers
+    fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
+                      per_host=config.per_host_concurrency, allow_private=config.allow_private_networks)
+    if lease < 2 * fetcher.deadline:
+        log.warning("worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
+                    "outlive its lease, and another worker fetch the same source", options.name, lease,
+                    fetcher.deadline)
+    policy: tuple[float, Any] | None = None
+    stored = turns = 0
+    loop = _deliveries(None, config)
+    try:
+        with fetcher:
+            while not stopping.is_set():
+                try:
+                    if reload is not None and reload.is_set():  # SIGHUP; pending until applied (a state down)
+                        fresh = _reload(config, options.name)
+                        if fresh is not None:
+                            wanted, fingerprints = _offer(store, fresh, options.name)
+                            config, policy = fresh, None
+                            loop = _deliveries(loop, config)
+                        reload.clear()
+                    if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: reads all
+                        made, _ = policy_of(config, store.states(), _now(store),
+                                            schedule.Ledger.read(store.value(LEDGER_KEY)))
+                        policy = (time.monotonic(), made)
+                    now = _now(store)  # the database's clock: leases, due times and the next attempts
+                    clock = time.monotonic()
+                    expired = metrics.lease_expiries.inc if metrics is not None else None
+                    held = claims.claim(store._db, options.name, now, batch, lease,  # noqa: SLF001
+                                        config.per_host_concurrency, config.host_gap, expired=expired)
+                    for stray in [c for c in held if c.source not in wanted]:  # another worker's newer sites.yaml
+                        claims.release(store._db, stray)  # noqa: SLF001
+                    held = [c for c in held if c.source in wanted]
+                    if metrics is not None:
+                        metrics.claim_seconds.observe(time.monotonic() - clock)
+                        metrics.claimed.inc(len(held))
+                        metrics.in_flight.set(len(held))
+                    if not held:
+                        stopping.wait(IDLE)
+                        continue
+                    by_source = {claim.source: claim for claim in held}
+                    states = store.states_of(by_source)
+                    jobs = [observe.job_for(source, states.get(source)) for source in by_source]
+                    pool: HostPool[observe.Job, Observation] = HostPool(
+                        workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
+                        breaker=config.host_breaker)
+                    renewed = time.monotonic()
+                    for observation in observe.observe_all(pool, fetcher, jobs, now, time.monotonic()):
+                        source = observation.request.source
+                        before = states.get(source) or SourceState(source, source)
+                        observation, decision = decide_and_store(store, before, observation, now, policy[1],
+                                                                 fingerprints.get(source))
+                        claims.release(store._db, by_source.pop(source))  # noqa: SLF001
+                        if metrics is not None:
+                            metrics.fetched(observation, decision)
+                        stored += 1
+                        if by_source and time.monotonic() - renewed >= lease / 4:
+                            _renew(store, options.name, by_source, lease)
+                            renewed = time.monotonic()
+                    if loop is not None:
+                        loop.wake()
+                    turns += 1
+                    if options.turns is not None and turns >= options.turns:
+                        break
+                except StoreError as error:  # the server restarting, the connection lost: connect again
+                    if not pgstate.passing(error):
+                        raise
+                    reconnected = None if stopping.is_set() else _reconnect(config, store, error, options.name,
+                                                                            stopping, health)
+                    if reconnected is None:  # stopped meanwhile
+                        break
+                    store, policy = reconnected, None
+    finally:
+        if loop is not None:  # a POST under way is bounded by the timeout; unsent events wait in the outbox
+            loop.stop(timeout=config.timeout + 2)
+        with suppress(Exception):  # closed already when a reconnection was stopped
+            store.close()
+    return stored
+
+
+def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str, Any]]:
+    """Register ``config``'s feeds for claims, withdrawing the others (every worker reads the same
+    sites.yaml: the last one to start or reload decides); returns (the feed URLs this worker fetches,
+    the sites' fingerprints)."""
+    store.outbox = tuple(d.url for d in config.deliveries)
+    sources = [url for url in config.sources if not is_local(url)]
+    if len(sources) < len(config.sources):
+        log.warning("worker: local feed files are read by build, not by workers; %d skipped",
+                    len(config.sources) - len(sources))
+
+    def withdrawn(count: int) -> None:
+        log.warning("worker %s: %d sources other workers registered are not in %s and are no longer offered "
+                    "to any worker (their state is kept); every worker must read the same sites.yaml",
+                    name, count, config.path)
+
+    added = claims.register(store._db, [(url, host_key(url)) for url in sources], prune=True,  # noqa: SLF001
+                            withdrawn=withdrawn)
+    if added:
+        log.info("worker %s: registered %d new sources", name, added)
+    return set(sources), schedule.site_fingerprints(config.sites)
+
+
+def _deliveries(loop: Any, config: Config) -> Any:
+    """The delivery thread for ``config``'s deliveries: ``loop`` when they are its own, else a new one
+    (``loop`` stopped), or None without deliveries."""
+    if loop is not None and loop.config.deliveries == config.deliveries:
+        return loop
+    if loop is not None:
+        loop.stop(timeout=config.timeout + 2)
+    if not config.deliveries:
+        return None
+    from syndicator.push.deliveries import DeliveryLoop  # noqa: PLC0415 - a planet without deliveries never loads it
+
+    fresh = DeliveryLoop(config)  # the webhooks, on their own thread and connection (deliveries.py)
+    fresh.start()
+    return fresh
+
+
+def _reload(config: Config, name: str) -> Config | None:
+    """Read sites.yaml again (SIGHUP) and offer its feeds: the sites, their settings and the deliveries
+    apply from the next claim; the state, the fetch settings (threads, timeout, size, User-Agent,
+    allow_private_networks) and --lease stay those the worker started with. Returns the new Config, or
+    None for a broken file: one error line, and the running configuration stays."""
+    from syndicator.config import load_config  # noqa: PLC0415
+
+    try:
+        fresh = replace(load_config(config.path), state=config.state, workers=config.workers,
+                        timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
+                        user_agent=config.user_agent, allow_private_networks=config.allow_private_networks)
+    except ConfigError as error:
+        log.error("worker %s: %s; the previous configuration stays in use", name, error)
+        return None
+    log.warning("worker %s: read %s again: %d sites", name, config.path, len(fresh.sites))
+    return fresh
+
+
+def _reconnect(config: Config, store: Store, error: StoreError, name: str, stopping: threading.Event,
+               health: WorkerHealth | None) -> Store | None:
+    """Close the failed ``store`` and connect to ``config.state`` again, waiting 1 s, then twice as long
+    after each failure up to RECONNECT_MAX s; None when ``stopping`` is set meanwhile. /healthz says
+    the state is unreachable until then. The leases held are left to expire (their observations were
+    not all stored: another worker, or this one, fetches those sources again).
+
+    Raises:
+        StoreError: connecting failed for a reason that does not pass (a newer schema).
+    """
+    with suppress(Exception):  # the connection is likely gone already
+        store.close()
+    if health is not None:
+        health.problem = f"the state is unreachable: {error}"
+    log.warning("worker %s: %s; connecting again", name, error)
+    pause = 1.0
+    while not stopping.wait(pause):
+        try:
+            fresh = Store.connect(config.state or "")
+        except StoreError as again:
+            if not pgstate.passing(again):
+                raise
+            pause = min(2 * pause, RECONNECT_MAX)
+            log.warning("worker %s: %s; trying again in %.0f s", name, again, pause)
+            continue
+        fresh.outbox = store.outbox
+        if health is not None:
+            health.problem = None
+        log.warning("worker %s: connected to the state again", name)
+        return fresh
+    return None
