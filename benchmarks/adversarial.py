@@ -31,8 +31,9 @@ from adversarial_docs import DOCUMENTS, MB, RULES  # noqa: E402
 
 from syndicator.errors import FeedError  # noqa: E402
 from syndicator.model import FeedHints, SourceState  # noqa: E402
+from syndicator.parse import hints  # noqa: E402
 from syndicator.parse.feed import parse_feed  # noqa: E402
-from syndicator.poll import hints, schedule  # noqa: E402
+from syndicator.poll import schedule  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 URL = "https://adversarial.example/feed"

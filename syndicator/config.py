@@ -19,6 +19,7 @@ from syndicator import __version__
 from syndicator.errors import ConfigError
 from syndicator.language import language_tag
 from syndicator.model import Config, Delivery, Site
+from syndicator.urls import is_postgres_url, secretless, shown
 from syndicator.values import NO_CREDENTIALS, duration_text, number_text, parse_duration, strip_control, url_problem
 from syndicator.values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
@@ -649,8 +650,6 @@ def state_url(value: Any, where: str) -> str:
     Raises:
         ConfigError: anything else, naming ``where``; the message never shows a password.
     """
-    from syndicator.state.pgstate import is_postgres_url, secretless, shown
-
     if isinstance(value, str) and is_postgres_url(value.strip()) and strip_control(value) == value:
         try:
             parts = urlsplit(value.strip())

@@ -36,7 +36,8 @@ from email.utils import parsedate_to_datetime, parsedate_tz
 from functools import cache
 from typing import Any
 
-from syndicator.parse.limits import DATE_MAX_CHARS
+#: A date written in more characters than this is unreadable.
+DATE_MAX_CHARS = 256
 
 #: A date more than this far in the future is not trusted (seconds).
 FUTURE_SLACK = 86400.0
@@ -92,7 +93,7 @@ def parse_date(text: str | None) -> datetime | None:
     """Parse a feed date (see the module docstring) into an aware UTC datetime.
 
     Returns None when ``text`` is empty or cannot be read, and for a text
-    longer than :data:`limits.DATE_MAX_CHARS` characters once white space
+    longer than :data:`DATE_MAX_CHARS` characters once white space
     runs are squeezed (no date is written that long; dateutil's work grows
     with the text); never raises.
     """

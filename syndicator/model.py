@@ -6,6 +6,7 @@ bytes (int), and every datetime is timezone-aware UTC.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,7 +15,37 @@ from typing import Any
 
 from syndicator.errors import FeedError
 from syndicator.failures import Verdict, host_verdict
-from syndicator.poll.habits import Habits
+
+
+@dataclass(frozen=True)
+class Habits:
+    """What a feed's entry dates say about when it posts.
+
+    Attributes:
+        weight: decayed count of entries seen, as of ``at``.
+        at: the time ``weight`` and the histograms refer to (UTC).
+        newest: the newest entry date counted (UTC); later dates are new posts.
+        oldest: the oldest entry date counted (UTC).
+        count: entries counted, undecayed.
+        timeless: of those, entries dated exactly 00:00:00.
+        hours: decayed entry counts per hour of the day (24, UTC).
+        days: decayed entry counts per weekday (7, Monday first).
+    """
+
+    weight: float = 0.0
+    at: datetime | None = None
+    newest: datetime | None = None
+    oldest: datetime | None = None
+    count: int = 0
+    timeless: int = 0
+    hours: tuple[float, ...] = (0.0,) * 24
+    days: tuple[float, ...] = (0.0,) * 7
+
+
+def content_hash(*fields: str | None) -> str:
+    """Hash of an entry's visible content, to tell an edit from a new post (hex str)."""
+    joined = "\x1f".join(field or "" for field in fields)
+    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)

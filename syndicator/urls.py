@@ -20,13 +20,15 @@ Rules, and where they come from:
   (RFC 3986 section 3.2.2);
 * relative references resolve as :func:`urllib.parse.urljoin` does
   (RFC 3986 section 5.2);
-* a web URL is http or https with a host (RFC 9110 sections 4.2.1, 4.2.2).
+* a web URL is http or https with a host (RFC 9110 sections 4.2.1, 4.2.2);
+* a URL with a password (a ``postgresql://`` state, a proxy) is shown in
+  messages without it (:func:`shown`, :func:`secretless`).
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import SplitResult, parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 #: Longest URL accepted, in characters (RFC 9110 section 4.1: at least 8,000 octets).
 MAX_LENGTH = 8000
@@ -202,3 +204,38 @@ def canonical(url: str) -> str:
     # surrogatepass: a lone surrogate in the query is percent-encoded instead of raising.
     query_text = urlencode(query, safe="/:@!$'()*,;", errors="surrogatepass")
     return urlunsplit((parts.scheme, host, path, query_text, ""))
+
+
+#: ``scheme://user:`` then the password, up to the text's last ``@`` (a password may hold a raw ``@``,
+#: ``#``, ``/`` or ``?``; masking too much of a message is harmless).
+_PASSWORD = re.compile(r"^([a-zA-Z][\w+.-]*://[^/?#@:]*:).*@")
+#: A ``password=`` parameter of the query.
+_PASSWORD_PARAMETER = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+#: The characters that end a URL's password for a parser that does not take it up to the last ``@``.
+_DELIMITERS = re.compile(r"[@/?#:]")
+
+
+def is_postgres_url(value: str) -> bool:
+    """True for a ``postgresql://`` or ``postgres://`` URL (the state of many workers)."""
+    return value.startswith(("postgresql://", "postgres://"))
+
+
+def shown(url: str) -> str:
+    """``url`` without its password (after ``user:`` up to the authority's last ``@``, and any
+    ``password=`` parameter), for messages; never raises, whatever the text."""
+    return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD.sub(r"\1***@", url))
+
+
+def secretless(text: str, url: str) -> str:
+    """``text`` (a message of psycopg's or urllib's) with the password of ``url`` masked wherever it shows,
+    whole or in part: a parser that ends the password at a raw ``@``, ``/``, ``?``, ``#`` or ``:`` in it
+    shows the rest as a host or a port (``failed to resolve host 'ss@db'`` for the password ``p@ss``), so
+    each piece between those characters (two characters or more) is masked too, the longest first."""
+    secrets = [url[match.end(1):match.end() - 1] for match in [_PASSWORD.search(url)] if match]
+    secrets += [match.group(0).split("=", 1)[1] for match in _PASSWORD_PARAMETER.finditer(url)]
+    forms = {form for secret in secrets for whole in (secret, unquote(secret))
+             for form in (whole, *_DELIMITERS.split(whole))}
+    for form in sorted(forms, key=len, reverse=True):
+        if len(form) >= 2 or (form and form in secrets):
+            text = text.replace(form, "***")
+    return text

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pytest_httpserver import HTTPServer
 
-from syndicator.dates import parse_date
+from syndicator.dates import DATE_MAX_CHARS, parse_date
 from syndicator.errors import ParseError
 from syndicator.model import ParsedFeed
 from syndicator.parse import feedreader
@@ -29,7 +29,6 @@ from syndicator.parse.encoding import prepare_xml
 from syndicator.parse.feed import parse_feed
 from syndicator.parse.limits import (
     AUTHOR_MAX_CHARS,
-    DATE_MAX_CHARS,
     DENSE_MIN_TAGS,
     FAST_MAX_TAGS,
     MAX_ATTRIBUTES,

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from syndicator.model import SourceState
+from syndicator.model import Habits, SourceState
 from syndicator.poll import habits, schedule
-from syndicator.poll.habits import Habits
 from syndicator.state.store import Store
 
 from .conftest import NOW, in_thread, post, rss, write_config

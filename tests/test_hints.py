@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from syndicator.model import FeedHints
-from syndicator.poll import hints, recurrence
+from syndicator.parse import hints, recurrence
 
 from .conftest import NOW, post, rss
 
@@ -128,7 +128,7 @@ def test_unreadable_or_impossible_rrules_give_no_hint(rule: str) -> None:
     assert hints.rrule_interval(rule, None, NOW)[0] is None
 
 
-# --- bounded work, whatever the rule and its dtstart say (syndicator/poll/recurrence.py) -------
+# --- bounded work, whatever the rule and its dtstart say (syndicator/parse/recurrence.py) -------
 
 HOURS = ",".join(str(h) for h in range(24))
 MINUTES = ",".join(str(m) for m in range(60))

@@ -16,9 +16,8 @@ import requests
 from waitress.server import create_server
 
 from syndicator.metrics import Metrics
-from syndicator.model import SourceState
+from syndicator.model import Habits, SourceState
 from syndicator.parse.hubs import Advertised
-from syndicator.poll.habits import Habits
 from syndicator.push import subscriptions as push
 from syndicator.push.callbacks import App, callback_url
 from syndicator.state.pushstate import PushState, Subscription, open_readonly

@@ -11,9 +11,9 @@ import pytest
 
 from syndicator.errors import FeedError, HTTPStatusError, ParseError
 from syndicator.model import Entry, Failed, FeedHints, Fetched, FetchRequest, NotModified, ParsedFeed, Site, SourceState
+from syndicator.parse.hints import Hint
 from syndicator.poll import habits, schedule
 from syndicator.poll.decide import Observation, new_state, snapshot_hash
-from syndicator.poll.hints import Hint
 from syndicator.poll.schedule import Policy
 
 from .conftest import NOW

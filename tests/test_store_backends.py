@@ -285,7 +285,7 @@ def test_nul_characters_and_very_long_entry_ids_are_stored_in_postgresql(server:
     ("postgresql://u:hunter2@[::1/db", "hunter2"),
 ])
 def test_shown_never_shows_a_password(url: str, secret: str) -> None:
-    from syndicator.state.pgstate import shown
+    from syndicator.urls import shown
 
     assert secret not in shown(url) and "***" in shown(url)
 

@@ -68,16 +68,16 @@ from typing import Any
 from xml.parsers.expat import ExpatError
 
 from syndicator import dates
+from syndicator.dates import DATE_MAX_CHARS
 from syndicator.errors import NotAFeedError, ParseError
 from syndicator.language import language_tag
 from syndicator.model import Entry, ParsedFeed
-from syndicator.parse import fastreader, feedreader, hubs, identity, media
+from syndicator.parse import fastreader, feedreader, hints, hubs, identity, media
 from syndicator.parse.discover import find_alternates, looks_like_html
 from syndicator.parse.encoding import decode, prepare_xml
 from syndicator.parse.identity import Candidate, Draft
 from syndicator.parse.jsonfeed import read_json_feed
 from syndicator.parse.limits import (
-    DATE_MAX_CHARS,
     PARSE_BUDGET,
     RAW_FIELD_FACTOR,
     TITLE_MAX_CHARS,
@@ -87,7 +87,6 @@ from syndicator.parse.limits import (
 )
 from syndicator.parse.markup import holds_element, prolog_end
 from syndicator.parse.sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
-from syndicator.poll import hints
 from syndicator.urls import absolute, is_web
 
 _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")

@@ -94,12 +94,6 @@ def fingerprint(*fields: str | None) -> str:
     return "urn:sha256:" + hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def content_hash(*fields: str | None) -> str:
-    """Hash of an entry's visible content, to tell an edit from a new post (hex str)."""
-    joined = "\x1f".join(field or "" for field in fields)
-    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
 def assign(candidates: Sequence[Candidate]) -> list[str | None]:
     """The identity of each entry of one document (see the module docstring).
 

@@ -34,13 +34,14 @@ from datetime import datetime
 from typing import Any
 
 from syndicator import dates
+from syndicator.dates import DATE_MAX_CHARS
 from syndicator.errors import ParseError
 from syndicator.language import language_tag
 from syndicator.model import Entry
 from syndicator.parse import media
 from syndicator.parse.hubs import MAX_CANDIDATES, Advertised, collect
 from syndicator.parse.identity import Candidate, Draft
-from syndicator.parse.limits import DATE_MAX_CHARS, RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
+from syndicator.parse.limits import RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
 from syndicator.parse.markup import holds_element
 from syndicator.parse.sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
 from syndicator.urls import absolute

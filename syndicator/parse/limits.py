@@ -34,7 +34,7 @@ One hostile document must never stall a build. Three kinds of bound:
 * **Field sizes**: a title longer than :data:`TITLE_MAX_CHARS` characters
   and an author name longer than :data:`AUTHOR_MAX_CHARS` are cut when
   parsed (the pages cut them to 300 and 100 anyway); a date longer than
-  :data:`DATE_MAX_CHARS` is unreadable; HTML nested deeper than
+  :data:`dates.DATE_MAX_CHARS` is unreadable; HTML nested deeper than
   :data:`HTML_MAX_DEPTH` or holding more than :data:`HTML_MAX_REFERENCES`
   character references is published as plain text (the sanitizer's work
   grows with the depth of its tree and the references in one text).
@@ -80,8 +80,6 @@ HTML_MAX_REFERENCES = 20_000
 #: Characters kept of a title (entry or feed) and of an author name.
 TITLE_MAX_CHARS = 1_000
 AUTHOR_MAX_CHARS = 500
-#: A date written in more characters than this is unreadable.
-DATE_MAX_CHARS = 256
 #: Characters of a raw field read for a title or an author: its markup may
 #: be many times longer than its text, but not without bound.
 RAW_FIELD_FACTOR = 16

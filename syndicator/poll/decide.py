@@ -59,7 +59,8 @@ from syndicator.model import (
     ParsedFeed,
     SourceState,
 )
-from syndicator.poll import habits, hints, schedule
+from syndicator.parse import hints
+from syndicator.poll import habits, schedule
 
 #: A document must hold at least this many entries, all new, to count as overflowed:
 #: with fewer, "all new" is what any change of a short feed looks like.

@@ -41,6 +41,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 
+from syndicator.model import Habits
+
 #: Decay time constant of the posting rate and habits, seconds (7 days).
 TAU = 7 * 86400.0
 #: Exponent of the interval in the time between posts (1/2: the square-root rule).
@@ -67,31 +69,6 @@ RATE_FLOOR = 1 / (3650 * 86400.0)
 _DAY = 86400.0
 #: 1970-01-05, the first Monday of the epoch (seconds): weeks begin there.
 _MONDAY = 4 * _DAY
-
-
-@dataclass(frozen=True)
-class Habits:
-    """What a feed's entry dates say about when it posts.
-
-    Attributes:
-        weight: decayed count of entries seen, as of ``at``.
-        at: the time ``weight`` and the histograms refer to (UTC).
-        newest: the newest entry date counted (UTC); later dates are new posts.
-        oldest: the oldest entry date counted (UTC).
-        count: entries counted, undecayed.
-        timeless: of those, entries dated exactly 00:00:00.
-        hours: decayed entry counts per hour of the day (24, UTC).
-        days: decayed entry counts per weekday (7, Monday first).
-    """
-
-    weight: float = 0.0
-    at: datetime | None = None
-    newest: datetime | None = None
-    oldest: datetime | None = None
-    count: int = 0
-    timeless: int = 0
-    hours: tuple[float, ...] = (0.0,) * 24
-    days: tuple[float, ...] = (0.0,) * 7
 
 
 @dataclass(frozen=True)

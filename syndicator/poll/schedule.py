@@ -49,8 +49,8 @@ from datetime import datetime, timedelta
 
 from syndicator.failures import kind_of
 from syndicator.model import Check, Site, SourceState, is_local
+from syndicator.parse.hints import Hint, document_hints, next_allowed
 from syndicator.poll import habits
-from syndicator.poll.hints import Hint, document_hints, next_allowed
 
 #: A hint may lengthen the observed interval by at most this factor.
 HINT_STRETCH = 4.0

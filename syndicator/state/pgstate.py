@@ -38,10 +38,10 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import unquote
 
 from syndicator.errors import StoreError
 from syndicator.state.store import OUTBOX_TABLES, stored_version
+from syndicator.urls import is_postgres_url, secretless, shown
 
 __all__ = ["MIGRATIONS", "SCHEMA", "WORKER_MIGRATIONS", "WORKER_VERSION_KEY", "Connection", "connect",
            "is_postgres_url", "passing", "shown"]
@@ -159,40 +159,7 @@ WORKER_MIGRATIONS: dict[int, str] = {
         EXECUTE FUNCTION syndicator_queue()
     """,
 }
-#: ``scheme://user:`` then the password, up to the text's last ``@`` (a password may hold a raw ``@``,
-#: ``#``, ``/`` or ``?``; masking too much of a message is harmless).
-_PASSWORD = re.compile(r"^([a-zA-Z][\w+.-]*://[^/?#@:]*:).*@")
-#: A ``password=`` parameter of the query.
-_PASSWORD_PARAMETER = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
-#: The characters that end a URL's password for a parser that does not take it up to the last ``@``.
-_DELIMITERS = re.compile(r"[@/?#:]")
 _JSON = re.compile(r"json_extract\(([\w.]+), '\$\.(\w+)'\)")
-
-
-def is_postgres_url(value: str) -> bool:
-    """True for a ``postgresql://`` or ``postgres://`` URL (the state of many workers)."""
-    return value.startswith(("postgresql://", "postgres://"))
-
-
-def shown(url: str) -> str:
-    """``url`` without its password (after ``user:`` up to the authority's last ``@``, and any
-    ``password=`` parameter), for messages; never raises, whatever the text."""
-    return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD.sub(r"\1***@", url))
-
-
-def secretless(text: str, url: str) -> str:
-    """``text`` (a message of psycopg's or urllib's) with the password of ``url`` masked wherever it shows,
-    whole or in part: a parser that ends the password at a raw ``@``, ``/``, ``?``, ``#`` or ``:`` in it
-    shows the rest as a host or a port (``failed to resolve host 'ss@db'`` for the password ``p@ss``), so
-    each piece between those characters (two characters or more) is masked too, the longest first."""
-    secrets = [url[match.end(1):match.end() - 1] for match in [_PASSWORD.search(url)] if match]
-    secrets += [match.group(0).split("=", 1)[1] for match in _PASSWORD_PARAMETER.finditer(url)]
-    forms = {form for secret in secrets for whole in (secret, unquote(secret))
-             for form in (whole, *_DELIMITERS.split(whole))}
-    for form in sorted(forms, key=len, reverse=True):
-        if len(form) >= 2 or (form and form in secrets):
-            text = text.replace(form, "***")
-    return text
 
 
 class Connection:

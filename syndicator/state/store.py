@@ -53,10 +53,9 @@ from typing import Any, TypeVar
 from filelock import FileLock, Timeout
 
 from syndicator.errors import CacheLockedError, StoreError
-from syndicator.model import Check, Enclosure, Entry, FeedHints, SourceState, StoredEntry, newest
-from syndicator.parse.identity import content_hash
-from syndicator.poll.habits import Habits
+from syndicator.model import Check, Enclosure, Entry, FeedHints, Habits, SourceState, StoredEntry, content_hash, newest
 from syndicator.state import cachefiles
+from syndicator.urls import shown
 
 SCHEMA_VERSION = 8
 DATABASE = "state.sqlite"
@@ -206,7 +205,7 @@ class Store:
         """
         from syndicator.state import pgstate  # here: a SQLite state never loads psycopg
 
-        return cls(pgstate.connect(url), path=pgstate.shown(url))
+        return cls(pgstate.connect(url), path=shown(url))
 
     @classmethod
     def open(cls, cache: Path, state: str | None = None) -> Store:

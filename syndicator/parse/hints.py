@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 
 from syndicator.dates import http_date
 from syndicator.model import FeedHints
-from syndicator.poll.recurrence import RRULE_CEILING, rrule_interval
+from syndicator.parse.recurrence import RRULE_CEILING, rrule_interval
 
 __all__ = ["Hint", "document_hints", "from_document", "http_freshness", "next_allowed", "rrule_interval"]
 
