@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from syndicator.errors import StoreError
-from syndicator.state.store import OUTBOX_TABLES, stored_version
+from syndicator.state.schema import OUTBOX_TABLES, stored_version
 from syndicator.urls import is_postgres_url, secretless, shown
 
 __all__ = ["MIGRATIONS", "SCHEMA", "WORKER_MIGRATIONS", "WORKER_VERSION_KEY", "Connection", "connect",
@@ -104,7 +104,7 @@ CREATE TABLE IF NOT EXISTS aliases (
 #: The schema version :data:`SCHEMA` creates, and the migrations after it: {version: statements}.
 SCHEMA_VERSION = 7
 MIGRATIONS: dict[int, str] = {
-    # The deliveries' outbox (store.SCHEMA_VERSION 8, the same tables as SQLite's; see store.OUTBOX_TABLES).
+    # The deliveries' outbox (store.SCHEMA_VERSION 8, the same tables as SQLite's; see schema.OUTBOX_TABLES).
     8: OUTBOX_TABLES.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
                     .replace("outbox_id INTEGER", "outbox_id BIGINT"),
 }

@@ -55,6 +55,7 @@ from filelock import FileLock, Timeout
 from syndicator.errors import CacheLockedError, StoreError
 from syndicator.model import Check, Enclosure, Entry, FeedHints, Habits, SourceState, StoredEntry, content_hash, newest
 from syndicator.state import cachefiles
+from syndicator.state.schema import OUTBOX_TABLES, stored_version
 from syndicator.urls import shown
 
 SCHEMA_VERSION = 8
@@ -66,29 +67,6 @@ _Value = TypeVar("_Value")
 #: The tables that hold the state of the sources (:meth:`Store.dump`), in the order they load. Not the
 #: deliveries' ``outbox`` and ``deliveries`` (schema 8): a state file carries no webhook traffic.
 TABLES = ("sources", "entries", "seen", "aliases")
-#: The outbox of the deliveries (:mod:`deliveries`), both backends; PostgreSQL writes BIGSERIAL and BIGINT.
-OUTBOX_TABLES = """
-    CREATE TABLE IF NOT EXISTS outbox (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        source TEXT NOT NULL,
-        entry_id TEXT NOT NULL,
-        version TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        created TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS deliveries (
-        outbox_id INTEGER NOT NULL REFERENCES outbox(id) ON DELETE CASCADE,
-        url TEXT NOT NULL,
-        state TEXT NOT NULL DEFAULT 'pending',
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_try TEXT NOT NULL,
-        last_error TEXT,
-        delivered_at TEXT,
-        PRIMARY KEY (outbox_id, url)
-    );
-    CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (state, next_try)
-"""
 #: The ``meta`` key counting writes of sources and entries (:meth:`Store.generation`).
 GENERATION_KEY = "generation"
 
@@ -635,20 +613,6 @@ def _event(source: str, entry: Entry, kind: str, version: str, now: datetime) ->
                "date": entry.date.isoformat() if entry.date else None, "version": version, "kind": kind}
     return (source, entry.id, version, kind, json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
             outbox_time(now))
-
-
-def stored_version(row: Any, where: str) -> int:
-    """The schema version a ``meta`` row holds (0 for no row).
-
-    Raises:
-        StoreError: the value is not a whole number: the state is damaged (``where`` names it).
-    """
-    if row is None:
-        return 0
-    try:
-        return int(row[0])
-    except (TypeError, ValueError):
-        raise StoreError(f"{where}: a damaged state: its schema version is {row[0]!r}, not a number") from None
 
 
 def outbox_time(moment: datetime) -> str:
