@@ -287,8 +287,7 @@ def _read_location(config: Config, where: str) -> bytes:
         result: FetchResult = localfile.read(FetchRequest(uri, uri), statefile.MAX_BYTES)
     else:
         from syndicator.fetch.http import Fetcher  # here: most builds never restore
-        with Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
-                     max_bytes=statefile.MAX_BYTES, allow_private=config.allow_private_networks) as fetcher:
+        with Fetcher.for_config(config, max_bytes=statefile.MAX_BYTES) as fetcher:
             result = fetcher.fetch(FetchRequest(where, where))
     if isinstance(result, Failed):
         raise result.error
@@ -367,11 +366,8 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
     from syndicator.poll import observe  # here: a build with nothing due never loads requests, feedparser or lxml
     policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
     store.keep(LEDGER_KEY, ledger.text())
-    pool: HostPool[observe.Job, Observation] = HostPool(
-        workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
-        breaker=config.host_breaker)
-    fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
-                      per_host=config.per_host_concurrency, allow_private=config.allow_private_networks)
+    pool: HostPool[observe.Job, Observation] = HostPool.for_config(config)
+    fetcher = Fetcher.for_config(config)
     stored: dict[str, SourceState] = {}
     hosts: set[str] = set()
     trouble = HostTrouble()

@@ -249,9 +249,7 @@ class Server:
         config = self.config
         self.address = (str(server.effective_host), int(server.effective_port))
         http = threading.Thread(target=server.run, name="http", daemon=True)
-        self._fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries,
-                                max_bytes=config.max_bytes, per_host=config.per_host_concurrency,
-                                allow_private=config.allow_private_networks)
+        self._fetcher = Fetcher.for_config(config)
         poller = threading.Thread(target=self._poll_batches, name="poller", daemon=True)
         subscriber = threading.Thread(target=self._subscribe_loop, args=(push_state,), name="subscriber", daemon=True)
         states = self._states = store.states()
@@ -445,9 +443,7 @@ class Server:
             if batch is None or self._stopping.is_set():
                 return
             now, jobs = batch
-            pool: HostPool[observe.Job, Observation] = HostPool(
-                workers=self.config.workers, per_host=self.config.per_host_concurrency,
-                host_gap=self.config.host_gap, breaker=self.config.host_breaker, wait=self._wait_or_stop)
+            pool: HostPool[observe.Job, Observation] = HostPool.for_config(self.config, wait=self._wait_or_stop)
             started = time.monotonic()
             try:
                 for observation in observe.observe_all(pool, self._fetcher, jobs, now, started):

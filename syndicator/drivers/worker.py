@@ -127,8 +127,7 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     wanted, fingerprints = _offer(store, config, options.name)
     lease = lease_seconds(config, options)
     batch = options.batch or 2 * config.workers
-    fetcher = Fetcher(config.user_agent, timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
-                      per_host=config.per_host_concurrency, allow_private=config.allow_private_networks)
+    fetcher = Fetcher.for_config(config)
     if lease < 2 * fetcher.deadline:
         log.warning("worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
                     "outlive its lease, and another worker fetch the same source", options.name, lease,
@@ -169,9 +168,7 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                     by_source = {claim.source: claim for claim in held}
                     states = store.states_of(by_source)
                     jobs = [observe.job_for(source, states.get(source)) for source in by_source]
-                    pool: HostPool[observe.Job, Observation] = HostPool(
-                        workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
-                        breaker=config.host_breaker)
+                    pool: HostPool[observe.Job, Observation] = HostPool.for_config(config)
                     renewed = time.monotonic()
                     for observation in observe.observe_all(pool, fetcher, jobs, now, time.monotonic()):
                         source = observation.request.source

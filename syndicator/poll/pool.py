@@ -44,7 +44,10 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from syndicator.model import Config
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -110,6 +113,14 @@ class HostPool(Generic[T, R]):
     stats: dict[str, HostStats] = field(default_factory=dict)
     sleep: Callable[[float], None] = time.sleep
     wait: Callable[[set[Future[Any]], float | None], set[Future[Any]]] = wait_first
+
+    @classmethod
+    def for_config(cls, config: Config,
+                   wait: Callable[[set[Future[Any]], float | None], set[Future[Any]]] = wait_first) -> HostPool[T, R]:
+        """The pool of a planet: its workers, per-host concurrency, host gap and breaker (sites.yaml);
+        the one place a driver's HostPool is made. ``wait``: as the attribute (serve's wakes on a stop)."""
+        return cls(workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
+                   breaker=config.host_breaker, wait=wait)
 
     def run(self, jobs: Iterable[T], host: Callable[[T], str], work: Callable[[T], R],
             judge: Callable[[R], Verdict]) -> Iterator[tuple[T, R | Skipped]]:
