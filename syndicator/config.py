@@ -20,7 +20,7 @@ from syndicator.errors import ConfigError
 from syndicator.language import language_tag
 from syndicator.model import Config, Delivery, Site
 from syndicator.urls import is_postgres_url, secretless, shown
-from syndicator.values import NO_CREDENTIALS, duration_text, number_text, parse_duration, strip_control, url_problem
+from syndicator.values import NO_CREDENTIALS, bound_text, number_text, parse_duration, strip_control, url_problem
 from syndicator.values import is_http_url as is_http_url  # re-exported: config.is_http_url was public
 
 _SITE_KEYS = ("name", "feed", "link", "face", "language", "extra")
@@ -631,9 +631,9 @@ def _setting(data: _LineDict, key: str) -> Any:
         except ValueError as e:
             raise _FieldError(line, key, str(e)) from None
         if seconds < minimum:
-            raise _FieldError(line, key, f"must be at least {duration_text(minimum)}")
+            raise _FieldError(line, key, f"must be at least {bound_text(minimum)}")
         if seconds > maximum:
-            raise _FieldError(line, key, f"must be at most {duration_text(maximum)}")
+            raise _FieldError(line, key, f"must be at most {bound_text(maximum)}")
         return seconds
     if kind == "number":
         if not isinstance(value, int | float) or isinstance(value, bool) or not minimum <= value <= maximum:

@@ -1,4 +1,4 @@
-"""Reading feed dates into UTC. The only module that imports dateutil.
+"""Reading feed dates into UTC, with dateutil (:mod:`parse.recurrence` reads RRULEs with it too).
 
 :func:`parse_date` reads, in this order:
 

@@ -313,7 +313,7 @@ class Entry:
 
     Attributes:
         id: identity within its source: the feed's guid/id, else the link,
-            else a fingerprint of stable fields (see parse.py).
+            else a fingerprint of stable fields (see parse/feed.py).
         title: plain text (may be empty).
         link: absolute http(s) URL or None.
         author: a name as plain text, without e-mail addresses, or None.
@@ -333,7 +333,7 @@ class Entry:
             itunes:image, JSON Feed image or banner_image), or None.
         language: the language of the entry's text, a well-formed BCP 47 tag
             in canonical case (:func:`language.language_tag`), or None when
-            the feed gives none (see parse.py for where it comes from).
+            the feed gives none (see parse/feed.py for where it comes from).
         content_src: the absolute http(s) URL of content published out of
             line (Atom ``<content src>``, RFC 4287 section 4.1.3.2), or None.
         content_type: the media type that ``content`` element gives for it

@@ -80,7 +80,7 @@ def is_http_url(value: Any) -> bool:
     return url_problem(value) is None
 
 
-def duration_text(seconds: float) -> str:
+def bound_text(seconds: float) -> str:
     """A bound in the largest unit that divides it: 604800 -> '7 days', 0.5 -> '0.5 seconds'."""
     for unit, size in (("day", 86400.0), ("hour", 3600.0), ("minute", 60.0)):
         if seconds >= size and seconds % size == 0:

@@ -26,7 +26,7 @@ from syndicator.parse.markup import (
     xml_shape,
 )
 
-# The regexes markup.py replaced, as they were in parse.py.
+# The regexes markup.py replaced, as they were in parse/feed.py.
 OLD_ELEMENT = re.compile(r"<([A-Za-z][A-Za-z0-9]*)\b[^<>]*>.*?</\1\s*>", re.S)
 OLD_PROLOG = re.compile(r"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)", re.S | re.I)
 OLD_ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")

@@ -12,7 +12,7 @@ from pytest_httpserver import HTTPServer
 
 from syndicator.model import Enclosure, Entry, SourceState
 from syndicator.parse.feed import parse_feed
-from syndicator.parse.media import media_type, parse_duration, parse_length
+from syndicator.parse.media import duration_seconds, media_type, parse_length
 from syndicator.site.mediaview import clock, human_size
 from syndicator.state.store import DATABASE, Store
 
@@ -51,7 +51,7 @@ def episode(n: int, **extra: str) -> dict[str, str]:
     (None, None),
 ], ids=lambda v: repr(v)[:20])
 def test_durations_are_read_in_seconds_bounded_and_never_raise(value: object, expected: int | None) -> None:
-    assert parse_duration(value) == expected
+    assert duration_seconds(value) == expected
 
 
 @pytest.mark.parametrize(("value", "expected"), [

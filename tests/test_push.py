@@ -1,4 +1,4 @@
-"""WebSub subscriptions: the lifecycle rules (push.py), their durable rows (pushstate.py, SQLite on disk)
+"""WebSub subscriptions: the lifecycle rules (push/subscriptions.py), their durable rows (pushstate.py, SQLite on disk)
 and the callback endpoint (callbacks.py) driven over real HTTP through waitress on 127.0.0.1."""
 
 from __future__ import annotations

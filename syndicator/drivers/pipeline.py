@@ -1,4 +1,5 @@
-"""The one orchestrator: the only module that imports the stages.
+"""The ``build`` driver: one run of the stages over every due source (``serve`` and ``worker`` run
+the same stages their own way).
 
 One build, under the cache lock and the output lock from start to end::
 

@@ -1,4 +1,4 @@
-"""Content codings of a response body, undone with a size cap. A helper of fetch.py.
+"""Content codings of a response body, undone with a size cap. A helper of fetch/http.py.
 
 RFC 9110 section 8.4: ``Content-Encoding`` names the codings applied to a
 body, in order. Servers get this wrong in a few common ways: a CDN or a
@@ -45,7 +45,7 @@ import brotli  # type: ignore[import-untyped]
 GZIP_MAGIC = b"\x1f\x8b"
 #: gzip layers undone under one ``gzip`` label at most (a mislabelled CDN compresses twice; browsers cope).
 GZIP_LAYERS = 3
-#: The codings :class:`Decoder` undoes; the request's Accept-Encoding (fetch.py) asks for gzip and br.
+#: The codings :class:`Decoder` undoes; the request's Accept-Encoding (fetch/http.py) asks for gzip and br.
 SUPPORTED = frozenset({"gzip", "x-gzip", "deflate", "br"})
 #: Raw bytes of a br body held until it gives its first byte (past this, no fallback to the body as sent).
 BROTLI_HOLD = 64 * 1024

@@ -1,4 +1,4 @@
-"""The total deadline of a fetch, from name resolution to the last body byte. A helper of fetch.py.
+"""The total deadline of a fetch, from name resolution to the last body byte. A helper of fetch/http.py.
 
 A socket timeout bounds one wait (a connect, the gap between two bytes),
 never their sum: a server that drips a byte a second, a name that takes a
@@ -56,7 +56,7 @@ Resolver = Callable[[str, int, int, int], Sequence[tuple[Any, ...]]]
 
 
 @dataclass(eq=False)
-class Budget:
+class FetchDeadline:
     """One thread's fetch: its deadline (``time.monotonic()`` seconds) and what it holds.
 
     Returned by :meth:`Deadlines.start` and given back to :meth:`Deadlines.stop`.
@@ -86,14 +86,14 @@ class Deadlines:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
-        self._budgets: dict[int, Budget] = {}
-        self._queue: list[tuple[float, int, Budget]] = []  # a heap, earliest deadline first
+        self._budgets: dict[int, FetchDeadline] = {}
+        self._queue: list[tuple[float, int, FetchDeadline]] = []  # a heap, earliest deadline first
         self._order = itertools.count()
         self._watchdog: threading.Thread | None = None
 
-    def start(self, seconds: float, resolver: Resolver = socket.getaddrinfo) -> Budget:
+    def start(self, seconds: float, resolver: Resolver = socket.getaddrinfo) -> FetchDeadline:
         """Arm the calling thread's deadline ``seconds`` from now; names resolve with ``resolver``."""
-        budget = Budget(time.monotonic() + seconds, resolver)
+        budget = FetchDeadline(time.monotonic() + seconds, resolver)
         with self._lock:
             self._budgets[threading.get_ident()] = budget
             heapq.heappush(self._queue, (budget.deadline, next(self._order), budget))
@@ -104,7 +104,7 @@ class Deadlines:
                 self._wake.notify()  # a new earliest deadline
         return budget
 
-    def stop(self, budget: Budget) -> None:
+    def stop(self, budget: FetchDeadline) -> None:
         """Disarm the calling thread's deadline (call it when the fetch is over, whatever the outcome)."""
         with self._lock:
             budget.stopped = True
@@ -172,7 +172,7 @@ class Deadlines:
             self._cut(budget)
             budget.handled.set()
 
-    def _next_due(self) -> Budget:
+    def _next_due(self) -> FetchDeadline:
         """Wait (the lock held) until a deadline passes; that fetch's budget, taken off the queue."""
         while True:
             while self._queue and self._queue[0][2].stopped and self._queue[0][0] <= time.monotonic():
@@ -185,7 +185,7 @@ class Deadlines:
                 return heapq.heappop(self._queue)[2]
             self._wake.wait(wait)
 
-    def _cut(self, budget: Budget) -> None:
+    def _cut(self, budget: FetchDeadline) -> None:
         """Mark ``budget`` expired and shut its socket down, unless its fetch is over or its answer complete."""
         with self._lock:
             if budget.done or budget.stopped:

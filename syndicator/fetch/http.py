@@ -1,4 +1,5 @@
-"""Conditional GET of one feed. With :mod:`websub` (its requests to hubs), the only module that imports requests.
+"""Conditional GET of one feed. requests is also imported by :mod:`push.websub` (hub requests),
+:mod:`push.announce` and :mod:`push.deliveries` (webhooks), each with its own rules for proxies and CA bundles.
 
 Policy, all from seed 000 and RFC 9110:
 

@@ -93,7 +93,7 @@ def parse_length(value: object) -> int | None:
     return size if 0 < size <= MAX_BYTES else None
 
 
-def parse_duration(value: object) -> int | None:
+def duration_seconds(value: object) -> int | None:
     """A duration in whole seconds (1..:data:`MAX_DURATION`) from ``HH:MM:SS``, ``MM:SS``,
     seconds (an optional fraction is rounded) or a JSON number, else None."""
     if isinstance(value, bool):
@@ -138,7 +138,7 @@ def xml_enclosures(item: Any, base: str | None) -> tuple[Enclosure, ...]:
         found += _enclosure(mention.get("url"), mention.get("type"), mention.get("filesize"),
                             mention.get("duration"), base, medium)
     enclosures = _merge(found)
-    duration = parse_duration(dict.get(item, "itunes_duration"))
+    duration = duration_seconds(dict.get(item, "itunes_duration"))
     for index, enclosure in enumerate(enclosures):
         if duration is not None and playable(enclosure):
             if enclosure.duration is None:
@@ -222,7 +222,7 @@ def _enclosure(url: object, kind: object, length: object, duration: object, base
     major = mime_type.split("/", 1)[0]
     if major == "image" or (medium is not None and major not in _PLAYABLE and (mime_type or medium not in _PLAYABLE)):
         return []  # a media:content counts when its type is audio or video, or, with no type, its medium is
-    return [Enclosure(resolved, mime_type, parse_length(length), parse_duration(duration))]
+    return [Enclosure(resolved, mime_type, parse_length(length), duration_seconds(duration))]
 
 
 def _merge(found: list[Enclosure]) -> list[Enclosure]:

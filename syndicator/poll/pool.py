@@ -46,12 +46,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from syndicator.failures import Verdict
+
 if TYPE_CHECKING:
     from syndicator.model import Config
 
 T = TypeVar("T")
 R = TypeVar("R")
-Verdict = Literal["ok", "failed", "stop"]
 
 
 @dataclass(frozen=True)

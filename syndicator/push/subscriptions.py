@@ -166,7 +166,7 @@ def unverified(subscription: Subscription, now: datetime) -> Subscription:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class IntentAnswer:
     """What the callback answers a verification request (WebSub 5.3): the challenge to echo, or None for 404.
 
     ``subscription`` is the row to store (None: leave it), ``forget`` true
@@ -178,7 +178,7 @@ class Verdict:
     forget: bool = False
 
 
-def verify(subscription: Subscription | None, params: Mapping[str, str], now: datetime) -> Verdict:
+def verify(subscription: Subscription | None, params: Mapping[str, str], now: datetime) -> IntentAnswer:
     """Answer a hub's GET to a callback: verification of intent or a denial (WebSub 5.2, 5.3).
 
     The challenge is echoed only when the token names a subscription of
@@ -188,17 +188,17 @@ def verify(subscription: Subscription | None, params: Mapping[str, str], now: da
     """
     mode, topic = params.get("hub.mode", ""), params.get("hub.topic", "")
     if subscription is None or topic != subscription.topic:
-        return Verdict(None)
+        return IntentAnswer(None)
     if mode == "denied" and subscription.mode == "subscribe":
         reason = (params.get("hub.reason") or "no reason given")[:200]
-        return Verdict("", replace(subscription, state="denied", failures=subscription.failures + 1,
+        return IntentAnswer("", replace(subscription, state="denied", failures=subscription.failures + 1,
                                    error=f"{subscription.hub} denied the subscription: {reason}",
                                    next_action=now + timedelta(seconds=DENIED_WAIT)))
     challenge = params.get("hub.challenge", "")
     if mode != subscription.mode or not challenge or len(challenge) > 1024:
-        return Verdict(None)
+        return IntentAnswer(None)
     if mode == "unsubscribe":
-        return Verdict(challenge, forget=True)
+        return IntentAnswer(challenge, forget=True)
     try:
         lease = int(params.get("hub.lease_seconds", ""))
     except ValueError:
@@ -206,7 +206,7 @@ def verify(subscription: Subscription | None, params: Mapping[str, str], now: da
     lease = min(max(lease, 1), MAX_LEASE)
     expires = now + timedelta(seconds=lease)
     renew = max(expires - timedelta(seconds=renew_margin(lease)), now + timedelta(seconds=MIN_RENEWAL_GAP))
-    return Verdict(challenge, replace(subscription, state="live", verified=now, lease_seconds=lease,
+    return IntentAnswer(challenge, replace(subscription, state="live", verified=now, lease_seconds=lease,
                                       lease_expires=expires, failures=0, error=None, next_action=renew))
 
 

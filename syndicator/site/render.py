@@ -49,7 +49,7 @@ from syndicator.site.mediaview import PageEnclosure, page_enclosures, shown_imag
 from syndicator.site.publish import publish
 from syndicator.site.sitekey import template_folders
 from syndicator.urls import scheme, split
-from syndicator.values import duration_text, strip_control
+from syndicator.values import bound_text, strip_control
 
 log = logging.getLogger("syndicator")
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
@@ -132,8 +132,8 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         "sites": statuses,
         "sites_by_health": by_health(statuses),
         "totals": _totals(statuses),
-        "stale_after": duration_text(config.stale_after),
-        "activity_threshold": duration_text(config.activity_threshold),
+        "stale_after": bound_text(config.stale_after),
+        "activity_threshold": bound_text(config.activity_threshold),
         "now": now,
         "generated": isoformat(now),
         "feed_updated": max((e.updated for e in page_entries), default=isoformat(now)),
