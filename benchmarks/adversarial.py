@@ -142,8 +142,10 @@ def main() -> None:
     median = None if args.no_corpus else corpus_median()
     if rates:
         worst = max(rates)
-        print(f"worst adversarial: {worst:.3f} s/MB" + (f"; ratio to the corpus median: {worst / median:.1f}x"
-                                                         if median else ""))
+        print(
+            f"worst adversarial: {worst:.3f} s/MB"
+            + (f"; ratio to the corpus median: {worst / median:.1f}x" if median else "")
+        )
     if not args.no_rules:
         rules(args.timeout)
 

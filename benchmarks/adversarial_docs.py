@@ -18,9 +18,11 @@ XML = {"content-type": "application/xml; charset=utf-8"}
 
 
 def _rss(channel: str = "", items: str = "", head: str = "", namespaces: str = "") -> Document:
-    text = (f'<?xml version="1.0" encoding="utf-8"?>{head}<rss version="2.0"{namespaces}><channel>'
-            f"<title>Adversarial</title><link>https://adversarial.example/</link>{channel}"
-            f"{items}</channel></rss>")
+    text = (
+        f'<?xml version="1.0" encoding="utf-8"?>{head}<rss version="2.0"{namespaces}><channel>'
+        f"<title>Adversarial</title><link>https://adversarial.example/</link>{channel}"
+        f"{items}</channel></rss>"
+    )
     return text.encode("utf-8"), XML
 
 
@@ -44,8 +46,9 @@ def title_text() -> Document:
 
 def summary_html() -> Document:
     """A 1 MB summary of ordinary escaped HTML paragraphs."""
-    return _rss(items=_item(f"<title>t</title><description>{_fill('&lt;p&gt;Some text here.&lt;/p&gt;')}"
-                            "</description>"))
+    return _rss(
+        items=_item(f"<title>t</title><description>{_fill('&lt;p&gt;Some text here.&lt;/p&gt;')}</description>")
+    )
 
 
 def summary_unclosed_formatting() -> Document:
@@ -66,8 +69,15 @@ def nesting_xml_100k() -> Document:
 
 def nesting_html() -> Document:
     """Escaped HTML ``<div>`` nested 10,000 deep in a summary."""
-    return _rss(items=_item("<title>t</title><description>" + "&lt;div&gt;" * 10_000 + "deep"
-                            + "&lt;/div&gt;" * 10_000 + "</description>"))
+    return _rss(
+        items=_item(
+            "<title>t</title><description>"
+            + "&lt;div&gt;" * 10_000
+            + "deep"
+            + "&lt;/div&gt;" * 10_000
+            + "</description>"
+        )
+    )
 
 
 def many_items() -> Document:
@@ -84,8 +94,10 @@ def huge_attribute() -> Document:
 
 def atom_huge_href() -> Document:
     """An Atom entry whose link href is 1 MB."""
-    text = ('<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>A</title><id>urn:a</id>'
-            f'<entry><id>urn:e</id><title>t</title><link href="https://e.example/{_fill("a")}"/></entry></feed>')
+    text = (
+        '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>A</title><id>urn:a</id>'
+        f'<entry><id>urn:e</id><title>t</title><link href="https://e.example/{_fill("a")}"/></entry></feed>'
+    )
     return text.encode(), XML
 
 
@@ -93,8 +105,10 @@ def billion_laughs() -> Document:
     """Nested entity definitions (the "billion laughs" attack), padded to 1 MB."""
     lol = ['<!ENTITY lol0 "lol">'] + [f'<!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">' for n in range(1, 10)]
     head = "<!DOCTYPE rss [" + "".join(lol) + "]>"
-    return _rss(items=_item("<title>&lol9;</title>") + _item(f"<title>p</title><description>{_fill('pad ')}"
-                                                              "</description>"), head=head)
+    return _rss(
+        items=_item("<title>&lol9;</title>") + _item(f"<title>p</title><description>{_fill('pad ')}</description>"),
+        head=head,
+    )
 
 
 def undefined_entities() -> Document:
@@ -178,15 +192,21 @@ def first_line_encodings() -> Document:
 
 def unclosed_update_frequency() -> Document:
     """1 MB of ``<podcast:updateFrequency`` openings without ``>``."""
-    return _rss(channel=_fill("<podcast:updateFrequency "), items=_item("<title>t</title>"),
-                namespaces=' xmlns:podcast="https://podcastindex.org/namespace/1.0"')
+    return _rss(
+        channel=_fill("<podcast:updateFrequency "),
+        items=_item("<title>t</title>"),
+        namespaces=' xmlns:podcast="https://podcastindex.org/namespace/1.0"',
+    )
 
 
 def update_frequency_word_run() -> Document:
     """A podcast:updateFrequency with a 200 KB run of name characters among its attributes."""
     element = f'<podcast:updateFrequency {"a" * 200_000} rrule="FREQ=DAILY">daily</podcast:updateFrequency>'
-    return _rss(channel=element, items=_item(f"<title>t</title><description>{_fill('pad ')}</description>"),
-                namespaces=' xmlns:podcast="https://podcastindex.org/namespace/1.0"')
+    return _rss(
+        channel=element,
+        items=_item(f"<title>t</title><description>{_fill('pad ')}</description>"),
+        namespaces=' xmlns:podcast="https://podcastindex.org/namespace/1.0"',
+    )
 
 
 def many_namespaces() -> Document:
@@ -201,15 +221,19 @@ def long_author() -> Document:
 
 def long_date() -> Document:
     """Two items with 1 MB dates: digits and day names."""
-    return _rss(items=_item(f"<title>t</title><pubDate>{_fill('1 ', MB // 2)}</pubDate>")
-                + _item(f"<title>u</title><pubDate>{_fill('Mon, ', MB // 2)}</pubDate>"))
+    return _rss(
+        items=_item(f"<title>t</title><pubDate>{_fill('1 ', MB // 2)}</pubDate>")
+        + _item(f"<title>u</title><pubDate>{_fill('Mon, ', MB // 2)}</pubDate>")
+    )
 
 
 def root_attributes() -> Document:
     """An Atom root element holding 300,000 attributes (about 3.5 MB, under the default size cap)."""
     attributes = "".join(f' a{n}="v"' for n in range(300_000))
-    text = (f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"{attributes}><title>A</title>'
-            '<id>urn:a</id><entry><id>urn:e</id><title>t</title><link href="https://e.example/1"/></entry></feed>')
+    text = (
+        f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"{attributes}><title>A</title>'
+        '<id>urn:a</id><entry><id>urn:e</id><title>t</title><link href="https://e.example/1"/></entry></feed>'
+    )
     return text.encode(), XML
 
 
@@ -240,24 +264,34 @@ def html_attributes() -> Document:
 def full_text_cdata() -> Document:
     """1 MB of full-text HTML content in CDATA: short paragraphs of inline markup, one ``<`` per 8 characters."""
     paragraphs = _fill('<p>Part: <a href="/p/1">a</a>, <em>b</em> <b>c</b>.</p>\n', 12_000)
-    entries = "".join(f'<entry><id>urn:e:{n}</id><title>t{n}</title><link href="https://e.example/{n}"/>'
-                      f'<content type="html"><![CDATA[{paragraphs}]]></content></entry>' for n in range(80))
-    text = ('<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>A</title><id>urn:a</id>'
-            f"{entries}</feed>")
+    entries = "".join(
+        f'<entry><id>urn:e:{n}</id><title>t{n}</title><link href="https://e.example/{n}"/>'
+        f'<content type="html"><![CDATA[{paragraphs}]]></content></entry>'
+        for n in range(80)
+    )
+    text = (
+        f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>A</title><id>urn:a</id>{entries}</feed>'
+    )
     return text.encode(), XML
 
 
 def json_deep() -> Document:
     """A JSON document nested 100,000 arrays deep."""
     return b'{"version": "https://jsonfeed.org/version/1.1", "items": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", {
-        "content-type": "application/feed+json"}
+        "content-type": "application/feed+json"
+    }
 
 
 def json_long_title() -> Document:
     """A JSON Feed item with a 1 MB title of entities and end tags."""
     title = _fill("&amp;</b ")
-    body = ('{"version": "https://jsonfeed.org/version/1.1", "title": "J", "items": [{"id": "1", "title": "'
-            + title + '", "content_text": "x", "authors": [{"name": "' + "a" * MB + '"}]}]}')
+    body = (
+        '{"version": "https://jsonfeed.org/version/1.1", "title": "J", "items": [{"id": "1", "title": "'
+        + title
+        + '", "content_text": "x", "authors": [{"name": "'
+        + "a" * MB
+        + '"}]}]}'
+    )
     return body.encode(), {"content-type": "application/feed+json"}
 
 
@@ -267,17 +301,49 @@ def html_unclosed() -> Document:
 
 
 DOCUMENTS: dict[str, Callable[[], Document]] = {
-    function.__name__: function for function in (
-        title_markup, title_text, summary_html, summary_unclosed_formatting, nesting_xml, nesting_xml_100k,
-        nesting_html, many_items, huge_attribute, atom_huge_href, billion_laughs, undefined_entities,
-        unclosed_cdata, many_unclosed_cdata, many_unclosed_comments, doctype_brackets, unclosed_skiphours,
-        unclosed_update_frequency, update_frequency_word_run, many_namespaces, long_author, author_cdata, long_date,
-        dense_elements, dense_elements_malformed, dense_at_limit_malformed, bare_ampersands_malformed,
+    function.__name__: function
+    for function in (
+        title_markup,
+        title_text,
+        summary_html,
+        summary_unclosed_formatting,
+        nesting_xml,
+        nesting_xml_100k,
+        nesting_html,
+        many_items,
+        huge_attribute,
+        atom_huge_href,
+        billion_laughs,
+        undefined_entities,
+        unclosed_cdata,
+        many_unclosed_cdata,
+        many_unclosed_comments,
+        doctype_brackets,
+        unclosed_skiphours,
+        unclosed_update_frequency,
+        update_frequency_word_run,
+        many_namespaces,
+        long_author,
+        author_cdata,
+        long_date,
+        dense_elements,
+        dense_elements_malformed,
+        dense_at_limit_malformed,
+        bare_ampersands_malformed,
         broken_tags,
-        summary_references, prolog_blank_lines, first_line_encodings,
-        root_attributes, root_attributes_malformed, attributes_at_limit, attributes_at_limit_strict,
-        html_attributes, full_text_cdata,
-        json_deep, json_long_title, html_unclosed)
+        summary_references,
+        prolog_blank_lines,
+        first_line_encodings,
+        root_attributes,
+        root_attributes_malformed,
+        attributes_at_limit,
+        attributes_at_limit_strict,
+        html_attributes,
+        full_text_cdata,
+        json_deep,
+        json_long_title,
+        html_unclosed,
+    )
 }
 
 _HOURS = ",".join(str(h) for h in range(24))
@@ -285,11 +351,17 @@ _MINUTES = ",".join(str(m) for m in range(60))
 #: (name, rrule, dtstart): podcast:updateFrequency values as a feed may write them.
 RULES = [
     ("daily, dtstart 1900", "FREQ=DAILY", "1900-01-01T00:00:00Z"),
-    ("every minute via BYHOUR/BYMINUTE, dtstart 1900", f"FREQ=DAILY;BYHOUR={_HOURS};BYMINUTE={_MINUTES}",
-     "1900-01-01T00:00:00Z"),
+    (
+        "every minute via BYHOUR/BYMINUTE, dtstart 1900",
+        f"FREQ=DAILY;BYHOUR={_HOURS};BYMINUTE={_MINUTES}",
+        "1900-01-01T00:00:00Z",
+    ),
     ("every minute via BYHOUR/BYMINUTE, no dtstart", f"FREQ=DAILY;BYHOUR={_HOURS};BYMINUTE={_MINUTES}", None),
-    ("every minute of the year, YEARLY", f"FREQ=YEARLY;BYDAY=MO,TU,WE,TH,FR,SA,SU;BYHOUR={_HOURS};"
-     f"BYMINUTE={_MINUTES}", None),
+    (
+        "every minute of the year, YEARLY",
+        f"FREQ=YEARLY;BYDAY=MO,TU,WE,TH,FR,SA,SU;BYHOUR={_HOURS};BYMINUTE={_MINUTES}",
+        None,
+    ),
     ("impossible DAILY (January day 100)", "FREQ=DAILY;BYMONTH=1;BYYEARDAY=100", None),
     ("impossible WEEKLY (January day 100)", "FREQ=WEEKLY;BYMONTH=1;BYYEARDAY=100", None),
     ("impossible DAILY with COUNT", "FREQ=DAILY;BYMONTH=1;BYYEARDAY=100;COUNT=5", None),
@@ -297,6 +369,5 @@ RULES = [
     ("impossible DAILY with BYSETPOS", "FREQ=DAILY;BYMONTH=1;BYYEARDAY=100;BYSETPOS=1", None),
     ("BYSETPOS past the day's times (DAILY)", "FREQ=DAILY;BYHOUR=9;BYSETPOS=2", None),
     ("Friday the 13th, dtstart 1900", "FREQ=DAILY;BYDAY=FR;BYMONTHDAY=13", "1900-01-01T00:00:00Z"),
-    ("weekly, UNTIL far ahead, dtstart 1900", "FREQ=WEEKLY;BYDAY=MO,WE;UNTIL=29991231T000000Z",
-     "1900-01-01T00:00:00Z"),
+    ("weekly, UNTIL far ahead, dtstart 1900", "FREQ=WEEKLY;BYDAY=MO,WE;UNTIL=29991231T000000Z", "1900-01-01T00:00:00Z"),
 ]

@@ -64,8 +64,7 @@ def find_syndicator(override: str | None) -> Path:
     exe = Path(override) if override else Path(sys.executable).parent / "syndicator"
     if not os.access(exe, os.X_OK):
         raise SystemExit(
-            f"bench: no executable {exe}; install the project in this venv "
-            "(pip install -e .) or pass --syndicator PATH"
+            f"bench: no executable {exe}; install the project in this venv (pip install -e .) or pass --syndicator PATH"
         )
     return exe
 

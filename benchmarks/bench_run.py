@@ -37,9 +37,7 @@ def run_build(cmd: list[str], logdir: Path, name: str, timeout_s: float) -> Run:
     full = [str(TIME), "-v", "-o", str(timefile), *cmd] if use_time else cmd
     began = time.monotonic()
     with open(logdir / f"{name}.out", "wb") as out, open(logdir / f"{name}.err", "wb") as err:
-        proc = subprocess.Popen(
-            full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
-        )
+        proc = subprocess.Popen(full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
         code, rusage = _wait(proc, began + timeout_s)
     wall = time.monotonic() - began
     rss = _time_rss(timefile) if use_time else _rusage_rss(rusage)

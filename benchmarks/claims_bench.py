@@ -39,10 +39,14 @@ def one_case(url: str, count: int, hosts: int, due: float, runs: int, limit: int
         now = datetime.now(UTC)
         cut = int(count * due)
         later = (now + timedelta(hours=1)).isoformat()
-        db.execute("UPDATE sources SET next_attempt = ? WHERE url = ANY(CAST(? AS text[]))",
-                   (later, [url for url, _ in pairs[cut:]]))
-        db.execute("UPDATE sources SET next_attempt = ? WHERE url = ANY(CAST(? AS text[]))",
-                   ((now - timedelta(minutes=5)).isoformat(), [url for url, _ in pairs[:cut]]))
+        db.execute(
+            "UPDATE sources SET next_attempt = ? WHERE url = ANY(CAST(? AS text[]))",
+            (later, [url for url, _ in pairs[cut:]]),
+        )
+        db.execute(
+            "UPDATE sources SET next_attempt = ? WHERE url = ANY(CAST(? AS text[]))",
+            ((now - timedelta(minutes=5)).isoformat(), [url for url, _ in pairs[:cut]]),
+        )
         db.execute("ANALYZE")
         times = []
         for _ in range(runs):
@@ -57,8 +61,11 @@ def one_case(url: str, count: int, hosts: int, due: float, runs: int, limit: int
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", default="10000:200:1,100000:200:1,100000:200:0.1,100000:1:1",
-                        help="SOURCES:HOSTS:DUE_SHARE, comma-separated")
+    parser.add_argument(
+        "--cases",
+        default="10000:200:1,100000:200:1,100000:200:0.1,100000:1:1",
+        help="SOURCES:HOSTS:DUE_SHARE, comma-separated",
+    )
     parser.add_argument("--claims", type=int, default=40)
     parser.add_argument("--limit", type=int, default=16)
     parser.add_argument("--state", help="an existing PostgreSQL server (superuser URL); default: a throwaway one")
@@ -70,8 +77,11 @@ def main() -> int:
             count, hosts, due = case.split(":")
             url = new_database(admin, f"bench_claims_{number}")
             registered, median, slowest = one_case(url, int(count), int(hosts), float(due), args.claims, args.limit)
-            print(f"| {int(count):,} | {int(hosts):,} | {float(due):.0%} | {registered:.1f} | {median:.1f} | "
-                  f"{slowest:.1f} |", flush=True)
+            print(
+                f"| {int(count):,} | {int(hosts):,} | {float(due):.0%} | {registered:.1f} | {median:.1f} | "
+                f"{slowest:.1f} |",
+                flush=True,
+            )
     return 0
 
 

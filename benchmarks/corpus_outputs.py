@@ -56,18 +56,32 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 def build(syndicator: str, out: Path) -> Path:
     """Build the whole corpus with ``syndicator`` into ``out``; return the entries.json written."""
     feeds = sorted(p.name for p in (CORPUS / "feeds").iterdir() if p.is_file())
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler,
-                                                                                directory=str(CORPUS / "feeds")))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(CORPUS / "feeds"))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}/"
         out.mkdir(parents=True, exist_ok=True)
-        config = {"title": "Corpus", "link": "https://planet.example.org/", "items_per_feed": 100,
-                  "feed_entries": 100000, "workers": 8, "per_host_concurrency": 8, "host_gap": 0, "retries": 0,
-                  "timeout": 60, "sites": [{"name": name, "feed": base + name} for name in feeds]}
+        config = {
+            "title": "Corpus",
+            "link": "https://planet.example.org/",
+            "items_per_feed": 100,
+            "feed_entries": 100000,
+            "workers": 8,
+            "per_host_concurrency": 8,
+            "host_gap": 0,
+            "retries": 0,
+            "timeout": 60,
+            "sites": [{"name": name, "feed": base + name} for name in feeds],
+        }
         (out / "sites.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-        run = subprocess.run([syndicator, "build", "--config", str(out / "sites.yaml"), "--now", NOW, "--force",
-                              "-q"], capture_output=True, text=True, timeout=900)
+        run = subprocess.run(
+            [syndicator, "build", "--config", str(out / "sites.yaml"), "--now", NOW, "--force", "-q"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         print(run.stdout.strip() or run.stderr.strip()[-500:], file=sys.stderr)
     finally:
         server.shutdown()

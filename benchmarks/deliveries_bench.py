@@ -73,12 +73,16 @@ class Farm:
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 number = self.path.rsplit("/", 1)[-1].removesuffix(".xml")
-                items = "".join(f"<item><guid>urn:feed{number}:post{k}</guid><title>Post {k} of {number}</title>"
-                                f"<link>https://feed{number}.example.org/{k}</link>"
-                                f"<pubDate>Tue, 0{k + 1} Dec 2026 10:00:00 GMT</pubDate></item>"
-                                for k in range(farm.round + 1))
-                body = (f'<?xml version="1.0"?><rss version="2.0"><channel><title>Feed {number}</title>'
-                        f"<link>https://feed{number}.example.org/</link>{items}</channel></rss>").encode()
+                items = "".join(
+                    f"<item><guid>urn:feed{number}:post{k}</guid><title>Post {k} of {number}</title>"
+                    f"<link>https://feed{number}.example.org/{k}</link>"
+                    f"<pubDate>Tue, 0{k + 1} Dec 2026 10:00:00 GMT</pubDate></item>"
+                    for k in range(farm.round + 1)
+                )
+                body = (
+                    f'<?xml version="1.0"?><rss version="2.0"><channel><title>Feed {number}</title>'
+                    f"<link>https://feed{number}.example.org/</link>{items}</channel></rss>"
+                ).encode()
                 self.answer(200, body, "application/rss+xml")
 
             def do_POST(self) -> None:  # noqa: N802
@@ -158,13 +162,25 @@ def main() -> int:
     with server(args.state) as admin:
         url = new_database(admin, "bench_deliveries")
         config = work / "sites.yaml"
-        config.write_text(yaml.safe_dump({
-            "title": "Deliveries bench", "link": "https://planet.example.org/", "state": url,
-            "cache": str(work / "cache"), "output": str(work / "public"), "timeout": TIMEOUT, "retries": 0,
-            "min_interval": 60, "default_interval": 60, "max_interval": 60, "per_host_concurrency": 4,
-            "deliveries": [{"url": f"{farm.base}/hook/{name}", "secret": f"secret-{name}"} for name in names],
-            "sites": [{"name": f"Feed {n}", "feed": f"{farm.base}/feed/{n}.xml"} for n in range(args.feeds)],
-        }))
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "title": "Deliveries bench",
+                    "link": "https://planet.example.org/",
+                    "state": url,
+                    "cache": str(work / "cache"),
+                    "output": str(work / "public"),
+                    "timeout": TIMEOUT,
+                    "retries": 0,
+                    "min_interval": 60,
+                    "default_interval": 60,
+                    "max_interval": 60,
+                    "per_host_concurrency": 4,
+                    "deliveries": [{"url": f"{farm.base}/hook/{name}", "secret": f"secret-{name}"} for name in names],
+                    "sites": [{"name": f"Feed {n}", "feed": f"{farm.base}/feed/{n}.xml"} for n in range(args.feeds)],
+                }
+            )
+        )
         workers = start_workers(config, 2, 4)
         killed_at = None
         try:
@@ -172,44 +188,63 @@ def main() -> int:
             within("the baseline", lambda: count(url, attempted) >= args.feeds)
             for wave in (1, 2):
                 farm.round = wave
-                within(f"wave {wave}'s events", lambda w=wave: count(url, "SELECT COUNT(*) FROM outbox")
-                       >= w * args.feeds)
-            within("the second wave's first deliveries",
-                   lambda: count(url, "SELECT COUNT(*) FROM deliveries WHERE state = 'delivered'")
-                   > len(names) * args.feeds)
+                within(
+                    f"wave {wave}'s events", lambda w=wave: count(url, "SELECT COUNT(*) FROM outbox") >= w * args.feeds
+                )
+            within(
+                "the second wave's first deliveries",
+                lambda: (
+                    count(url, "SELECT COUNT(*) FROM deliveries WHERE state = 'delivered'") > len(names) * args.feeds
+                ),
+            )
             workers[0].send_signal(signal.SIGKILL)
             killed_at = time.monotonic()
             pending = count(url, "SELECT COUNT(*) FROM deliveries WHERE state = 'pending'")
-            print(f"killed w0 (kill -9) at {killed_at - started:.0f} s, while the second wave was being delivered: "
-                  f"{pending} deliveries committed and not yet delivered", flush=True)
-            within("every delivery delivered or dead",
-                   lambda: count(url, "SELECT COUNT(*) FROM deliveries WHERE state = 'pending'") == 0)
+            print(
+                f"killed w0 (kill -9) at {killed_at - started:.0f} s, while the second wave was being delivered: "
+                f"{pending} deliveries committed and not yet delivered",
+                flush=True,
+            )
+            within(
+                "every delivery delivered or dead",
+                lambda: count(url, "SELECT COUNT(*) FROM deliveries WHERE state = 'pending'") == 0,
+            )
         finally:
             stop(workers)
         import psycopg
 
         with psycopg.connect(url) as db:
             events = db.execute("SELECT source, entry_id, version FROM outbox").fetchall()
-            marked = db.execute("SELECT d.url, o.source, o.entry_id, o.version, d.state FROM deliveries d "
-                                "JOIN outbox o ON o.id = d.outbox_id").fetchall()
+            marked = db.execute(
+                "SELECT d.url, o.source, o.entry_id, o.version, d.state FROM deliveries d "
+                "JOIN outbox o ON o.id = d.outbox_id"
+            ).fetchall()
         farm.close()
     keys = {idempotency_key(*event) for event in events}
-    print(f"\n{len(events)} entry versions in the outbox ({args.feeds} feeds, 2 waves), {len(names)} destinations, "
-          f"{time.monotonic() - started:.0f} s\n")
-    print("| destination | versions | accepted (distinct keys) | missing | accepted twice | of which with a "
-          "lost answer | marked delivered, never accepted | dead |")
+    print(
+        f"\n{len(events)} entry versions in the outbox ({args.feeds} feeds, 2 waves), {len(names)} destinations, "
+        f"{time.monotonic() - started:.0f} s\n"
+    )
+    print(
+        "| destination | versions | accepted (distinct keys) | missing | accepted twice | of which with a "
+        "lost answer | marked delivered, never accepted | dead |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
         posts = farm.posts[name]
         accepted = Counter(key for key, _, ok, _, _ in posts if ok)
         twice = {key for key, n in accepted.items() if n > 1}
-        lost = {key for key, _, ok, at, was_lost in posts if ok and (was_lost or (
-            killed_at is not None and killed_at - HANG <= at <= killed_at))}
-        state = {idempotency_key(s, e, v): st
-                 for u, s, e, v, st in marked if u.endswith("/" + name)}
+        lost = {
+            key
+            for key, _, ok, at, was_lost in posts
+            if ok and (was_lost or (killed_at is not None and killed_at - HANG <= at <= killed_at))
+        }
+        state = {idempotency_key(s, e, v): st for u, s, e, v, st in marked if u.endswith("/" + name)}
         never = {key for key, st in state.items() if st == "delivered" and key not in accepted}
-        print(f"| {name} | {len(keys)} | {len(set(accepted) & keys)} | {len(keys - set(accepted))} | {len(twice)} | "
-              f"{len(twice & lost)} | {len(never)} | {sum(1 for st in state.values() if st == 'dead')} |")
+        print(
+            f"| {name} | {len(keys)} | {len(set(accepted) & keys)} | {len(keys - set(accepted))} | {len(twice)} | "
+            f"{len(twice & lost)} | {len(never)} | {sum(1 for st in state.values() if st == 'dead')} |"
+        )
     return 0
 
 

@@ -182,9 +182,7 @@ class Farm:
             raise ValueError("fraction must be in [0, 1]")
         with self._lock:
             self._touches += 1
-            rng = random.Random(
-                seed if seed is not None else f"{self.profile.seed}:touch:{self._touches}"
-            )
+            rng = random.Random(seed if seed is not None else f"{self.profile.seed}:touch:{self._touches}")
             chosen = sorted(rng.sample(range(self.feeds), round(fraction * self.feeds)))
             for j in chosen:
                 times = self._added.setdefault(j, [])
@@ -244,9 +242,7 @@ class Farm:
                 delay,
             )
         if behaviour is Behaviour.INVALID_HTML:
-            return Response(
-                200, [("Content-Type", "text/html; charset=utf-8")], farm_feeds.ERROR_PAGE, delay
-            )
+            return Response(200, [("Content-Type", "text/html; charset=utf-8")], farm_feeds.ERROR_PAGE, delay)
         return self._document(j, host, behaviour, flags, headers, delay)
 
     def _document(
@@ -278,9 +274,7 @@ class Farm:
             out.append(("Content-Encoding", "gzip"))
         return Response(200, out, body, delay)
 
-    def _body(
-        self, j: int, host: int, added: list[datetime], modified: datetime, flags: int
-    ) -> bytes:
+    def _body(self, j: int, host: int, added: list[datetime], modified: datetime, flags: int) -> bytes:
         items = self.profile.items
         times = farm_feeds.initial_item_times(j, items, self._start) + added
         first = len(times) - items
@@ -324,10 +318,7 @@ class Farm:
             **settings,
         }
         width = max(5, len(str(max(self.feeds - 1, 0))))
-        sites = (
-            (f"feed-{j:0{width}d}", self.url(j), self.site_url(self.host_of(j)))
-            for j in range(self.feeds)
-        )
+        sites = ((f"feed-{j:0{width}d}", self.url(j), self.site_url(self.host_of(j))) for j in range(self.feeds))
         out = Path(path)
         out.write_text(farm_feeds.sites_yaml(top, sites), encoding="utf-8")
         return out

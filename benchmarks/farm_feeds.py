@@ -77,9 +77,7 @@ def render_feed(
     return ('<?xml version="1.0" encoding="utf-8"?>\n' + body).encode("utf-8")
 
 
-def _rss(
-    j: int, site: str, entries: list[tuple[int, datetime]], updated: datetime, pad: str
-) -> str:
+def _rss(j: int, site: str, entries: list[tuple[int, datetime]], updated: datetime, pad: str) -> str:
     items = "".join(
         f'<item><guid isPermaLink="false">farm-{j}-{n}</guid>'
         f"<title>Feed {j} post {n}</title><link>{site}posts/{j}/{n}.html</link>"
@@ -94,9 +92,7 @@ def _rss(
     )
 
 
-def _atom(
-    j: int, site: str, entries: list[tuple[int, datetime]], updated: datetime, pad: str
-) -> str:
+def _atom(j: int, site: str, entries: list[tuple[int, datetime]], updated: datetime, pad: str) -> str:
     items = "".join(
         f"<entry><id>urn:farm:{j}:{n}</id><title>Feed {j} post {n}</title>"
         f'<link href="{site}posts/{j}/{n}.html"/>'

@@ -132,8 +132,7 @@ def _run(farm: Farm, ok: list[str]) -> None:
         s, h, b = _get(target)
         _check(
             ok,
-            s == 200
-            and len(_items(b if "Content-Encoding" not in h else gzip.decompress(b))) == 10,
+            s == 200 and len(_items(b if "Content-Encoding" not in h else gzip.decompress(b))) == 10,
             f"{code} target serves the feed",
         )
     s, h, b = _get(farm.url(_first(farm, "invalid_html")))
@@ -205,9 +204,7 @@ def selftest() -> int:
             text = path.read_text()
         _check(
             ok,
-            text.count("  - name: feed-") == 60
-            and "workers: 4\n" in text
-            and f"feed: {farm.url(59)}\n" in text,
+            text.count("  - name: feed-") == 60 and "workers: 4\n" in text and f"feed: {farm.url(59)}\n" in text,
             "write_sites_yaml",
         )
     finally:

@@ -35,12 +35,17 @@ from pathlib import Path
 from syndicator.model import Check, SourceState
 from syndicator.poll import habits, schedule
 
-TOOL = Path(os.environ.get("SYNDICATOR_FRESHNESS") or Path(__file__).resolve().parents[2] / "shared" / "tools" /
-            "freshness")
+TOOL = Path(
+    os.environ.get("SYNDICATOR_FRESHNESS") or Path(__file__).resolve().parents[2] / "shared" / "tools" / "freshness"
+)
 EPOCH = datetime(2026, 6, 1, tzinfo=UTC)  # a Monday: the tool's time 0
-TARGETS = (("requests per feed per day", "req_fd", 15.0, "{:.2f}"), ("post delay median", "med", 600.0, None),
-           ("post delay p90", "p90", 1800.0, None), ("post delay p99", "p99", 7200.0, None),
-           ("median over feeds of each feed's median delay", "feed_med", 2700.0, None))
+TARGETS = (
+    ("requests per feed per day", "req_fd", 15.0, "{:.2f}"),
+    ("post delay median", "med", 600.0, None),
+    ("post delay p90", "p90", 1800.0, None),
+    ("post delay p99", "p99", 7200.0, None),
+    ("median over feeds of each feed's median delay", "feed_med", 2700.0, None),
+)
 
 
 class RealSchedule:
@@ -59,8 +64,9 @@ class RealSchedule:
             elapsed = (clock - state.last_success).total_seconds()
             new = sum(1 for t in doc if (state.last_success - EPOCH).total_seconds() < t <= now)
             history = (*history, Check(clock, elapsed, changed, new))[-8:]
-        learnt = habits.learn(state.habits, (EPOCH + timedelta(seconds=t) for t in doc), clock) if changed \
-            else state.habits
+        learnt = (
+            habits.learn(state.habits, (EPOCH + timedelta(seconds=t) for t in doc), clock) if changed else state.habits
+        )
         state = replace(state, last_success=clock, last_attempt=clock, history=history, habits=learnt)
         plan = schedule.plan(state, clock, self.policy)
         assert plan.next_attempt is not None
@@ -75,10 +81,15 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3, help="days left out of the figures (default 3)")
     parser.add_argument("--seed", type=int, default=1, help="population draw (default 1)")
     parser.add_argument("--budget", type=float, default=14.5, help="requests_per_feed_per_day (default 14.5)")
-    parser.add_argument("--power", type=float, default=habits.POWER,
-                        help=f"try another habits.POWER (default {habits.POWER})")
-    parser.add_argument("--at-one-per-day", type=float, default=habits.AT_ONE_PER_DAY / 60,
-                        help=f"try another default at_one_per_day, minutes (default {habits.AT_ONE_PER_DAY / 60:g})")
+    parser.add_argument(
+        "--power", type=float, default=habits.POWER, help=f"try another habits.POWER (default {habits.POWER})"
+    )
+    parser.add_argument(
+        "--at-one-per-day",
+        type=float,
+        default=habits.AT_ONE_PER_DAY / 60,
+        help=f"try another default at_one_per_day, minutes (default {habits.AT_ONE_PER_DAY / 60:g})",
+    )
     args = parser.parse_args()
     if not (TOOL / "politesim.py").exists():
         sys.exit(f"freshness_sim: needs the freshness tool's politesim.py in {TOOL} (or SYNDICATOR_FRESHNESS)")
@@ -109,31 +120,42 @@ def main() -> None:
     measured = summary(accs)["all"]["req_fd"]
     if expected and abs(measured / expected - 1) > 0.01:
         low, high = schedule.CORRECTION_BOUNDS
-        corrected = schedule.spend(run.states.values(), end, configured,
-                                   args.budget / min(max(measured / expected, low), high))
+        corrected = schedule.spend(
+            run.states.values(), end, configured, args.budget / min(max(measured / expected, low), high)
+        )
         if corrected != spent:
             spent = corrected
             accs = ps.simulate(feeds, RealSchedule(spent), warm, horizon)
-    rows = [(f"syndicator schedule (at_one_per_day {spent.at_one_per_day / 60:.0f} min)", summary(accs)),
-            ("fixed 60 min", summary(ps.simulate(feeds, ps.fixed(ps.HOUR), warm, horizon))),
-            ("seed tiers 15m/1h/6h", summary(ps.simulate(feeds, ps.seed_tiers, warm, horizon))),
-            ("oracle", summary(ps.oracle(feeds, warm, horizon)))]
-    print(f"seed {args.seed}, {args.n} feeds, {args.days} days ({args.warmup:g} warm-up), budget {args.budget:g}, "
-          f"power {args.power:g}")
+    rows = [
+        (f"syndicator schedule (at_one_per_day {spent.at_one_per_day / 60:.0f} min)", summary(accs)),
+        ("fixed 60 min", summary(ps.simulate(feeds, ps.fixed(ps.HOUR), warm, horizon))),
+        ("seed tiers 15m/1h/6h", summary(ps.simulate(feeds, ps.seed_tiers, warm, horizon))),
+        ("oracle", summary(ps.oracle(feeds, warm, horizon))),
+    ]
+    print(
+        f"seed {args.seed}, {args.n} feeds, {args.days} days ({args.warmup:g} warm-up), budget {args.budget:g}, "
+        f"power {args.power:g}"
+    )
     print("| | req/feed/day | delay median | p90 | p99 | median over feeds |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, summ in rows:
         a = summ["all"]
-        print(f"| {name} | {a['req_fd']:.2f} | {ps.fmt_dur(a['med'])} | {ps.fmt_dur(a['p90'])} | "
-              f"{ps.fmt_dur(a['p99'])} | {ps.fmt_dur(a['feed_med'])} |")
+        print(
+            f"| {name} | {a['req_fd']:.2f} | {ps.fmt_dur(a['med'])} | {ps.fmt_dur(a['p90'])} | "
+            f"{ps.fmt_dur(a['p99'])} | {ps.fmt_dur(a['feed_med'])} |"
+        )
     mine = rows[0][1]
-    print("by tier (req/feed/day; median delay): " + "; ".join(
-        f"{ps.TIER_LABEL[t]} {mine[t]['req_fd']:.1f}, {ps.fmt_dur(mine[t]['med'])}" for t in ps.TIERS))
+    print(
+        "by tier (req/feed/day; median delay): "
+        + "; ".join(f"{ps.TIER_LABEL[t]} {mine[t]['req_fd']:.1f}, {ps.fmt_dur(mine[t]['med'])}" for t in ps.TIERS)
+    )
     for label, key, limit, form in TARGETS:
         value = mine["all"][key]
         shown = form.format(value) if form else ps.fmt_dur(value)
-        print(f"{'ok' if value <= limit else 'FAIL'}: {label} {shown} (target <= "
-              f"{form.format(limit) if form else ps.fmt_dur(limit)})")
+        print(
+            f"{'ok' if value <= limit else 'FAIL'}: {label} {shown} (target <= "
+            f"{form.format(limit) if form else ps.fmt_dur(limit)})"
+        )
 
 
 if __name__ == "__main__":

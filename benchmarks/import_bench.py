@@ -25,8 +25,10 @@ def opml(path: Path, count: int, same_name: bool) -> None:
         file.write('<?xml version="1.0"?>\n<opml version="2.0"><head><title>Big</title></head><body>\n')
         for n in range(count):
             name = "Same name" if same_name else f"Feed {n} é"
-            file.write(f'<outline type="rss" text="{name}" xmlUrl="https://f{n}.example.org/feed.xml" '
-                       f'htmlUrl="https://f{n}.example.org/"/>\n')
+            file.write(
+                f'<outline type="rss" text="{name}" xmlUrl="https://f{n}.example.org/feed.xml" '
+                f'htmlUrl="https://f{n}.example.org/"/>\n'
+            )
         file.write("</body></opml>\n")
 
 
@@ -36,15 +38,20 @@ def run(count: int, same_name: bool = False) -> None:
         opml(path / "list.opml", count, same_name)
         config = path / "sites.yaml"
         config.write_text("title: T\nlink: https://planet.example.org/\n", encoding="utf-8")
-        done = subprocess.run(["/usr/bin/time", "-v", str(COMMAND), "import", str(path / "list.opml"),
-                               "--config", str(config)], capture_output=True, text=True)
+        done = subprocess.run(
+            ["/usr/bin/time", "-v", str(COMMAND), "import", str(path / "list.opml"), "--config", str(config)],
+            capture_output=True,
+            text=True,
+        )
         wall = re.search(r"Elapsed \(wall clock\) time.*: (\S+)", done.stderr)
         peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
         last = (done.stdout.strip().splitlines() or [""])[-1] or done.stderr.splitlines()[0]
         size = (path / "list.opml").stat().st_size
-        print(f"{count:>9,} outlines{' (one name)' if same_name else ''}, {size / 2**20:.1f} MiB: "
-              f"exit {done.returncode}, wall {wall[1] if wall else '?'}, "
-              f"peak {int(peak[1]) // 1024 if peak else '?'} MiB; {last[:160]}")
+        print(
+            f"{count:>9,} outlines{' (one name)' if same_name else ''}, {size / 2**20:.1f} MiB: "
+            f"exit {done.returncode}, wall {wall[1] if wall else '?'}, "
+            f"peak {int(peak[1]) // 1024 if peak else '?'} MiB; {last[:160]}"
+        )
 
 
 def main() -> None:

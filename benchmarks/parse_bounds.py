@@ -54,38 +54,50 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 def full_text_feed(entries: int = 300, paragraphs: int = 255, xhtml: bool = False) -> bytes:
     """A full-text Atom feed: ``entries`` entries of ``paragraphs`` short HTML paragraphs each, in CDATA
     (or, with ``xhtml``, as ``type="xhtml"`` content: real XHTML elements in a div, RFC 4287 section 4.1.3.3)."""
+
     def body(n: int) -> str:
-        return "".join(f'<p>Part {n}.{k}: <a href="/p/{k}">a</a>, <em>b</em> <b>c</b>.</p>\n'
-                       for k in range(paragraphs))
+        return "".join(
+            f'<p>Part {n}.{k}: <a href="/p/{k}">a</a>, <em>b</em> <b>c</b>.</p>\n' for k in range(paragraphs)
+        )
 
     def content(n: int) -> str:
         if xhtml:
             return f'<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">{body(n)}</div></content>'
         return f'<content type="html"><![CDATA[{body(n)}]]></content>'
-    return ('<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
-            '<title>Full Text</title><id>urn:full</id><link href="https://full.example.org/"/>'
-            '<updated>2026-11-29T10:00:00Z</updated>'
-            + "".join(f'<entry><id>urn:full:{n}</id><title>Entry {n}</title>'
-                      f'<link href="https://full.example.org/{n}"/>'
-                      f'<updated>2026-11-{1 + n % 28:02d}T10:00:00Z</updated>'
-                      f'{content(n)}</entry>' for n in range(entries))
-            + "</feed>").encode()
+
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
+        '<title>Full Text</title><id>urn:full</id><link href="https://full.example.org/"/>'
+        "<updated>2026-11-29T10:00:00Z</updated>"
+        + "".join(
+            f"<entry><id>urn:full:{n}</id><title>Entry {n}</title>"
+            f'<link href="https://full.example.org/{n}"/>'
+            f"<updated>2026-11-{1 + n % 28:02d}T10:00:00Z</updated>"
+            f"{content(n)}</entry>"
+            for n in range(entries)
+        )
+        + "</feed>"
+    ).encode()
 
 
 def attribute_bomb(count: int) -> bytes:
     """An Atom feed of one entry whose root element holds ``count`` attributes."""
     attributes = "".join(f' a{n}="v"' for n in range(count))
-    return ('<?xml version="1.0" encoding="utf-8"?>'
-            f'<feed xmlns="http://www.w3.org/2005/Atom"{attributes}><title>Bomb</title><id>urn:bomb</id>'
-            '<entry><id>urn:bomb:1</id><title>Bomb entry</title><link href="https://bomb.example.org/1"/>'
-            '<updated>2026-11-29T10:00:00Z</updated><content>hi</content></entry></feed>').encode()
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>'
+        f'<feed xmlns="http://www.w3.org/2005/Atom"{attributes}><title>Bomb</title><id>urn:bomb</id>'
+        '<entry><id>urn:bomb:1</id><title>Bomb entry</title><link href="https://bomb.example.org/1"/>'
+        "<updated>2026-11-29T10:00:00Z</updated><content>hi</content></entry></feed>"
+    ).encode()
 
 
-HEALTHY = (b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Healthy</title>'
-           b'<link>https://healthy.example.org/</link><description>d</description>'
-           b'<item><title>Healthy post</title><link>https://healthy.example.org/1</link>'
-           b'<guid>https://healthy.example.org/1</guid><pubDate>Sun, 29 Nov 2026 10:00:00 +0000</pubDate>'
-           b'<description>fine</description></item></channel></rss>')
+HEALTHY = (
+    b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Healthy</title>'
+    b"<link>https://healthy.example.org/</link><description>d</description>"
+    b"<item><title>Healthy post</title><link>https://healthy.example.org/1</link>"
+    b"<guid>https://healthy.example.org/1</guid><pubDate>Sun, 29 Nov 2026 10:00:00 +0000</pubDate>"
+    b"<description>fine</description></item></channel></rss>"
+)
 
 
 def _parse_in_child(connection: Any, body: bytes) -> None:
@@ -110,15 +122,20 @@ def fulltext(xhtml: bool = False) -> None:
     process.start()
     seconds, before, after, outcome = receiver.recv()
     process.join()
-    print(f"full-text feed: {len(body):,} bytes, {text.count('<'):,} '<' ({len(text) / text.count('<'):.1f} "
-          f"characters each), 300 entries{', XHTML content' if xhtml else ', HTML in CDATA'}")
-    print(f"  parse: {seconds:.3f} s CPU, {seconds / (len(body) / 1e6):.3f} s/MB; peak RSS {before:.0f} MiB "
-          f"before, {after:.0f} MiB after (+{after - before:.0f} MiB); {outcome}")
+    print(
+        f"full-text feed: {len(body):,} bytes, {text.count('<'):,} '<' ({len(text) / text.count('<'):.1f} "
+        f"characters each), 300 entries{', XHTML content' if xhtml else ', HTML in CDATA'}"
+    )
+    print(
+        f"  parse: {seconds:.3f} s CPU, {seconds / (len(body) / 1e6):.3f} s/MB; peak RSS {before:.0f} MiB "
+        f"before, {after:.0f} MiB after (+{after - before:.0f} MiB); {outcome}"
+    )
 
 
 @contextlib.contextmanager
 def serving(files: dict[str, bytes]) -> Iterator[str]:
     """Serve ``files`` (path -> body) on 127.0.0.1; yield the base URL."""
+
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the http.server interface
             body = files.get(self.path)
@@ -126,8 +143,9 @@ def serving(files: dict[str, bytes]) -> Iterator[str]:
                 self.send_error(404)
                 return
             self.send_response(200)
-            self.send_header("Content-Type", "application/atom+xml" if b"<feed" in body[:200] else
-                             "application/rss+xml")
+            self.send_header(
+                "Content-Type", "application/atom+xml" if b"<feed" in body[:200] else "application/rss+xml"
+            )
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -152,14 +170,21 @@ def build_once(count: int, timeout: float) -> None:
         settings: dict[str, Any] = {"title": "Planet Bench", "link": "https://planet.example.org/"}
         if len(bomb) > DEFAULT_MAX_BYTES:
             settings["max_bytes"] = 32 * 1024 * 1024
-        settings["sites"] = [{"name": "Bomb", "feed": f"{base}/bomb.xml"},
-                             {"name": "Healthy", "feed": f"{base}/healthy.xml"}]
+        settings["sites"] = [
+            {"name": "Bomb", "feed": f"{base}/bomb.xml"},
+            {"name": "Healthy", "feed": f"{base}/healthy.xml"},
+        ]
         config = Path(folder) / "sites.yaml"
         config.write_text(yaml.safe_dump(settings, sort_keys=False))
         started = time.monotonic()
         try:
-            done = subprocess.run([str(Path(sys.executable).with_name("syndicator")), "build", "--config", str(config),
-                                   "--now", NOW_ISO], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+            done = subprocess.run(
+                [str(Path(sys.executable).with_name("syndicator")), "build", "--config", str(config), "--now", NOW_ISO],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=ROOT,
+            )
             code: int | str = done.returncode
             errors = done.stderr.strip().splitlines()
         except subprocess.TimeoutExpired:
@@ -170,9 +195,12 @@ def build_once(count: int, timeout: float) -> None:
         index = Path(folder) / "public" / "index.html"
         healthy = index.exists() and "Healthy post" in index.read_text()
         bomb_line = next((line for line in errors if "bomb" in line.lower()), "")
-        print(f"{count:>9,} attributes {len(bomb):>12,} bytes  build {seconds:7.2f} s  exit {code}  "
-              f"failed {report.get('failed_by_class')}  parse {report.get('parse_seconds')} s  "
-              f"healthy published: {healthy}", flush=True)
+        print(
+            f"{count:>9,} attributes {len(bomb):>12,} bytes  build {seconds:7.2f} s  exit {code}  "
+            f"failed {report.get('failed_by_class')}  parse {report.get('parse_seconds')} s  "
+            f"healthy published: {healthy}",
+            flush=True,
+        )
         if bomb_line:
             print(f"           {bomb_line[:200]}")
 
@@ -180,8 +208,12 @@ def build_once(count: int, timeout: float) -> None:
 def main() -> None:
     """Run the benchmark (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="*", default=["fulltext", "fulltext-xhtml", "builds"],
-                        choices=["fulltext", "fulltext-xhtml", "builds"])
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=["fulltext", "fulltext-xhtml", "builds"],
+        choices=["fulltext", "fulltext-xhtml", "builds"],
+    )
     parser.add_argument("--counts", nargs="*", type=int, default=[50_000, 100_000, 300_000, 1_000_000])
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per build at most (default 900)")
     args = parser.parse_args()

@@ -51,8 +51,7 @@ def measure(workers: int, jobs: int, hosts: int, job_s: float, per_host: int, ho
     busy = 0.0
     done = 0
     wall0, cpu0 = time.perf_counter(), time.thread_time()
-    for _job, result in pool.run(range(jobs), host=lambda j: f"host{j % hosts}", work=work,
-                                 judge=lambda r: "ok"):
+    for _job, result in pool.run(range(jobs), host=lambda j: f"host{j % hosts}", work=work, judge=lambda r: "ok"):
         busy += result if isinstance(result, float) else 0.0
         done += 1
     wall, cpu = time.perf_counter() - wall0, time.thread_time() - cpu0
@@ -71,10 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target", type=float, default=5.0, help="largest acceptable percent (default: 5)")
     args = p.parse_args(argv)
     f = measure(args.workers, args.jobs, args.hosts, args.job_ms / 1000, args.per_host, args.host_gap)
-    print(f"{f.jobs} jobs, {args.workers} workers, {args.hosts} hosts, {args.job_ms:g} ms each, "
-          f"host_gap {args.host_gap:g} s: wall {f.wall_s:.2f} s, workers busy {100 * f.worker_busy:.0f} %, "
-          f"main-thread CPU {f.main_cpu_s * 1000:.0f} ms = {f.main_cpu_percent:.2f} % of wall "
-          f"(target < {args.target:g} %)")
+    print(
+        f"{f.jobs} jobs, {args.workers} workers, {args.hosts} hosts, {args.job_ms:g} ms each, "
+        f"host_gap {args.host_gap:g} s: wall {f.wall_s:.2f} s, workers busy {100 * f.worker_busy:.0f} %, "
+        f"main-thread CPU {f.main_cpu_s * 1000:.0f} ms = {f.main_cpu_percent:.2f} % of wall "
+        f"(target < {args.target:g} %)"
+    )
     return 0 if f.main_cpu_percent < args.target else 1
 
 

@@ -33,16 +33,28 @@ from syndicator.push.deliveries import make_session
 from syndicator.push.websub import request_subscription
 
 UA = "syndicator-bench/1.0 (+https://planet.example.org/)"
-FEED = b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>https://a.example/</link>' \
-       b"<description>d</description><item><title>1</title><guid>1</guid></item></channel></rss>"
+FEED = (
+    b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><link>https://a.example/</link>'
+    b"<description>d</description><item><title>1</title><guid>1</guid></item></channel></rss>"
+)
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
 
 def targets(private: HTTPServer, allow: bool) -> list[str]:
     """The learned URLs tried: loopback ones always, the others only while they are refused."""
-    served = [private.url_for("/x"), f"http://internal.test:{private.port}/x", f"http://[::ffff:127.0.0.2]:{private.port}/x"]
-    outside = ["http://10.0.0.1/x", "http://169.254.169.254/latest/meta-data/", "http://192.168.1.1/x",
-               "http://0.0.0.0:1/x", "http://localhost:1/x", "http://[fe80::1]/x"]
+    served = [
+        private.url_for("/x"),
+        f"http://internal.test:{private.port}/x",
+        f"http://[::ffff:127.0.0.2]:{private.port}/x",
+    ]
+    outside = [
+        "http://10.0.0.1/x",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://192.168.1.1/x",
+        "http://0.0.0.0:1/x",
+        "http://localhost:1/x",
+        "http://[fe80::1]/x",
+    ]
     return served if allow else served + outside
 
 
@@ -67,9 +79,16 @@ def run(kind: str, trusted: HTTPServer, private: HTTPServer, allow: bool) -> Cou
             refused = seen.failure is not None and seen.failure.kind == "private_address"
         elif kind == "hub":
             with guarded_session(UA) as session, _resolving():
-                answer = request_subscription(session, target, mode="subscribe", topic="https://t.example/",
-                                              callback="https://planet.example/websub/x", timeout=1.0,
-                                              source=trusted.url_for("/feed"), allow_private=allow)
+                answer = request_subscription(
+                    session,
+                    target,
+                    mode="subscribe",
+                    topic="https://t.example/",
+                    callback="https://planet.example/websub/x",
+                    timeout=1.0,
+                    source=trusted.url_for("/feed"),
+                    allow_private=allow,
+                )
             refused = "not a public address" in answer.message
         else:  # a webhook at the trusted server answers 307 to the target
             trusted.expect_request(path, method="POST").respond_with_data("", status=307, headers={"Location": target})
@@ -106,8 +125,10 @@ def main() -> None:
         for kind in ("redirect", "discovered feed", "hub", "webhook"):
             for allow in (False, True):
                 counts = run(kind, trusted, private, allow)
-                print(f"{kind:16} allow_private_networks={str(allow).lower():5} "
-                      + ", ".join(f"{name}: {counts[name]}" for name in sorted(counts)))
+                print(
+                    f"{kind:16} allow_private_networks={str(allow).lower():5} "
+                    + ", ".join(f"{name}: {counts[name]}" for name in sorted(counts))
+                )
     finally:
         trusted.stop()
         private.stop()

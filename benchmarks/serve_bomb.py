@@ -47,10 +47,12 @@ PUSH_WAIT = 120.0
 def attribute_bomb(count: int, title: str) -> bytes:
     """An Atom feed of one entry whose root element holds ``count`` attributes."""
     attributes = "".join(f' a{n}="v"' for n in range(count))
-    return ('<?xml version="1.0" encoding="utf-8"?>'
-            f'<feed xmlns="http://www.w3.org/2005/Atom"{attributes}><title>{title}</title><id>urn:bomb</id>'
-            '<entry><id>urn:bomb:1</id><title>Bomb entry</title><link href="https://bomb.example.org/1"/>'
-            '<updated>2026-11-29T10:00:00Z</updated><content>hi</content></entry></feed>').encode()
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>'
+        f'<feed xmlns="http://www.w3.org/2005/Atom"{attributes}><title>{title}</title><id>urn:bomb</id>'
+        '<entry><id>urn:bomb:1</id><title>Bomb entry</title><link href="https://bomb.example.org/1"/>'
+        "<updated>2026-11-29T10:00:00Z</updated><content>hi</content></entry></feed>"
+    ).encode()
 
 
 class BombServer:
@@ -130,13 +132,21 @@ class Prober:
         if not answered:
             return f"0/{len(self.probes)} answered"
         close = f"{max(near) * 1000:.0f} ms" if near else "-"
-        return (f"{len(answered)}/{len(self.probes)}, median {statistics.median(answered) * 1000:.0f} ms, "
-                f"max {max(answered) * 1000:.0f} ms, max within 10 s of a bomb {close}")
+        return (
+            f"{len(answered)}/{len(self.probes)}, median {statistics.median(answered) * 1000:.0f} ms, "
+            f"max {max(answered) * 1000:.0f} ms, max within 10 s of a bomb {close}"
+        )
 
 
 def notify(http: Any, callback: str, secret: str, body: bytes) -> int:
-    return int(http.post(callback, data=body, timeout=60, headers={"Content-Type": "application/atom+xml",
-                                                                   "X-Hub-Signature": sign(secret, body)}).status_code)
+    return int(
+        http.post(
+            callback,
+            data=body,
+            timeout=60,
+            headers={"Content-Type": "application/atom+xml", "X-Hub-Signature": sign(secret, body)},
+        ).status_code
+    )
 
 
 def pushed(http: Any, callback: str, secret: str, blog: Any, folder: Path, title: str) -> float:
@@ -151,8 +161,10 @@ def pushed(http: Any, callback: str, secret: str, blog: Any, folder: Path, title
 def row(count: int, size: int, phase: str, bombs: str, prober: Prober, sent: list[float], samples: list[float]) -> str:
     finite = [s for s in samples if s != float("inf")]
     median = f"{statistics.median(finite):.2f}" if finite else "-"
-    return (f"| {count:,} | {size:,} | {phase} | {bombs} | {prober.summary(sent)} | "
-            f"{', '.join('lost' if s == float('inf') else f'{s:.2f}' for s in samples)} (median {median}) |")
+    return (
+        f"| {count:,} | {size:,} | {phase} | {bombs} | {prober.summary(sent)} | "
+        f"{', '.join('lost' if s == float('inf') else f'{s:.2f}' for s in samples)} (median {median}) |"
+    )
 
 
 def variant(count: int, samples: int, wait: float) -> list[str]:
@@ -167,8 +179,9 @@ def variant(count: int, samples: int, wait: float) -> list[str]:
         serve = None
         try:
             blog = feeds.feed("healthy", hub=hub.url)
-            config = write_config(folder, [{"name": "Bomb", "feed": bombs.url}, {"name": "Healthy", "feed": blog.url}],
-                                  **settings)
+            config = write_config(
+                folder, [{"name": "Bomb", "feed": bombs.url}, {"name": "Healthy", "feed": blog.url}], **settings
+            )
             serve = ServeProcess(config, verbose=False)
             found: list[tuple[str, str]] = []
 
@@ -193,14 +206,29 @@ def variant(count: int, samples: int, wait: float) -> list[str]:
                 bombs.event.clear()
                 with Prober(serve.base) as prober:
                     repolled = until(lambda: len(bombs.sent) > polled, wait)
-                    times = [pushed(http, callback, secret, blog, folder, f"poll phase push {n}")
-                             for n in range(samples)] if repolled else []
+                    times = (
+                        [pushed(http, callback, secret, blog, folder, f"poll phase push {n}") for n in range(samples)]
+                        if repolled
+                        else []
+                    )
                 during = bombs.sent[polled:]
                 with sqlite(folder / "cache" / "state.sqlite") as db:
-                    kind, failures = db.execute("SELECT error_kind, failures FROM sources WHERE url = ?",
-                                                (bombs.url,)).fetchone() or (None, 0)
-                rows.append(row(count, size, "poll", f"{len(during)} GETs ({polled} before), stored {kind} x{failures}"
-                                if repolled else f"no re-poll within {wait:.0f} s", prober, during, times))
+                    kind, failures = db.execute(
+                        "SELECT error_kind, failures FROM sources WHERE url = ?", (bombs.url,)
+                    ).fetchone() or (None, 0)
+                rows.append(
+                    row(
+                        count,
+                        size,
+                        "poll",
+                        f"{len(during)} GETs ({polled} before), stored {kind} x{failures}"
+                        if repolled
+                        else f"no re-poll within {wait:.0f} s",
+                        prober,
+                        during,
+                        times,
+                    )
+                )
                 # 2. the bomb pushed
                 times, sent, answers = [], [], []
                 with Prober(serve.base) as prober:
@@ -210,9 +238,19 @@ def variant(count: int, samples: int, wait: float) -> list[str]:
                         times.append(pushed(http, callback, secret, blog, folder, f"push phase push {n}"))
                         time.sleep(0.5)
                 unparsable = serve.metric("syndicator_push_notifications_total", verdict="unparsable")
-                rows.append(row(count, size, "push", f"{len(sent)} POSTs answered {sorted(set(answers))}, "
-                                f"unparsable {unparsable:.0f}" if unparsable is not None else "unparsable -",
-                                prober, sent, times))
+                rows.append(
+                    row(
+                        count,
+                        size,
+                        "push",
+                        f"{len(sent)} POSTs answered {sorted(set(answers))}, unparsable {unparsable:.0f}"
+                        if unparsable is not None
+                        else "unparsable -",
+                        prober,
+                        sent,
+                        times,
+                    )
+                )
             return rows
         finally:
             if serve is not None:
@@ -228,8 +266,10 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=5, help="signed notifications timed per phase")
     parser.add_argument("--wait", type=float, default=100.0, help="the longest wait for the bomb's re-poll, s")
     args = parser.parse_args()
-    print("| attributes | bomb bytes | phase | bombs during the phase | /healthz (answered, median, max) "
-          "| notification to the site, s |")
+    print(
+        "| attributes | bomb bytes | phase | bombs during the phase | /healthz (answered, median, max) "
+        "| notification to the site, s |"
+    )
     print("|---|---|---|---|---|---|")
     for count in args.counts:
         for line in variant(count, args.samples, args.wait):

@@ -71,8 +71,9 @@ class Farm:
 
     def __init__(self, feeds: int, hub: str) -> None:
         first = "2026-12-01T00:00:00Z"
-        self.posts: dict[int, list[tuple[str, str, str]]] = {i: [(f"f{i}-p0", f"Feed {i} first", first)]
-                                                              for i in range(feeds)}
+        self.posts: dict[int, list[tuple[str, str, str]]] = {
+            i: [(f"f{i}-p0", f"Feed {i} first", first)] for i in range(feeds)
+        }
         self.hub = hub
         self.gets: list[tuple[float, int]] = []
         self.lock = threading.Lock()
@@ -93,18 +94,24 @@ class Farm:
             posts = list(self.posts.get(number, []))
         me = self.url(number)
         links = f"<link rel='hub' href='{self.hub}'/><link rel='self' href='{me}'/>" if number == 0 else ""
-        entries = "".join(f"<entry><id>urn:{i}</id><title>{t}</title><updated>{d}</updated>"
-                          f"<link href='https://example.org/{i}'/></entry>" for i, t, d in reversed(posts))
-        body = (f"<?xml version='1.0'?><feed xmlns='http://www.w3.org/2005/Atom'><title>Feed {number}</title>"
-                f"<id>urn:feed:{number}</id><updated>2026-12-01T00:00:00Z</updated>{links}{entries}</feed>")
+        entries = "".join(
+            f"<entry><id>urn:{i}</id><title>{t}</title><updated>{d}</updated>"
+            f"<link href='https://example.org/{i}'/></entry>"
+            for i, t, d in reversed(posts)
+        )
+        body = (
+            f"<?xml version='1.0'?><feed xmlns='http://www.w3.org/2005/Atom'><title>Feed {number}</title>"
+            f"<id>urn:feed:{number}</id><updated>2026-12-01T00:00:00Z</updated>{links}{entries}</feed>"
+        )
         headers = {"Link": f'<{self.hub}>; rel="hub", <{me}>; rel="self"'} if number == 0 else {}
         return Response(body, content_type="application/atom+xml", headers=headers)
 
     def post(self, number: int, title: str) -> None:
         with self.lock:
             count = len(self.posts[number])
-            self.posts[number].append((f"f{number}-p{count}", title, time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                                   time.gmtime())))
+            self.posts[number].append(
+                (f"f{number}-p{count}", title, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            )
 
     def gets_of(self, number: int, since: float) -> int:
         with self.lock:
@@ -117,8 +124,14 @@ def websub_hub(folder: Path) -> tuple[Any, str]:
     app.config["PUBLISH_SUPPORTED"] = True
     celery = Celery("hub", broker="memory://", backend="cache+memory://")
     celery.conf.task_always_eager = True
-    hub = Hub(SQLite3HubStorage(str(folder / "hub.sqlite")), celery, PUBLISH_SUPPORTED=True, REQUEST_TIMEOUT=3,
-              MAX_ATTEMPTS=1, BACKOFF_BASE=0.01)
+    hub = Hub(
+        SQLite3HubStorage(str(folder / "hub.sqlite")),
+        celery,
+        PUBLISH_SUPPORTED=True,
+        REQUEST_TIMEOUT=3,
+        MAX_ATTEMPTS=1,
+        BACKOFF_BASE=0.01,
+    )
     app.register_blueprint(hub.build_blueprint(url_prefix="/hub"))
     server = make_server("127.0.0.1", 0, app, threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -181,9 +194,22 @@ class Serve:
         self.base = f"http://127.0.0.1:{port}"
         self.log = log
         self.process = subprocess.Popen(
-            [str(SYNDICATOR), "serve", "--config", str(config), "--listen", f"127.0.0.1:{port}",
-             "--public-url", self.base, "--workers", str(workers), "-v"],
-            stdout=subprocess.DEVNULL, stderr=log.open("a"))
+            [
+                str(SYNDICATOR),
+                "serve",
+                "--config",
+                str(config),
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--public-url",
+                self.base,
+                "--workers",
+                str(workers),
+                "-v",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("a"),
+        )
         until(self.up, 30, "serve answering /healthz")
 
     def up(self) -> bool:
@@ -231,9 +257,12 @@ def main() -> int:
     own = OwnHub(output)
     config = work / "sites.yaml"
     sites = "".join(f"  - name: Feed {i}\n    feed: {farm.url(i)}\n" for i in range(args.feeds))
-    config.write_text(f"title: Bench\nlink: https://planet.example.org/\nhub: {own.url}\n"
-                      f"min_interval: 60\ndefault_interval: 60\nmax_interval: 120\nhost_gap: 0\n"
-                      f"per_host_concurrency: 8\nsites:\n{sites}", encoding="utf-8")
+    config.write_text(
+        f"title: Bench\nlink: https://planet.example.org/\nhub: {own.url}\n"
+        f"min_interval: 60\ndefault_interval: 60\nmax_interval: 120\nhost_gap: 0\n"
+        f"per_host_concurrency: 8\nsites:\n{sites}",
+        encoding="utf-8",
+    )
     port = free_port()
     log = work / "serve.log"
     serve = Serve(config, port, args.workers, log)
@@ -248,16 +277,19 @@ def main() -> int:
             title = f"Pushed post {trial}"
             farm.post(0, title)
             since = time.monotonic()
-            requests.post(hub, data={"hub.mode": "publish", "hub.topic": farm.url(0), "hub.url": farm.url(0)},
-                          timeout=10).raise_for_status()
+            requests.post(
+                hub, data={"hub.mode": "publish", "hub.topic": farm.url(0), "hub.url": farm.url(0)}, timeout=10
+            ).raise_for_status()
             until(lambda t=title: on_site(output, t), args.timeout, title)
             latencies.append(time.monotonic() - since)  # from before the publish request
             gets += farm.gets_of(0, since)
         latencies.sort()
         p95 = latencies[max(0, int(round(0.95 * len(latencies))) - 1)]
-        figures.append(f"push latency (publish at the hub -> post in index.html), {len(latencies)} posts: "
-                       f"median {statistics.median(latencies):.2f} s, p95 {p95:.2f} s, max {latencies[-1]:.2f} s; "
-                       f"feed GETs by syndicator meanwhile: {gets}")
+        figures.append(
+            f"push latency (publish at the hub -> post in index.html), {len(latencies)} posts: "
+            f"median {statistics.median(latencies):.2f} s, p95 {p95:.2f} s, max {latencies[-1]:.2f} s; "
+            f"feed GETs by syndicator meanwhile: {gets}"
+        )
 
         # 2. forgeries
         with sqlite3.connect(f"file:{cache / 'push.sqlite'}?mode=ro", uri=True) as db:
@@ -267,9 +299,11 @@ def main() -> int:
         for n in range(10):
             for kind in ("unsigned", "wrong-secret", "other-bytes"):
                 title = f"Forged {kind} {n}"
-                body = (f"<?xml version='1.0'?><feed xmlns='http://www.w3.org/2005/Atom'><title>X</title>"
-                        f"<id>urn:x</id><updated>2026-12-01T00:00:00Z</updated><entry><id>urn:forged-{kind}-{n}"
-                        f"</id><title>{title}</title><updated>2026-12-01T00:00:00Z</updated></entry></feed>").encode()
+                body = (
+                    f"<?xml version='1.0'?><feed xmlns='http://www.w3.org/2005/Atom'><title>X</title>"
+                    f"<id>urn:x</id><updated>2026-12-01T00:00:00Z</updated><entry><id>urn:forged-{kind}-{n}"
+                    f"</id><title>{title}</title><updated>2026-12-01T00:00:00Z</updated></entry></feed>"
+                ).encode()
                 headers = {"Content-Type": "application/atom+xml"}
                 if kind == "wrong-secret":
                     headers["X-Hub-Signature"] = sign("not the secret", body)
@@ -279,10 +313,12 @@ def main() -> int:
         time.sleep(1.0)  # a render would have happened by now
         reached = titles_stored(cache).count("Forged") + (output / "index.html").read_text().count("Forged")
         verdicts = 'syndicator_push_notifications_total{verdict="%s"}'
-        figures.append(f"forged notifications: 30 sent (10 unsigned, 10 wrong secret, 10 signed over other bytes), "
-                       f"answered {dict(statuses)}; reached the state or the site: {reached}; counted unsigned "
-                       f"{metric(serve.base, verdicts % 'unsigned'):.0f}, bad_signature "
-                       f"{metric(serve.base, verdicts % 'bad_signature'):.0f}")
+        figures.append(
+            f"forged notifications: 30 sent (10 unsigned, 10 wrong secret, 10 signed over other bytes), "
+            f"answered {dict(statuses)}; reached the state or the site: {reached}; counted unsigned "
+            f"{metric(serve.base, verdicts % 'unsigned'):.0f}, bad_signature "
+            f"{metric(serve.base, verdicts % 'bad_signature'):.0f}"
+        )
 
         # 3. the hub killed
         hub_server.shutdown()
@@ -293,8 +329,10 @@ def main() -> int:
             with contextlib.suppress(requests.RequestException):  # the hub is dead: the publisher's ping fails
                 requests.post(hub, data={"hub.mode": "publish", "hub.topic": farm.url(0)}, timeout=2)
             down.append(until(lambda t=title: on_site(output, t), args.timeout, title))
-        figures.append(f"hub killed: {len(down)} posts reached the site by polling alone in "
-                       f"{', '.join(f'{d:.0f}' for d in down)} s (max_interval 120 s)")
+        figures.append(
+            f"hub killed: {len(down)} posts reached the site by polling alone in "
+            f"{', '.join(f'{d:.0f}' for d in down)} s (max_interval 120 s)"
+        )
 
         # 4. SIGTERM and restart
         before = entries_stored(cache)
@@ -311,21 +349,30 @@ def main() -> int:
         serve = Serve(config, port, args.workers, log)
         after = entries_stored(cache)
         until(lambda: on_site(output, while_down), args.timeout, "the post published while down")
-        until(lambda: len({n for at, n in farm.gets if at >= restart}) >= args.feeds, args.timeout,
-              "every feed fetched after the restart")
+        until(
+            lambda: len({n for at, n in farm.gets if at >= restart}) >= args.feeds,
+            args.timeout,
+            "every feed fetched after the restart",
+        )
         seconds = Counter(int(at - restart) for at, _ in farm.gets if at >= restart)
         window = max(seconds) + 1
         rate = max(1.0, args.workers / 2)
-        figures.append(f"SIGTERM: exit {code}, clean stop logged: {stopped}; entries {before} before, {after} at "
-                       f"restart (none lost); the post published while down reached the site")
-        figures.append(f"restart after 150 s down: {args.feeds} overdue feeds fetched over {window} s, at most "
-                       f"{max(seconds.values())} GETs in one second (release rate {rate:.0f}/s, {args.workers} "
-                       f"workers); GETs per second: {[seconds[s] for s in range(window)][:40]}")
+        figures.append(
+            f"SIGTERM: exit {code}, clean stop logged: {stopped}; entries {before} before, {after} at "
+            f"restart (none lost); the post published while down reached the site"
+        )
+        figures.append(
+            f"restart after 150 s down: {args.feeds} overdue feeds fetched over {window} s, at most "
+            f"{max(seconds.values())} GETs in one second (release rate {rate:.0f}/s, {args.workers} "
+            f"workers); GETs per second: {[seconds[s] for s in range(window)][:40]}"
+        )
 
         # 5. the planet's own hub
         distinct = len(set(own.pings))
-        figures.append(f"own hub: {len(own.pings)} publish pings for {distinct} distinct feed.xml versions "
-                       f"(a ping for the same feed.xml twice: {len(own.pings) - distinct})")
+        figures.append(
+            f"own hub: {len(own.pings)} publish pings for {distinct} distinct feed.xml versions "
+            f"(a ping for the same feed.xml twice: {len(own.pings) - distinct})"
+        )
         print("\n".join(figures))
         return 0
     except Exception as error:

@@ -38,14 +38,19 @@ from tests.websub_hub import FeedServer, ServeProcess, WebSubHub, session, sign,
 
 def digest(folder: Path, source: str) -> dict[str, str]:
     """SHA-256 of each published file, of the entries and seen tables, and of the source's state row."""
-    found = {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-             for p in sorted((folder / "public").rglob("*")) if p.is_file()}
+    found = {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((folder / "public").rglob("*"))
+        if p.is_file()
+    }
     with sqlite(folder / "cache" / "state.sqlite") as db:
         for table in ("entries", "seen"):
-            found[table] = hashlib.sha256(repr(db.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall())  # noqa: S608
-                                          .encode()).hexdigest()
-        found["sources"] = hashlib.sha256(repr(db.execute("SELECT * FROM sources WHERE url = ?", (source,))
-                                               .fetchall()).encode()).hexdigest()
+            found[table] = hashlib.sha256(
+                repr(db.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()).encode()  # noqa: S608
+            ).hexdigest()
+        found["sources"] = hashlib.sha256(
+            repr(db.execute("SELECT * FROM sources WHERE url = ?", (source,)).fetchall()).encode()
+        ).hexdigest()
     return found
 
 
@@ -144,8 +149,9 @@ def healthz_latencies(base: str, stop: threading.Event, out: list[float]) -> Non
             stop.wait(0.25)
 
 
-def phase(name: str, serve: ServeProcess, folder: Path, blog: object, token: str, secret: str,
-          crowd: Crowd, seconds: float) -> None:
+def phase(
+    name: str, serve: ServeProcess, folder: Path, blog: object, token: str, secret: str, crowd: Crowd, seconds: float
+) -> None:
     latencies: list[float] = []
     pushes: list[float] = []
     with crowd:
@@ -164,9 +170,12 @@ def phase(name: str, serve: ServeProcess, folder: Path, blog: object, token: str
                 body = blog.document([post])  # type: ignore[attr-defined]
                 started = time.monotonic()
                 try:
-                    answer = http.post(f"{serve.base}/websub/{token}", data=body, timeout=20,
-                                       headers={"Content-Type": "application/atom+xml",
-                                                "X-Hub-Signature": sign(secret, body)})
+                    answer = http.post(
+                        f"{serve.base}/websub/{token}",
+                        data=body,
+                        timeout=20,
+                        headers={"Content-Type": "application/atom+xml", "X-Hub-Signature": sign(secret, body)},
+                    )
                     ok = answer.status_code == 202 and until(lambda t=title: t in page(folder), 20)
                 except OSError:
                     ok = False
@@ -176,12 +185,17 @@ def phase(name: str, serve: ServeProcess, folder: Path, blog: object, token: str
         prober.join(timeout=25)
     finite = [p for p in pushes if p != float("inf")]
     print(f"{name}: {crowd.count} connections open ({crowd.opened} opened, {crowd.cut} cut by the server)")
-    print(f"  signed notification to the site: {len(finite)}/{len(pushes)} within 20 s; "
-          + ", ".join(f"{p:.2f}" for p in pushes) + " s")
+    print(
+        f"  signed notification to the site: {len(finite)}/{len(pushes)} within 20 s; "
+        + ", ".join(f"{p:.2f}" for p in pushes)
+        + " s"
+    )
     answered = [x for x in latencies if x != float("inf")]
     if answered:
-        print(f"  /healthz: {len(answered)}/{len(latencies)} answered; median {statistics.median(answered) * 1000:.0f}"
-              f" ms, max {max(answered) * 1000:.0f} ms")
+        print(
+            f"  /healthz: {len(answered)}/{len(latencies)} answered; median {statistics.median(answered) * 1000:.0f}"
+            f" ms, max {max(answered) * 1000:.0f} ms"
+        )
 
 
 def main() -> int:
@@ -216,10 +230,26 @@ def main() -> int:
                 assert row is not None
                 token, secret = row
                 replay(serve, folder, blog, token, secret)
-                phase("slow clients", serve, folder, blog, token, secret,
-                      Crowd(serve.port, args.slow, True, args.every), args.seconds)
-                phase("idle keep-alive", serve, folder, blog, token, secret,
-                      Crowd(serve.port, args.idle, False, args.every), args.seconds)
+                phase(
+                    "slow clients",
+                    serve,
+                    folder,
+                    blog,
+                    token,
+                    secret,
+                    Crowd(serve.port, args.slow, True, args.every),
+                    args.seconds,
+                )
+                phase(
+                    "idle keep-alive",
+                    serve,
+                    folder,
+                    blog,
+                    token,
+                    secret,
+                    Crowd(serve.port, args.idle, False, args.every),
+                    args.seconds,
+                )
             finally:
                 serve.kill()
         finally:
@@ -232,12 +262,18 @@ def replay(serve: ServeProcess, folder: Path, blog: object, token: str, secret: 
     edited = blog.add("Version one")  # type: ignore[attr-defined]
     version_1 = blog.document()  # type: ignore[attr-defined]
     from datetime import timedelta
+
     edited.title, edited.date = "Version two", edited.date + timedelta(minutes=5)
     version_2 = blog.document()  # type: ignore[attr-defined]
     with session() as http:
+
         def deliver(body: bytes) -> None:
-            http.post(f"{serve.base}/websub/{token}", data=body, timeout=20,
-                      headers={"Content-Type": "application/atom+xml", "X-Hub-Signature": sign(secret, body)})
+            http.post(
+                f"{serve.base}/websub/{token}",
+                data=body,
+                timeout=20,
+                headers={"Content-Type": "application/atom+xml", "X-Hub-Signature": sign(secret, body)},
+            )
 
         deliver(version_1)
         until(lambda: "Version one" in page(folder), 20)
@@ -251,11 +287,13 @@ def replay(serve: ServeProcess, folder: Path, blog: object, token: str, secret: 
         time.sleep(1)
         after = digest(folder, blog.url)  # type: ignore[attr-defined]
     changed = [k for k in before if before[k] != after.get(k)]
-    print(f"replay: {len(before)} hashes (files and tables) compared: "
-          f"{'all equal' if not changed else 'CHANGED: ' + ', '.join(changed)}"
-          f"; page shows version two: {'Version two' in page(folder)}, version one: {'Version one' in page(folder)}; "
-          f"verdicts duplicate={serve.metric('syndicator_push_notifications_total', verdict='duplicate')} "
-          f"replay={serve.metric('syndicator_push_notifications_total', verdict='replay')}")
+    print(
+        f"replay: {len(before)} hashes (files and tables) compared: "
+        f"{'all equal' if not changed else 'CHANGED: ' + ', '.join(changed)}"
+        f"; page shows version two: {'Version two' in page(folder)}, version one: {'Version one' in page(folder)}; "
+        f"verdicts duplicate={serve.metric('syndicator_push_notifications_total', verdict='duplicate')} "
+        f"replay={serve.metric('syndicator_push_notifications_total', verdict='replay')}"
+    )
 
 
 if __name__ == "__main__":

@@ -94,10 +94,17 @@ def run(folder: Path, modes: list[str], events: int, every: float) -> dict[str, 
     release = threading.Event()
     destinations = {mode: Destination(mode, release) for mode in modes}
     path = folder / "sites.yaml"
-    path.write_text(yaml.safe_dump({
-        "title": "Bench", "link": "https://planet.example.org/",
-        "deliveries": [{"url": d.url, "secret": "s"} for d in destinations.values()],
-        "sites": [{"name": "Blog", "feed": SOURCE}]}), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "title": "Bench",
+                "link": "https://planet.example.org/",
+                "deliveries": [{"url": d.url, "secret": "s"} for d in destinations.values()],
+                "sites": [{"name": "Blog", "feed": SOURCE}],
+            }
+        ),
+        encoding="utf-8",
+    )
     config = load_config(path)
     committed: dict[str, float] = {}
     with Store.open(config.cache) as store:
@@ -122,10 +129,13 @@ def run(folder: Path, modes: list[str], events: int, every: float) -> dict[str, 
             for destination in destinations.values():
                 destination.stop()
     delays = [ok.arrived[key] - at for key, at in committed.items() if key in ok.arrived]
-    return {"destinations": "+".join(modes), "delivered": f"{len(delays)}/{events}",
-            "median_s": round(statistics.median(delays), 3) if delays else None,
-            "max_s": round(max(delays), 3) if delays else None,
-            "slow_posts": {m: d.posts for m, d in destinations.items() if m != "ok"}}
+    return {
+        "destinations": "+".join(modes),
+        "delivered": f"{len(delays)}/{events}",
+        "median_s": round(statistics.median(delays), 3) if delays else None,
+        "max_s": round(max(delays), 3) if delays else None,
+        "slow_posts": {m: d.posts for m, d in destinations.items() if m != "ok"},
+    }
 
 
 def main() -> None:

@@ -114,9 +114,26 @@ def attempted_after(url: str, sources: set[str], moment: datetime) -> int:
 
 def start_workers(config: Path, count: int, threads: int, *extra: str) -> list[subprocess.Popen[bytes]]:
     env = {k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"}
-    return [subprocess.Popen([str(SYNDICATOR), "worker", "--config", str(config), "--name", f"w{i}",
-                              "--workers", str(threads), "-q", *extra],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env) for i in range(count)]
+    return [
+        subprocess.Popen(
+            [
+                str(SYNDICATOR),
+                "worker",
+                "--config",
+                str(config),
+                "--name",
+                f"w{i}",
+                "--workers",
+                str(threads),
+                "-q",
+                *extra,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        for i in range(count)
+    ]
 
 
 def stop(processes: list[subprocess.Popen[bytes]]) -> None:
@@ -147,15 +164,22 @@ def main() -> int:
     args = parser.parse_args()
     profile = FarmProfile(seed=1, redirect_301_share=0, redirect_302_share=0, throttle_share=0)
     work = Path(tempfile.mkdtemp(prefix="workers-bench-"))
-    print(f"| workers | feeds | wall s | fetches/s | due lag p50 / p99 s | duplicate fetches | peak per host "
-          f"(limit {args.per_host}) |")
+    print(
+        f"| workers | feeds | wall s | fetches/s | due lag p50 / p99 s | duplicate fetches | peak per host "
+        f"(limit {args.per_host}) |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|")
     with server(args.state) as admin, Farm(hosts=args.hosts, feeds=args.feeds, profile=profile) as farm:
         for count in [int(n) for n in args.workers_list.split(",")]:
             url = new_database(admin, f"bench_{count}")
-            config = farm.write_sites_yaml(work / f"sites-{count}.yaml", state=url, host_gap=0,
-                                           per_host_concurrency=args.per_host, cache=str(work / f"cache-{count}"),
-                                           output=str(work / f"public-{count}"))
+            config = farm.write_sites_yaml(
+                work / f"sites-{count}.yaml",
+                state=url,
+                host_gap=0,
+                per_host_concurrency=args.per_host,
+                cache=str(work / f"cache-{count}"),
+                output=str(work / f"public-{count}"),
+            )
             farm.reset_stats()
             started = datetime.now(UTC)
             clock = time.monotonic()
@@ -168,15 +192,23 @@ def main() -> int:
                 stop(processes)
             lags = [(at - started).total_seconds() for at in attempts(url)]
             stats = farm.stats()
-            print(f"| {count} | {len(lags)} of {args.feeds} | {wall:.1f} | {len(lags) / wall:.0f} | "
-                  f"{statistics.median(lags):.1f} / {percentile(lags, 0.99):.1f} | "
-                  f"{stats['requests'] - args.feeds} | {stats['max_host_concurrency']} |", flush=True)
+            print(
+                f"| {count} | {len(lags)} of {args.feeds} | {wall:.1f} | {len(lags) / wall:.0f} | "
+                f"{statistics.median(lags):.1f} / {percentile(lags, 0.99):.1f} | "
+                f"{stats['requests'] - args.feeds} | {stats['max_host_concurrency']} |",
+                flush=True,
+            )
         # kill -9: two workers, one killed while it holds leases
         url = new_database(admin, "bench_kill")
         lease = 20.0
-        config = farm.write_sites_yaml(work / "sites-kill.yaml", state=url, host_gap=0,
-                                       per_host_concurrency=args.per_host, cache=str(work / "cache-kill"),
-                                       output=str(work / "public-kill"))
+        config = farm.write_sites_yaml(
+            work / "sites-kill.yaml",
+            state=url,
+            host_gap=0,
+            per_host_concurrency=args.per_host,
+            cache=str(work / "cache-kill"),
+            output=str(work / "public-kill"),
+        )
         processes = start_workers(config, 2, args.threads, "--lease", str(lease))
         try:
             deadline = time.monotonic() + 60
@@ -193,9 +225,11 @@ def main() -> int:
             done = attempted_after(url, victim, killed)
         finally:
             stop(processes)
-        print(f"\nkill -9 of one of two workers holding {len(victim)} leases (--lease {lease:.0f}): {done} of them "
-              f"fetched by the other worker {recovered:.1f} s after the kill (within one lease: "
-              f"{'yes' if done == len(victim) and recovered <= lease + 5 else 'no'})")
+        print(
+            f"\nkill -9 of one of two workers holding {len(victim)} leases (--lease {lease:.0f}): {done} of them "
+            f"fetched by the other worker {recovered:.1f} s after the kill (within one lease: "
+            f"{'yes' if done == len(victim) and recovered <= lease + 5 else 'no'})"
+        )
     return 0
 
 

@@ -66,8 +66,9 @@ class UsageLine(click.ClickException):
         click.echo(f"Try '{self.command_path} --help'.", err=True)
 
 
-def _usage_line(error: click.UsageError, command: click.Command, info_name: str | None,
-                parent: click.Context | None) -> UsageLine:
+def _usage_line(
+    error: click.UsageError, command: click.Command, info_name: str | None, parent: click.Context | None
+) -> UsageLine:
     """``error`` as a :class:`UsageLine`, naming the command it is about (click's parser leaves
     ``error.ctx`` unset for some errors, such as an option missing its value)."""
     ctx = error.ctx or click.Context(command, info_name=info_name, parent=parent)
@@ -82,8 +83,9 @@ class _Command(click.Command):
     def get_short_help_str(self, limit: int = 45) -> str:
         return first_sentence(self.help or "")
 
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as error:
@@ -94,7 +96,7 @@ def first_sentence(text: str) -> str:
     """The first sentence of a docstring's first paragraph, on one line."""
     words = " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
     end = words.find(". ")
-    return words if end < 0 else words[:end + 1]
+    return words if end < 0 else words[: end + 1]
 
 
 class _Group(click.Group):
@@ -103,8 +105,9 @@ class _Group(click.Group):
 
     command_class = _Command
 
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.exceptions.NoArgsIsHelpError:
@@ -201,21 +204,36 @@ def _now(value: datetime | None) -> datetime:
 
 def _site_folders(command: Any) -> Any:
     """The --output, --cache and --templates options of build and serve."""
-    for option in reversed((
-            click.option("--output", type=click.Path(file_okay=False, path_type=Path),
-                         help="Folder to publish into (default: 'output' in sites.yaml, else public/)."),
-            click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
-                         help="State folder kept between builds (default: 'cache' in sites.yaml, else cache/)."),
-            click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
-                         help="Folder of templates that override the bundled ones."))):
+    for option in reversed(
+        (
+            click.option(
+                "--output",
+                type=click.Path(file_okay=False, path_type=Path),
+                help="Folder to publish into (default: 'output' in sites.yaml, else public/).",
+            ),
+            click.option(
+                "--cache",
+                type=click.Path(file_okay=False, path_type=Path),
+                help="State folder kept between builds (default: 'cache' in sites.yaml, else cache/).",
+            ),
+            click.option(
+                "--templates",
+                type=click.Path(file_okay=False, exists=True, path_type=Path),
+                help="Folder of templates that override the bundled ones.",
+            ),
+        )
+    ):
         command = option(command)
     return command
 
 
 _STATE_OPTION = click.option(
-    "--state", "state", metavar="URL",
+    "--state",
+    "state",
+    metavar="URL",
     help="The state's PostgreSQL database, postgresql://... (default: $SYNDICATOR_STATE, else 'state' in "
-         "sites.yaml, else the SQLite database in the cache folder).")
+    "sites.yaml, else the SQLite database in the cache folder).",
+)
 
 
 def _finite(_context: click.Context, parameter: click.Parameter, value: float | None) -> float | None:
@@ -245,27 +263,61 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(path_type=Path), help="The site list to read.")
+@click.option(
+    "--config",
+    "config_path",
+    default="sites.yaml",
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="The site list to read.",
+)
 @_site_folders
 @click.option("--force", is_flag=True, help="Fetch every source now, due or not.")
-@click.option("--no-fetch", "no_fetch", is_flag=True,
-              help="Fetch nothing: publish the site from the stored state (workers poll, this renders).")
-@click.option("--site", "site_names", multiple=True, metavar="NAME",
-              help="Fetch only this site (repeatable), due or not; others keep their copy.")
+@click.option(
+    "--no-fetch",
+    "no_fetch",
+    is_flag=True,
+    help="Fetch nothing: publish the site from the stored state (workers poll, this renders).",
+)
+@click.option(
+    "--site",
+    "site_names",
+    multiple=True,
+    metavar="NAME",
+    help="Fetch only this site (repeatable), due or not; others keep their copy.",
+)
 @click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
-@click.option("--now", "now_given", type=IsoTime(), metavar="ISO-8601-TIME",
-              help="Run as if at this time, for testing and replaying (default: the clock).")
+@click.option(
+    "--now",
+    "now_given",
+    type=IsoTime(),
+    metavar="ISO-8601-TIME",
+    help="Run as if at this time, for testing and replaying (default: the clock).",
+)
 @_STATE_OPTION
-@click.option("--restore-from", "restore_from", metavar="URL-OR-PATH",
-              help="Where to load the state from when the cache folder is empty (default: 'restore_from' "
-                   "in sites.yaml).")
+@click.option(
+    "--restore-from",
+    "restore_from",
+    metavar="URL-OR-PATH",
+    help="Where to load the state from when the cache folder is empty (default: 'restore_from' in sites.yaml).",
+)
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
-def build(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None,
-          force: bool, no_fetch: bool, site_names: tuple[str, ...], workers: int | None,
-          now_given: datetime | None, state: str | None, restore_from: str | None, verbose: int,
-          quiet: int) -> None:
+def build(
+    config_path: Path,
+    output: Path | None,
+    cache: Path | None,
+    templates: Path | None,
+    force: bool,
+    no_fetch: bool,
+    site_names: tuple[str, ...],
+    workers: int | None,
+    now_given: datetime | None,
+    state: str | None,
+    restore_from: str | None,
+    verbose: int,
+    quiet: int,
+) -> None:
     """Fetch the feeds that are due and publish the site.
 
     Also writes the build's figures to report.json in the cache folder.
@@ -301,9 +353,12 @@ def build(config_path: Path, output: Path | None, cache: Path | None, templates:
         click.echo(report.summary())
     if report.internal_errors:
         count = report.internal_errors
-        raise CommandError(InternalErrorsExit(
-            f"published, but {count} source{'s' * (count != 1)} hit an internal error; "
-            "please report it with the traceback logged above"))
+        raise CommandError(
+            InternalErrorsExit(
+                f"published, but {count} source{'s' * (count != 1)} hit an internal error; "
+                "please report it with the traceback logged above"
+            )
+        )
 
 
 def _location(value: str) -> str:
@@ -350,18 +405,32 @@ def _build_with_progress(config: Any, options: BuildOptions, handler: LogHandler
 
 
 @main.command()
-@click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(path_type=Path), help="The site list to read.")
-@click.option("--cache", type=click.Path(file_okay=False, path_type=Path),
-              help="State folder to read (default: 'cache' in sites.yaml, else cache/).")
+@click.option(
+    "--config",
+    "config_path",
+    default="sites.yaml",
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="The site list to read.",
+)
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="State folder to read (default: 'cache' in sites.yaml, else cache/).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with one object per site).")
-@click.option("--now", "now_given", type=IsoTime(), metavar="ISO-8601-TIME",
-              help="Judge due and stale as if at this time (default: the clock).")
-@click.option("--failing", is_flag=True,
-              help="Show only the sites in trouble: failing, gone, denied or stale.")
+@click.option(
+    "--now",
+    "now_given",
+    type=IsoTime(),
+    metavar="ISO-8601-TIME",
+    help="Judge due and stale as if at this time (default: the clock).",
+)
+@click.option("--failing", is_flag=True, help="Show only the sites in trouble: failing, gone, denied or stale.")
 @_STATE_OPTION
-def status(config_path: Path, cache: Path | None, as_json: bool, now_given: datetime | None,
-           failing: bool, state: str | None) -> None:
+def status(
+    config_path: Path, cache: Path | None, as_json: bool, now_given: datetime | None, failing: bool, state: str | None
+) -> None:
     """Show each site's polling state: URLs, times, interval and why, failures, validators.
 
     Reads the cache without changing it; safe while a build runs. The text
@@ -391,8 +460,10 @@ def _delivery_totals(counts: dict[str, int] | None) -> str:
     or nothing without deliveries."""
     if counts is None:
         return ""
-    return (f"; deliveries: {counts['pending']} pending, {counts['delivered']} delivered, "
-            f"{counts['dead']} dead (dead letters)")
+    return (
+        f"; deliveries: {counts['pending']} pending, {counts['delivered']} delivered, "
+        f"{counts['dead']} dead (dead letters)"
+    )
 
 
 def _status_totals(rows: list[dict[str, Any]]) -> str:
@@ -416,24 +487,32 @@ def _status_text(row: dict[str, Any]) -> str:
     if row.get("discovered"):
         advice = " (it failed too)" if row.get("failure_class") else " (put it in sites.yaml)"
         lines.append(f"  an HTML page; followed the feed it advertises: {row['discovered']}{advice}")
-    lines.append(f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
-                 f"   last change: {_when(row['last_change'])}")
+    lines.append(
+        f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
+        f"   last change: {_when(row['last_change'])}"
+    )
     interval = duration_text(row["interval_seconds"]) if row["interval_seconds"] else "-"
     if row["health"] in _ON_HOLD:
         interval = "on hold"  # no interval applies until the site's entry in sites.yaml changes
     lines.append(f"  next due: {_next_due(row)}   interval: {interval}   reason: {row['reason'] or '-'}")
     if row["failure_class"]:
         lines.append(f"  failing: {row['failure_class']} x{row['failures']}: {row['failure_message']}")
-    validators = [f"ETag {row['etag']}" if row["etag"] else "",
-                  f"Last-Modified {row['last_modified']}" if row["last_modified"] else ""]
+    validators = [
+        f"ETag {row['etag']}" if row["etag"] else "",
+        f"Last-Modified {row['last_modified']}" if row["last_modified"] else "",
+    ]
     lines.append(f"  validators: {', '.join(v for v in validators if v) or 'none'}")
     pushed = row.get("push")
     if pushed:
-        lines.append(f"  push: {pushed['health']} ({pushed['state']})   hub: {pushed['hub']}   lease until: "
-                     f"{_when(pushed['lease_expires'])}")
-        lines.append(f"  last notification: {_when(pushed['last_notification'])}   last verified push: "
-                     f"{_when(pushed['last_push'])}   accepted {pushed['notifications']}, discarded "
-                     f"{pushed['rejected']}" + (f"   last trouble: {pushed['error']}" if pushed["error"] else ""))
+        lines.append(
+            f"  push: {pushed['health']} ({pushed['state']})   hub: {pushed['hub']}   lease until: "
+            f"{_when(pushed['lease_expires'])}"
+        )
+        lines.append(
+            f"  last notification: {_when(pushed['last_notification'])}   last verified push: "
+            f"{_when(pushed['last_push'])}   accepted {pushed['notifications']}, discarded "
+            f"{pushed['rejected']}" + (f"   last trouble: {pushed['error']}" if pushed["error"] else "")
+        )
     return "\n".join(lines)
 
 
@@ -478,8 +557,7 @@ SECONDS = _Seconds(0.1, 120)
 
 @main.command()
 @click.argument("url", callback=_http_url)
-@click.option("--timeout", type=SECONDS, default=15.0, show_default=True,
-              help="Seconds to wait for the server.")
+@click.option("--timeout", type=SECONDS, default=15.0, show_default=True, help="Seconds to wait for the server.")
 def discover(url: str, timeout: float) -> None:
     """Print the feed URLs of a site, one per line.
 
@@ -487,6 +565,7 @@ def discover(url: str, timeout: float) -> None:
     with <link rel="alternate">.
     """
     from syndicator.poll.observe import discover as run_discover  # here: other commands need not load requests
+
     try:
         feeds = run_discover(url, datetime.now(UTC), timeout=timeout)
     except FeedError as error:
@@ -501,8 +580,14 @@ def discover(url: str, timeout: float) -> None:
 
 @main.command(name="import")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(path_type=Path), help="The site list to add to.")
+@click.option(
+    "--config",
+    "config_path",
+    default="sites.yaml",
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="The site list to add to.",
+)
 @click.option("--dry-run", is_flag=True, help="Print what would be added; write nothing.")
 def import_(file: Path, config_path: Path, dry_run: bool) -> None:
     """Add the feeds of an OPML file or a Planet Venus / pluto INI file to sites.yaml.
@@ -512,6 +597,7 @@ def import_(file: Path, config_path: Path, dry_run: bool) -> None:
     layout are kept.
     """
     from syndicator.drivers.importing import import_list  # here: other commands need not load ruamel.yaml
+
     try:
         result = import_list(config_path, file, dry_run=dry_run)
     except SyndicatorError as error:
@@ -523,13 +609,19 @@ def import_(file: Path, config_path: Path, dry_run: bool) -> None:
 @main.command()
 @click.argument("url", callback=_http_url)
 @click.option("--name", help="The site's name (default: the feed's title).")
-@click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(path_type=Path), help="The site list to add to.")
-@click.option("--timeout", type=SECONDS, default=15.0, show_default=True,
-              help="Seconds to wait for the server.")
+@click.option(
+    "--config",
+    "config_path",
+    default="sites.yaml",
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="The site list to add to.",
+)
+@click.option("--timeout", type=SECONDS, default=15.0, show_default=True, help="Seconds to wait for the server.")
 def add(url: str, name: str | None, config_path: Path, timeout: float) -> None:
     """Add the feed of URL (a feed, or a page advertising one) to sites.yaml as a site."""
     from syndicator.drivers.importing import add_site  # here: other commands need not load requests or ruamel.yaml
+
     try:
         site = add_site(config_path, url, name, datetime.now(UTC), timeout=timeout)
     except SyndicatorError as error:
@@ -566,23 +658,53 @@ def _public_url(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 @main.command()
-@click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(path_type=Path), help="The site list to read (read again when it changes).")
+@click.option(
+    "--config",
+    "config_path",
+    default="sites.yaml",
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="The site list to read (read again when it changes).",
+)
 @_site_folders
 @click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
-@click.option("--listen", default="127.0.0.1:8080", show_default=True, callback=_listen, metavar="HOST:PORT",
-              help="Where the HTTP server for WebSub callbacks, /metrics and /healthz listens.")
-@click.option("--public-url", callback=_public_url, metavar="URL",
-              help="The URL at which hubs reach that server (for example https://planet.example.org/push); "
-                   "without it, no WebSub subscriptions are made.")
+@click.option(
+    "--listen",
+    default="127.0.0.1:8080",
+    show_default=True,
+    callback=_listen,
+    metavar="HOST:PORT",
+    help="Where the HTTP server for WebSub callbacks, /metrics and /healthz listens.",
+)
+@click.option(
+    "--public-url",
+    callback=_public_url,
+    metavar="URL",
+    help="The URL at which hubs reach that server (for example https://planet.example.org/push); "
+    "without it, no WebSub subscriptions are made.",
+)
 @_STATE_OPTION
-@click.option("--heartbeat", type=click.FloatRange(60, 30 * 86400), metavar="SECONDS",
-              help="Seconds between polls of a feed whose push is healthy (default: max_interval).")
+@click.option(
+    "--heartbeat",
+    type=click.FloatRange(60, 30 * 86400),
+    metavar="SECONDS",
+    help="Seconds between polls of a feed whose push is healthy (default: max_interval).",
+)
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
-def serve(config_path: Path, output: Path | None, cache: Path | None, templates: Path | None, workers: int | None,
-          listen: tuple[str, int], public_url: str | None, state: str | None, heartbeat: float | None,
-          verbose: int, quiet: int) -> None:
+def serve(
+    config_path: Path,
+    output: Path | None,
+    cache: Path | None,
+    templates: Path | None,
+    workers: int | None,
+    listen: tuple[str, int],
+    public_url: str | None,
+    state: str | None,
+    heartbeat: float | None,
+    verbose: int,
+    quiet: int,
+) -> None:
     """Poll continuously, take WebSub pushes, and publish the site after changes.
 
     Runs until SIGTERM or Ctrl-C, then stops cleanly; SIGHUP (or a change
@@ -610,8 +732,17 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
         config = _with_state(replace(config, **overrides), state, os.environ)
         if config.state is not None:
             overrides["state"] = config.state
-        server = Server(config, ServeOptions(host=listen[0], port=listen[1], public_url=public_url,
-                                             templates=templates, heartbeat=heartbeat, overrides=overrides))
+        server = Server(
+            config,
+            ServeOptions(
+                host=listen[0],
+                port=listen[1],
+                public_url=public_url,
+                templates=templates,
+                heartbeat=heartbeat,
+                overrides=overrides,
+            ),
+        )
         signal.signal(signal.SIGTERM, lambda *_: server.stop())
         signal.signal(signal.SIGINT, lambda *_: server.stop())
         if hasattr(signal, "SIGHUP"):
@@ -628,20 +759,44 @@ def serve(config_path: Path, output: Path | None, cache: Path | None, templates:
 
 
 @main.command()
-@click.option("--config", "config_path", default="sites.yaml", show_default=True,
-              type=click.Path(path_type=Path), help="The site list to read.")
+@click.option(
+    "--config",
+    "config_path",
+    default="sites.yaml",
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="The site list to read.",
+)
 @_STATE_OPTION
 @click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads of this process (default 8).")
 @click.option("--name", metavar="NAME", help="This worker's name in the leases (default: host name and process id).")
-@click.option("--lease", type=click.FloatRange(10, 86400), callback=_finite, metavar="SECONDS",
-              help="Seconds a claimed source is held before another worker may take it (default: twice a "
-                   "fetch's deadline, at least 60).")
-@click.option("--listen", "listen", callback=_listen, metavar="HOST:PORT",
-              help="Serve this worker's /metrics and /healthz there (default: no HTTP server).")
+@click.option(
+    "--lease",
+    type=click.FloatRange(10, 86400),
+    callback=_finite,
+    metavar="SECONDS",
+    help="Seconds a claimed source is held before another worker may take it (default: twice a "
+    "fetch's deadline, at least 60).",
+)
+@click.option(
+    "--listen",
+    "listen",
+    callback=_listen,
+    metavar="HOST:PORT",
+    help="Serve this worker's /metrics and /healthz there (default: no HTTP server).",
+)
 @click.option("-v", "--verbose", count=True, help="More log lines (repeatable).")
 @click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable).")
-def worker(config_path: Path, state: str | None, workers: int | None, name: str | None, lease: float | None,
-           listen: tuple[str, int] | None, verbose: int, quiet: int) -> None:
+def worker(
+    config_path: Path,
+    state: str | None,
+    workers: int | None,
+    name: str | None,
+    lease: float | None,
+    listen: tuple[str, int] | None,
+    verbose: int,
+    quiet: int,
+) -> None:
     """Poll into a PostgreSQL state shared with other workers.
 
     Runs until SIGTERM or Ctrl-C; SIGHUP reads sites.yaml again. Claims due
@@ -691,6 +846,7 @@ def _worker_metrics(listen: tuple[str, int] | None, stopping: threading.Event, h
     from syndicator.metrics import Metrics, metrics_app
 
     metrics = Metrics()
+
     def healthy() -> tuple[bool, str]:
         if stopping.is_set():
             return False, "stopping"
@@ -698,10 +854,12 @@ def _worker_metrics(listen: tuple[str, int] | None, stopping: threading.Event, h
 
     app = metrics_app(metrics, healthy)
     try:
-        server: Any = create_server(app, host=listen[0], port=listen[1], threads=2, asyncore_use_poll=True,
-                                    ident="syndicator")
+        server: Any = create_server(
+            app, host=listen[0], port=listen[1], threads=2, asyncore_use_poll=True, ident="syndicator"
+        )
     except (OSError, ValueError) as error:
-        raise ConfigError(f"--listen {listen[0]}:{listen[1]}: cannot listen there "
-                          f"({getattr(error, 'strerror', None) or error})") from error
+        raise ConfigError(
+            f"--listen {listen[0]}:{listen[1]}: cannot listen there ({getattr(error, 'strerror', None) or error})"
+        ) from error
     threading.Thread(target=server.run, name="http", daemon=True).start()
     return metrics, server

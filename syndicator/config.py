@@ -188,8 +188,12 @@ def _check_nodes(root: yaml.Node) -> None:
         if id(child) in size:
             added += size[id(child)]
             if added > ALIAS_VALUES_MAX:
-                raise _FieldError(line, "alias", f"the aliases (*name) written out would add more than "
-                                                 f"{ALIAS_VALUES_MAX:,} values; write the values out instead")
+                raise _FieldError(
+                    line,
+                    "alias",
+                    f"the aliases (*name) written out would add more than "
+                    f"{ALIAS_VALUES_MAX:,} values; write the values out instead",
+                )
             if len(stack) + depth[id(child)] > NESTING_MAX:
                 raise _FieldError(line, "alias", f"lists and mappings nest more than {NESTING_MAX} levels deep")
             continue
@@ -279,9 +283,8 @@ def read_text(path: Path) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise ConfigError(f"{path}:{line}: not UTF-8 text: {e.reason} at byte {e.start}; "
-                          "save the file as UTF-8") from e
+        line = raw[: e.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text: {e.reason} at byte {e.start}; save the file as UTF-8") from e
 
 
 def _build(path: Path, data: Any) -> Config:
@@ -318,14 +321,17 @@ def _build(path: Path, data: Any) -> Config:
 
 def _check_intervals(data: _LineDict, settings: dict[str, Any]) -> None:
     """min_interval <= default_interval <= max_interval, each named with its line."""
-    value = {key: settings.get(key, _SETTINGS[key].default)
-             for key in ("min_interval", "default_interval", "max_interval")}
-    for low, high in (("min_interval", "default_interval"), ("default_interval", "max_interval"),
-                      ("min_interval", "max_interval")):
+    value = {
+        key: settings.get(key, _SETTINGS[key].default) for key in ("min_interval", "default_interval", "max_interval")
+    }
+    for low, high in (
+        ("min_interval", "default_interval"),
+        ("default_interval", "max_interval"),
+        ("min_interval", "max_interval"),
+    ):
         if value[low] > value[high]:
             key = low if low in data else high
-            problem = (f"{low} ({number_text(value[low])} s) must not exceed "
-                       f"{high} ({number_text(value[high])} s)")
+            problem = f"{low} ({number_text(value[low])} s) must not exceed {high} ({number_text(value[high])} s)"
             raise _FieldError(data.lines.get(key, data.line), key, problem)
 
 
@@ -342,8 +348,11 @@ def _sites(data: _LineDict, base: Path) -> tuple[Site, ...]:
         _check_duplicate(item, where)
         for key in item:
             if key not in _SITE_KEYS:
-                raise _FieldError(item.lines[str(key)], f"{where}.{key}",
-                                  f"unknown field; expected {', '.join(_SITE_KEYS[:-1])} or {_SITE_KEYS[-1]}")
+                raise _FieldError(
+                    item.lines[str(key)],
+                    f"{where}.{key}",
+                    f"unknown field; expected {', '.join(_SITE_KEYS[:-1])} or {_SITE_KEYS[-1]}",
+                )
         for key in ("name", "feed"):
             if key not in item:
                 raise _FieldError(item.line, f"{where}.{key}", "is required")
@@ -353,8 +362,10 @@ def _sites(data: _LineDict, base: Path) -> tuple[Site, ...]:
             raise _FieldError(item.lines["name"], f"{where}.name", problem)
         hidden = NAME_HIDDEN.search(name)
         if hidden is not None:
-            problem = (f"{name!r} holds U+{ord(hidden.group()):04X}, an invisible or text-direction character "
-                       "that can disguise the name on the pages; remove it")
+            problem = (
+                f"{name!r} holds U+{ord(hidden.group()):04X}, an invisible or text-direction character "
+                "that can disguise the name on the pages; remove it"
+            )
             raise _FieldError(item.lines["name"], f"{where}.name", problem)
         if name in seen:
             problem = f"duplicate site name {name!r} (first at sites[{seen[name]}])"
@@ -363,8 +374,9 @@ def _sites(data: _LineDict, base: Path) -> tuple[Site, ...]:
         feed = _feed(item, item["feed"], where, base)
         link = _url(item, "link", item["link"], where) if item.get("link") is not None else None
         face = _image(item, "face", item["face"], where) if item.get("face") is not None else None
-        sites.append(Site(name=name, feed=feed, link=link, face=face, extra=_extra(item, where),
-                          language=_language(item, where)))
+        sites.append(
+            Site(name=name, feed=feed, link=link, face=face, extra=_extra(item, where), language=_language(item, where))
+        )
     return tuple(sites)
 
 
@@ -376,8 +388,11 @@ def _language(item: _LineDict, where: str) -> str | None:
         return None
     tag = language_tag(value) if isinstance(value, str) else None
     if tag is None:
-        raise _FieldError(item.lines["language"], f"{where}.language",
-                          f"{str(value)[:40]!r} is not a BCP 47 language tag such as en, ar or pt-BR")
+        raise _FieldError(
+            item.lines["language"],
+            f"{where}.language",
+            f"{str(value)[:40]!r} is not a BCP 47 language tag such as en, ar or pt-BR",
+        )
     return tag
 
 
@@ -454,8 +469,11 @@ def _image(mapping: _LineDict, key: str, value: Any, where: str) -> str | None:
     if text and _SCHEME.match(text):
         return _url(mapping, key, value, where)
     if not _RELATIVE_PATH.fullmatch(text) or ".." in text.split("/"):
-        raise _FieldError(mapping.lines[key], _field(where, key),
-                          f"{value!r} is neither an http(s) URL nor a relative path such as faces/jane.png")
+        raise _FieldError(
+            mapping.lines[key],
+            _field(where, key),
+            f"{value!r} is neither an http(s) URL nor a relative path such as faces/jane.png",
+        )
     return text
 
 
@@ -469,22 +487,34 @@ def _timezone(line: int, key: str, value: Any) -> str:
     try:
         ZoneInfo(str(value))
     except (ZoneInfoNotFoundError, ValueError):
-        raise _FieldError(line, key, f"{value!r} is not a time zone; use an IANA name such as Europe/Berlin "
-                                     "or UTC") from None
+        raise _FieldError(
+            line, key, f"{value!r} is not a time zone; use an IANA name such as Europe/Berlin or UTC"
+        ) from None
     return str(value)
 
 
 def _date_format(line: int, key: str, value: Any) -> str:
     """A strftime format for dates on the pages (``%Y-%m-%d %H:%M %Z``)."""
-    if not isinstance(value, str) or not value.strip() or strip_control(value) != value \
-            or len(value) > DATE_FORMAT_MAX_CHARS or "%" not in value:
-        raise _FieldError(line, key, f"must be a strftime format of at most {DATE_FORMAT_MAX_CHARS} characters, "
-                                     "such as '%Y-%m-%d %H:%M %Z'")
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or strip_control(value) != value
+        or len(value) > DATE_FORMAT_MAX_CHARS
+        or "%" not in value
+    ):
+        raise _FieldError(
+            line,
+            key,
+            f"must be a strftime format of at most {DATE_FORMAT_MAX_CHARS} characters, such as '%Y-%m-%d %H:%M %Z'",
+        )
     unknown = [code for code in _FORMAT_CODE.findall(value) if code not in _DATE_CODES]
     if unknown or "%" in _FORMAT_CODE.sub("", value):
         shown = "%" + unknown[0] if unknown else "%"
-        raise _FieldError(line, key, f"{value!r}: {shown!r} is not one of the codes allowed "
-                                     f"({' '.join('%' + code for code in _DATE_CODES)})")
+        raise _FieldError(
+            line,
+            key,
+            f"{value!r}: {shown!r} is not one of the codes allowed ({' '.join('%' + code for code in _DATE_CODES)})",
+        )
     return value
 
 
@@ -548,8 +578,37 @@ def _deliveries(line: int, key: str, value: Any) -> tuple[Delivery, ...]:
 _FORMAT_CODE = re.compile(r"%(-?.)")
 #: The codes a date_format may use: the same on every platform and locale-free in the C locale
 #: (%s, %c, %x and %X depend on the machine; a width such as %99Y is not read).
-_DATE_CODES = ("a", "A", "b", "B", "d", "-d", "e", "H", "-H", "I", "-I", "j", "m", "-m", "M", "p", "S", "y",
-               "Y", "z", "Z", "F", "R", "T", "G", "V", "u", "w", "%")
+_DATE_CODES = (
+    "a",
+    "A",
+    "b",
+    "B",
+    "d",
+    "-d",
+    "e",
+    "H",
+    "-H",
+    "I",
+    "-I",
+    "j",
+    "m",
+    "-m",
+    "M",
+    "p",
+    "S",
+    "y",
+    "Y",
+    "z",
+    "Z",
+    "F",
+    "R",
+    "T",
+    "G",
+    "V",
+    "u",
+    "w",
+    "%",
+)
 
 
 #: A value that starts like a URL (a scheme and a colon, RFC 3986 section 3.1): anything else
@@ -576,8 +635,11 @@ def _feed(mapping: _LineDict, value: Any, where: str, base: Path) -> str:
         except (OSError, RuntimeError):  # a symlink loop, a name too long
             found = False
         if not found:
-            raise _FieldError(line, field, f"{text!r} is neither an http(s) URL nor a file (a path is relative "
-                                           "to the folder of sites.yaml)")
+            raise _FieldError(
+                line,
+                field,
+                f"{text!r} is neither an http(s) URL nor a file (a path is relative to the folder of sites.yaml)",
+            )
         return path.as_uri()
     return _url(mapping, "feed", value, where)
 
@@ -602,8 +664,12 @@ def _setting(data: _LineDict, key: str) -> Any:
             raise _FieldError(line, key, "must be true or false")
         return value
     if kind == "location":
-        if isinstance(value, str) and value.strip() and not _SCHEME.match(value.strip()) \
-                and strip_control(value) == value:
+        if (
+            isinstance(value, str)
+            and value.strip()
+            and not _SCHEME.match(value.strip())
+            and strip_control(value) == value
+        ):
             return value.strip()  # a path, relative to the folder of sites.yaml
         return _url(data, key, value)
     if kind == "image":
@@ -658,9 +724,11 @@ def state_url(value: Any, where: str) -> str:
             problem = secretless(re.sub(r"'[^']*'", "'***'", str(error)), value)
             raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL ({problem})") from None
         if parts.netloc.count("@") > 1:  # libpq would end the password at the first, and show the rest
-            raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL (its user or password holds a raw "
-                              "'@'; write it %40)")
+            raise ConfigError(
+                f"{where}: {shown(value)!r} is not a usable URL (its user or password holds a raw '@'; write it %40)"
+            )
         return value.strip()
     text = shown(value) if isinstance(value, str) else repr(value)
-    raise ConfigError(f"{where}: {text!r} is not a postgresql:// URL (leave it out for the SQLite state "
-                      "in the cache folder)")
+    raise ConfigError(
+        f"{where}: {text!r} is not a postgresql:// URL (leave it out for the SQLite state in the cache folder)"
+    )

@@ -47,45 +47,84 @@ EARLIEST = datetime(1995, 1, 1, tzinfo=UTC)
 #: Named time zones seen in feeds -> offset east of UTC in minutes. Where a
 #: name is ambiguous the reading most common in feeds wins (IST: India).
 ZONES = {
-    "ut": 0, "utc": 0, "gmt": 0, "z": 0, "wet": 0, "west": 60, "bst": 60, "cet": 60,
-    "cest": 120, "met": 60, "mest": 120, "mez": 60, "mesz": 120, "eet": 120, "eest": 180,
-    "msk": 180, "ist": 330, "sgt": 480, "hkt": 480, "awst": 480, "jst": 540, "kst": 540,
-    "acst": 570, "aest": 600, "aedt": 660, "nzst": 720, "nzdt": 780, "est": -300, "edt": -240,
-    "cst": -360, "cdt": -300, "mst": -420, "mdt": -360, "pst": -480, "pdt": -420,
-    "akst": -540, "akdt": -480, "hst": -600, "ast": -240, "adt": -180, "nst": -210,
-    "ndt": -150, "brt": -180, "art": -180,
+    "ut": 0,
+    "utc": 0,
+    "gmt": 0,
+    "z": 0,
+    "wet": 0,
+    "west": 60,
+    "bst": 60,
+    "cet": 60,
+    "cest": 120,
+    "met": 60,
+    "mest": 120,
+    "mez": 60,
+    "mesz": 120,
+    "eet": 120,
+    "eest": 180,
+    "msk": 180,
+    "ist": 330,
+    "sgt": 480,
+    "hkt": 480,
+    "awst": 480,
+    "jst": 540,
+    "kst": 540,
+    "acst": 570,
+    "aest": 600,
+    "aedt": 660,
+    "nzst": 720,
+    "nzdt": 780,
+    "est": -300,
+    "edt": -240,
+    "cst": -360,
+    "cdt": -300,
+    "mst": -420,
+    "mdt": -360,
+    "pst": -480,
+    "pdt": -420,
+    "akst": -540,
+    "akdt": -480,
+    "hst": -600,
+    "ast": -240,
+    "adt": -180,
+    "nst": -210,
+    "ndt": -150,
+    "brt": -180,
+    "art": -180,
 }
 _MONTH_NAMES = {
     1: "jan january janv janvier januar janner enero ene gennaio gen janeiro januari "
-       "stycznia styczen sty ocak января янв январь",
+    "stycznia styczen sty ocak января янв январь",
     2: "feb february fevr fev fevrier februar febrero febbraio fevereiro februari lutego luty lut "
-       "subat февраля фев февраль",
+    "subat февраля фев февраль",
     3: "mar march mars marz mrz maerz marzo marco maart marts marca marzec mart марта мар март",
     4: "apr april avr avril abril abr aprile kwietnia kwiecien kwi nisan апреля апр апрель",
     5: "may mai mayo maggio mag maio mei maj maja mayis мая май",
     6: "jun june juin juni junio giugno giu junho czerwca czerwiec cze haziran июня июн июнь",
     7: "jul july juil juillet juli julio luglio lug julho lipca lipiec lip temmuz июля июл июль",
-    8: "aug august aout agosto ago augustus augusti sierpnia sierpien sie agustos "
-       "августа авг август",
+    8: "aug august aout agosto ago augustus augusti sierpnia sierpien sie agustos августа авг август",
     9: "sep sept september septembre septiembre setiembre settembre set setembro "
-       "wrzesnia wrzesien wrz eylul сентября сен сентябрь",
+    "wrzesnia wrzesien wrz eylul сентября сен сентябрь",
     10: "oct october octobre okt oktober octubre ottobre ott outubro out pazdziernika pazdziernik "
-        "paz ekim октября окт октябрь",
+    "paz ekim октября окт октябрь",
     11: "nov november novembre noviembre novembro listopada listopad lis kasim ноября ноя ноябрь",
     12: "dec december decembre dez dezember diciembre dic dicembre dezembro desember grudnia "
-        "grudzien gru aralik декабря дек декабрь",
+    "grudzien gru aralik декабря дек декабрь",
 }
 MONTHS = {name: number for number, names in _MONTH_NAMES.items() for name in names.split()}
 _ENGLISH = ("", "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _ISO = re.compile(
     r"^(\d{4})(?:-?(\d{2})(?:-?(\d{2})(?:[Tt ]+(\d{2}):?(\d{2})(?::?(\d{2})([.,]\d+)?)?)?)?)?"
-    r"\s*(?:([Zz]|UTC|GMT)|([+-])(\d{2}):?(\d{2})?)?$")
+    r"\s*(?:([Zz]|UTC|GMT)|([+-])(\d{2}):?(\d{2})?)?$"
+)
 _WORD = re.compile(r"[^\W\d_]+\.?", re.UNICODE)
 #: RFC 822 as most feeds write it (RFC 2822 section 3.3): English names, a four-digit year, a
 #: numeric zone or GMT/UTC/UT/Z. Read directly, it gives what the general path gives.
-_PLAIN_RFC822 = re.compile(r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), )?([0-9]{1,2}) "
-                           r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([1-9][0-9]{3}) "
-                           r"([0-9]{2}):([0-9]{2})(?::([0-9]{2}))? (?:([+-])([0-9]{2})([0-9]{2})|GMT|UTC|UT|Z)")
+_PLAIN_RFC822 = re.compile(
+    r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), )?([0-9]{1,2}) "
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([1-9][0-9]{3}) "
+    r"([0-9]{2}):([0-9]{2})(?::([0-9]{2}))? (?:([+-])([0-9]{2})([0-9]{2})|GMT|UTC|UT|Z)"
+)
 _MONTH_NUMBERS = {name: number for number, name in enumerate(_ENGLISH) if name}
 
 
@@ -120,8 +159,16 @@ def _iso(text: str) -> datetime | None:
     if month and not day and text[4] != "-":  # ISO 8601 has no compact year-month (YYYYMM)
         return None
     micro = int(round(float("0." + fraction[1:]) * 1_000_000)) if fraction else 0
-    value = datetime(int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
-                     int(second or 0), min(micro, 999_999), tzinfo=UTC)
+    value = datetime(
+        int(year),
+        int(month or 1),
+        int(day or 1),
+        int(hour or 0),
+        int(minute or 0),
+        int(second or 0),
+        min(micro, 999_999),
+        tzinfo=UTC,
+    )
     if sign:
         offset = timedelta(hours=int(off_h), minutes=int(off_m or 0))
         value = value.replace(tzinfo=timezone(offset if sign == "+" else -offset))
@@ -137,8 +184,15 @@ def _plain_rfc822(text: str) -> datetime | None:
     offset = 0
     if sign:
         offset = (int(off_h) * 3600 + int(off_m) * 60) * (-1 if sign == "-" else 1)
-    value = datetime(int(year), _MONTH_NUMBERS[month], int(day), int(hour), int(minute), min(int(second or 0), 59),
-                     tzinfo=timezone(timedelta(seconds=offset)))
+    value = datetime(
+        int(year),
+        _MONTH_NUMBERS[month],
+        int(day),
+        int(hour),
+        int(minute),
+        min(int(second or 0), 59),
+        tzinfo=timezone(timedelta(seconds=offset)),
+    )
     return value.astimezone(UTC)
 
 
@@ -154,7 +208,7 @@ def _translate(text: str) -> str:
     parts: list[str] = []
     position = 0
     for match in words:
-        parts.append(text[position:match.start()])
+        parts.append(text[position : match.start()])
         position = match.end()
         word = _fold(match.group(0))
         if match is month:
@@ -186,8 +240,7 @@ def _rfc822(text: str) -> datetime | None:
         return None
     year = parts[0]  # two-digit years already widened by the email package
     offset = timedelta(seconds=parts[9] or 0)
-    value = datetime(year, parts[1], parts[2], parts[3], parts[4], min(parts[5], 59),
-                     tzinfo=timezone(offset))
+    value = datetime(year, parts[1], parts[2], parts[3], parts[4], min(parts[5], 59), tzinfo=timezone(offset))
     return value.astimezone(UTC)
 
 

@@ -127,8 +127,11 @@ class NotAFeedError(ParseError):
     def __init__(self, url: str, alternates: list[str] | None = None) -> None:
         self.alternates = list(alternates or [])
         if self.alternates:
-            message = ("an HTML page, not a feed; it advertises " + ", ".join(self.alternates)
-                       + ": use one as the site's feed in sites.yaml")
+            message = (
+                "an HTML page, not a feed; it advertises "
+                + ", ".join(self.alternates)
+                + ": use one as the site's feed in sites.yaml"
+            )
         else:
             message = "an HTML page, not a feed, and it advertises no feed"
         super().__init__(url, message)

@@ -63,42 +63,76 @@ _TABLE = (
     FailureKind("timeout", "timed out", "transient", host=True, retry=True, offline=True),
     FailureKind("network", "connection failed", "transient", host=True, retry=True, offline=True),
     FailureKind("tls", "TLS error", "transient", host=True, offline=True),
-    FailureKind("too_large", "response too large", "transient",
-                advice="raise max_bytes in sites.yaml if the feed really is this large"),
-    FailureKind("corrupt_encoding", "compressed body that does not decompress", "transient",
-                advice="tell the publisher: the server labels the body compressed (Content-Encoding) "
-                       "but sends something else"),
-    FailureKind("unsupported_encoding", "compressed in a coding syndicator cannot undo", "transient",
-                advice="tell the publisher: the server compresses the feed with a coding (Content-Encoding) that "
-                       "syndicator did not ask for; it asks for gzip or br"),
-    FailureKind("private_address", "refused: a URL learned from the network leads to a private network", "slow",
-                advice="a redirect, an advertised feed or a hub on another host leads to a loopback, private, "
-                       "link-local or reserved address; if that is intended (a planet of an intranet), set "
-                       "allow_private_networks: true in sites.yaml, else tell the publisher"),
-    FailureKind("protocol", "an answer HTTP does not allow (a 304 to a request without validators)", "transient",
-                advice="the server broke the HTTP protocol (a 304 Not Modified to an unconditional request is "
-                       "often a cache or CDN in front of the feed): tell the publisher"),
+    FailureKind(
+        "too_large",
+        "response too large",
+        "transient",
+        advice="raise max_bytes in sites.yaml if the feed really is this large",
+    ),
+    FailureKind(
+        "corrupt_encoding",
+        "compressed body that does not decompress",
+        "transient",
+        advice="tell the publisher: the server labels the body compressed (Content-Encoding) but sends something else",
+    ),
+    FailureKind(
+        "unsupported_encoding",
+        "compressed in a coding syndicator cannot undo",
+        "transient",
+        advice="tell the publisher: the server compresses the feed with a coding (Content-Encoding) that "
+        "syndicator did not ask for; it asks for gzip or br",
+    ),
+    FailureKind(
+        "private_address",
+        "refused: a URL learned from the network leads to a private network",
+        "slow",
+        advice="a redirect, an advertised feed or a hub on another host leads to a loopback, private, "
+        "link-local or reserved address; if that is intended (a planet of an intranet), set "
+        "allow_private_networks: true in sites.yaml, else tell the publisher",
+    ),
+    FailureKind(
+        "protocol",
+        "an answer HTTP does not allow (a 304 to a request without validators)",
+        "transient",
+        advice="the server broke the HTTP protocol (a 304 Not Modified to an unconditional request is "
+        "often a cache or CDN in front of the feed): tell the publisher",
+    ),
     FailureKind("redirect", "too many redirects, a redirect loop or an unusable redirect target", "transient"),
-    FailureKind("http_401", "access denied (401/403)", "slow",
-                advice="access denied: the server refuses syndicator (a login, a bot challenge or a rate "
-                       "wall); it is asked less and less often, at most a week apart; check the URL in a "
-                       "browser, or ask the publisher to let the syndicator User-Agent through"),
-    FailureKind("http_404", "not found (404)", "slow",
-                advice="the feed may have moved: `syndicator discover` on the site's home page finds its feeds"),
-    FailureKind("http_410", "gone (410)", "hold",
-                advice="gone: remove or edit its entry in sites.yaml"),
+    FailureKind(
+        "http_401",
+        "access denied (401/403)",
+        "slow",
+        advice="access denied: the server refuses syndicator (a login, a bot challenge or a rate "
+        "wall); it is asked less and less often, at most a week apart; check the URL in a "
+        "browser, or ask the publisher to let the syndicator User-Agent through",
+    ),
+    FailureKind(
+        "http_404",
+        "not found (404)",
+        "slow",
+        advice="the feed may have moved: `syndicator discover` on the site's home page finds its feeds",
+    ),
+    FailureKind("http_410", "gone (410)", "hold", advice="gone: remove or edit its entry in sites.yaml"),
     FailureKind("http_429", "rate limited (429)", "transient"),
     FailureKind("http_5xx", "server error (5xx)", "transient", host=True, retry=True),
     FailureKind("http_other", "unexpected HTTP status", "slow"),
-    FailureKind("file", "local file cannot be read", "cadence",
-                advice="check the path in sites.yaml and the file's permissions"),
+    FailureKind(
+        "file", "local file cannot be read", "cadence", advice="check the path in sites.yaml and the file's permissions"
+    ),
     FailureKind("parse", "not a valid feed", "cadence"),
     FailureKind("not_a_feed", "an HTML page, not a feed", "cadence"),  # its message names the feeds to use
-    FailureKind("too_complex", "too costly to parse", "cadence",
-                advice="the document passed the parse budget or a structural limit; it is tried again only when "
-                       "it changes"),
-    FailureKind("internal", "internal error in syndicator", "transient",
-                advice="a bug in syndicator: please report it with the traceback from the build's log"),
+    FailureKind(
+        "too_complex",
+        "too costly to parse",
+        "cadence",
+        advice="the document passed the parse budget or a structural limit; it is tried again only when it changes",
+    ),
+    FailureKind(
+        "internal",
+        "internal error in syndicator",
+        "transient",
+        advice="a bug in syndicator: please report it with the traceback from the build's log",
+    ),
 )
 
 #: Every failure kind by name.

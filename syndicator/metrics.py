@@ -32,8 +32,18 @@ _NEW_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100)
 #: the handler committed it to the inbox, then ``stored``, ``duplicate`` (the exact body already processed),
 #: ``replay`` (only older versions of stored entries: nothing changed), ``unparsable`` or ``failed`` (a bug or a
 #: store error while processing it) when the loop read it.
-VERDICTS = ("accepted", "stored", "duplicate", "replay", "bad_signature", "unsigned", "unknown_callback",
-            "too_large", "unparsable", "failed")
+VERDICTS = (
+    "accepted",
+    "stored",
+    "duplicate",
+    "replay",
+    "bad_signature",
+    "unsigned",
+    "unknown_callback",
+    "too_large",
+    "unparsable",
+    "failed",
+)
 
 
 class Metrics:
@@ -47,42 +57,63 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.due_lag = Histogram("syndicator_due_lag_seconds", "Seconds a fetch started after it was due",
-                                 buckets=_LAG_BUCKETS, registry=r)
-        self.fetches = Counter("syndicator_fetches", "Fetches by outcome and failure kind", ["outcome", "kind"],
-                               registry=r)
-        self.not_modified_share = Gauge("syndicator_not_modified_share",
-                                        "Share of answered fetches that were 304 Not Modified", registry=r)
+        self.due_lag = Histogram(
+            "syndicator_due_lag_seconds", "Seconds a fetch started after it was due", buckets=_LAG_BUCKETS, registry=r
+        )
+        self.fetches = Counter(
+            "syndicator_fetches", "Fetches by outcome and failure kind", ["outcome", "kind"], registry=r
+        )
+        self.not_modified_share = Gauge(
+            "syndicator_not_modified_share", "Share of answered fetches that were 304 Not Modified", registry=r
+        )
         self.downloaded = Counter("syndicator_downloaded_bytes", "Feed body bytes downloaded", registry=r)
-        self.saved = Counter("syndicator_saved_bytes",
-                             "Body bytes not downloaded thanks to 304 (the last body's size)", registry=r)
-        self.parse_seconds = Histogram("syndicator_parse_seconds", "CPU seconds parsing one feed document",
-                                       buckets=_PARSE_BUCKETS, registry=r)
-        self.new_entries = Histogram("syndicator_new_entries", "New entries found by one fetch or push",
-                                     buckets=_NEW_BUCKETS, registry=r)
-        self.throttled_hosts = Gauge("syndicator_throttled_hosts",
-                                     "Hosts that asked us to slow down (429, 503, Retry-After) and wait", registry=r)
+        self.saved = Counter(
+            "syndicator_saved_bytes", "Body bytes not downloaded thanks to 304 (the last body's size)", registry=r
+        )
+        self.parse_seconds = Histogram(
+            "syndicator_parse_seconds", "CPU seconds parsing one feed document", buckets=_PARSE_BUCKETS, registry=r
+        )
+        self.new_entries = Histogram(
+            "syndicator_new_entries", "New entries found by one fetch or push", buckets=_NEW_BUCKETS, registry=r
+        )
+        self.throttled_hosts = Gauge(
+            "syndicator_throttled_hosts",
+            "Hosts that asked us to slow down (429, 503, Retry-After) and wait",
+            registry=r,
+        )
         self.queue_depth = Gauge("syndicator_queue_depth", "Sources due and not yet fetched", registry=r)
         self.in_flight = Gauge("syndicator_fetches_in_flight", "Fetches running", registry=r)
-        self.notifications = Counter("syndicator_push_notifications", "WebSub notifications by verdict",
-                                     ["verdict"], registry=r)
-        self.live_leases = Gauge("syndicator_live_leases", "WebSub subscriptions with a verified, running lease",
-                                 registry=r)
-        self.push_healthy = Gauge("syndicator_push_healthy_sources",
-                                  "Sources whose push is healthy (polled on the heartbeat only)", registry=r)
-        self.hub_requests = Counter("syndicator_hub_requests", "Requests to hubs by mode and result",
-                                    ["mode", "result"], registry=r)
+        self.notifications = Counter(
+            "syndicator_push_notifications", "WebSub notifications by verdict", ["verdict"], registry=r
+        )
+        self.live_leases = Gauge(
+            "syndicator_live_leases", "WebSub subscriptions with a verified, running lease", registry=r
+        )
+        self.push_healthy = Gauge(
+            "syndicator_push_healthy_sources",
+            "Sources whose push is healthy (polled on the heartbeat only)",
+            registry=r,
+        )
+        self.hub_requests = Counter(
+            "syndicator_hub_requests", "Requests to hubs by mode and result", ["mode", "result"], registry=r
+        )
         self.renders = Counter("syndicator_renders", "Sites rendered and published", registry=r)
-        self.last_render = Gauge("syndicator_last_render_timestamp_seconds",
-                                 "When the site was last published (Unix time)", registry=r)
+        self.last_render = Gauge(
+            "syndicator_last_render_timestamp_seconds", "When the site was last published (Unix time)", registry=r
+        )
         self.sources = Gauge("syndicator_sources", "Configured sources", registry=r)
-        self.claim_seconds = Histogram("syndicator_claim_seconds", "Seconds one claim of due sources took (worker)",
-                                       buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30),
-                                       registry=r)
+        self.claim_seconds = Histogram(
+            "syndicator_claim_seconds",
+            "Seconds one claim of due sources took (worker)",
+            buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30),
+            registry=r,
+        )
         self.claimed = Counter("syndicator_claimed_sources", "Sources claimed with a lease (worker)", registry=r)
-        self.lease_expiries = Counter("syndicator_lease_expiries",
-                                      "Dead leases (a worker killed or stalled) ended by this worker's claims",
-                                      registry=r)
+        self.lease_expiries = Counter(
+            "syndicator_lease_expiries",
+            "Dead leases (a worker killed or stalled) ended by this worker's claims",
+            registry=r,
+        )
         for verdict in VERDICTS:
             self.notifications.labels(verdict)
         self._answered = 0
@@ -144,8 +175,9 @@ def metrics_app(metrics: Metrics, healthy: Callable[[], tuple[bool, str]]) -> Ca
             body, status, kind = why.encode() + b"\n", "200 OK" if ok else "503 Service Unavailable", _TEXT
         else:
             body, status, kind = b"not found\n", "404 Not Found", _TEXT
-        start_response(status, [("Content-Type", kind), ("Content-Length", str(len(body))),
-                                ("Cache-Control", "no-store")])
+        start_response(
+            status, [("Content-Type", kind), ("Content-Length", str(len(body))), ("Cache-Control", "no-store")]
+        )
         return [body]
 
     return app

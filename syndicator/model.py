@@ -603,7 +603,7 @@ def newest(stored: Sequence[StoredEntry], count: int) -> list[int]:
     document first. The one ranking the store (which loads these entries in
     full, :meth:`store.Store.snapshots`) and selection (which shows them) share.
     """
-    return sorted(range(len(stored)), key=lambda i: (-stored[i].date.timestamp(), i))[:max(count, 0)]
+    return sorted(range(len(stored)), key=lambda i: (-stored[i].date.timestamp(), i))[: max(count, 0)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -655,15 +655,18 @@ class SiteStatus:
         kind = self.state.error_kind
         if kind is None:
             return "ok"
-        return {"http_410": "gone" if self.state.hold is not None else "failing",
-                "http_401": "denied"}.get(kind, "failing")
+        return {"http_410": "gone" if self.state.hold is not None else "failing", "http_401": "denied"}.get(
+            kind, "failing"
+        )
 
 
 def by_health(statuses: Sequence[SiteStatus]) -> list[SiteStatus]:
     """The sites page's order: sites in trouble (failing, denied, gone) first, then stale ones, then
     inactive ones, then the rest, each in sites.yaml order."""
-    return sorted(statuses, key=lambda status: 0 if status.health in TROUBLE else 1 if status.stale
-                  else 2 if status.inactive else 3)
+    return sorted(
+        statuses,
+        key=lambda status: 0 if status.health in TROUBLE else 1 if status.stale else 2 if status.inactive else 3,
+    )
 
 
 #: The healths of a site in trouble: shown first, and by ``status --failing``.

@@ -35,10 +35,24 @@ MAX_LENGTH = 8000
 #: The schemes a published link or a fetched URL may have.
 WEB_SCHEMES = frozenset({"http", "https"})
 #: Query parameters that only track the reader and never name a resource.
-TRACKING_PARAMETERS = frozenset({
-    "fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid", "yclid",
-    "_hsenc", "_hsmi", "mkt_tok", "ref_src", "spm", "wt.mc_id",
-})
+TRACKING_PARAMETERS = frozenset(
+    {
+        "fbclid",
+        "gclid",
+        "dclid",
+        "msclkid",
+        "mc_cid",
+        "mc_eid",
+        "igshid",
+        "yclid",
+        "_hsenc",
+        "_hsmi",
+        "mkt_tok",
+        "ref_src",
+        "spm",
+        "wt.mc_id",
+    }
+)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # C0 and C1 controls, lone surrogates and non-characters: never part of a link we publish.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -51,8 +65,10 @@ _AUTHORITY = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//([^/?#]*)")
 #: digits, dots and hyphens, no ";" in the path (urlunparse would drop an empty parameter), no empty
 #: query or fragment (it would drop those too), no space or control. Most links in feeds are this;
 #: matching it costs a tenth of splitting and joining them.
-_PLAIN_WEB = re.compile(r"https?://[A-Za-z0-9.-]+(?::([0-9]{1,5}))?(?:/[\x21\x22\x24-\x3a\x3c-\x3e\x40-\x7e]*)?"
-                        r"(?:\?[\x21\x22\x24-\x7e]+)?(?:#[\x21-\x7e]+)?")
+_PLAIN_WEB = re.compile(
+    r"https?://[A-Za-z0-9.-]+(?::([0-9]{1,5}))?(?:/[\x21\x22\x24-\x3a\x3c-\x3e\x40-\x7e]*)?"
+    r"(?:\?[\x21\x22\x24-\x7e]+)?(?:#[\x21-\x7e]+)?"
+)
 
 
 def plain_web(url: str) -> bool:
@@ -198,8 +214,11 @@ def canonical(url: str) -> str:
         host = f"{host}:{parts.port}"
     if parts.username or parts.password:
         host = f"{parts.username or ''}{':' if parts.password else ''}{parts.password or ''}@{host}"
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-             if not k.lower().startswith("utm_") and k.lower() not in TRACKING_PARAMETERS]
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not k.lower().startswith("utm_") and k.lower() not in TRACKING_PARAMETERS
+    ]
     path = parts.path or ("/" if host else "")
     # surrogatepass: a lone surrogate in the query is percent-encoded instead of raising.
     query_text = urlencode(query, safe="/:@!$'()*,;", errors="surrogatepass")
@@ -231,10 +250,11 @@ def secretless(text: str, url: str) -> str:
     whole or in part: a parser that ends the password at a raw ``@``, ``/``, ``?``, ``#`` or ``:`` in it
     shows the rest as a host or a port (``failed to resolve host 'ss@db'`` for the password ``p@ss``), so
     each piece between those characters (two characters or more) is masked too, the longest first."""
-    secrets = [url[match.end(1):match.end() - 1] for match in [_PASSWORD.search(url)] if match]
+    secrets = [url[match.end(1) : match.end() - 1] for match in [_PASSWORD.search(url)] if match]
     secrets += [match.group(0).split("=", 1)[1] for match in _PASSWORD_PARAMETER.finditer(url)]
-    forms = {form for secret in secrets for whole in (secret, unquote(secret))
-             for form in (whole, *_DELIMITERS.split(whole))}
+    forms = {
+        form for secret in secrets for whole in (secret, unquote(secret)) for form in (whole, *_DELIMITERS.split(whole))
+    }
     for form in sorted(forms, key=len, reverse=True):
         if len(form) >= 2 or (form and form in secrets):
             text = text.replace(form, "***")

@@ -41,9 +41,19 @@ NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"
 #: Seconds any one command or event may take before the test fails.
 TIMEOUT = 30.0
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-    "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--remote-debugging-pipe",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--remote-debugging-pipe",
     # No name resolves: should a request slip past the Fetch domain, it fails here instead of leaving.
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 )
@@ -96,10 +106,14 @@ class Page:
     def emulate(self, width: int, height: int = 800, dark: bool = False) -> None:
         """A viewport ``width`` x ``height`` CSS px (a phone's, with the viewport meta tag honoured, below
         600 px) and the colour scheme the page's ``prefers-color-scheme`` sees."""
-        self.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
-                  mobile=width < 600)
-        self.send("Emulation.setEmulatedMedia", media="screen",
-                  features=[{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}])
+        self.send(
+            "Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=width < 600
+        )
+        self.send(
+            "Emulation.setEmulatedMedia",
+            media="screen",
+            features=[{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}],
+        )
 
     def screenshot(self, path: Path, width: int, dark: bool = False) -> Path:
         """Save the whole page as a PNG at ``path``: the viewport is made as tall as the page first, so
@@ -107,8 +121,9 @@ class Page:
         height = min(self.evaluate("document.documentElement.scrollHeight"), 16000)
         self.emulate(width, height, dark)
         self.evaluate(_IMAGES_LOADED)
-        data = self.send("Page.captureScreenshot", format="png",
-                         clip={"x": 0, "y": 0, "width": width, "height": height, "scale": 1})["data"]
+        data = self.send(
+            "Page.captureScreenshot", format="png", clip={"x": 0, "y": 0, "width": width, "height": height, "scale": 1}
+        )["data"]
         path.write_bytes(base64.b64decode(data))
         self.emulate(width, dark=dark)
         return path
@@ -121,9 +136,11 @@ class Page:
         """axe-core's violations on the page: each rule's id, impact, help and the elements it found."""
         if not self.evaluate("typeof axe !== 'undefined'"):
             self.evaluate(source + "\n;true")
-        found = self.evaluate("axe.run(document, {resultTypes: ['violations']}).then(result => result.violations"
-                              ".map(v => ({id: v.id, impact: v.impact, help: v.help,"
-                              " nodes: v.nodes.map(node => node.target.join(' '))})))")
+        found = self.evaluate(
+            "axe.run(document, {resultTypes: ['violations']}).then(result => result.violations"
+            ".map(v => ({id: v.id, impact: v.impact, help: v.help,"
+            " nodes: v.nodes.map(node => node.target.join(' '))})))"
+        )
         return list(found)
 
     def press(self, key: str, code: str, key_code: int) -> None:
@@ -143,8 +160,9 @@ class Page:
                 self.browser.post("Fetch.continueRequest", request, self.session, reply=False)
             else:
                 self.refused.append((params.get("resourceType", ""), url))
-                self.browser.post("Fetch.failRequest", {**request, "errorReason": "BlockedByClient"}, self.session,
-                                  reply=False)
+                self.browser.post(
+                    "Fetch.failRequest", {**request, "errorReason": "BlockedByClient"}, self.session, reply=False
+                )
         elif method == "Runtime.exceptionThrown":
             details = params["exceptionDetails"]
             self.console.append("exception: " + (details.get("exception", {}).get("description") or details["text"]))
@@ -187,8 +205,12 @@ class Browser:
         script = f'exec "$0" "$@" 3<&{commands_read} 4>&{replies_write} {commands_read}<&- {replies_write}>&-'
         self.process = subprocess.Popen(
             ["bash", "-c", script, binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            pass_fds=(commands_read, replies_write), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, env=_without_faketime(os.environ))
+            pass_fds=(commands_read, replies_write),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=_without_faketime(os.environ),
+        )
         os.close(commands_read)
         os.close(replies_write)
         self._next = 0
@@ -212,7 +234,7 @@ class Browser:
             message["sessionId"] = session
         data = json.dumps(message).encode() + b"\0"
         while data:
-            data = data[os.write(self._commands, data):]
+            data = data[os.write(self._commands, data) :]
         return self._next
 
     def send(self, method: str, params: dict[str, Any], session: str | None = None) -> dict[str, Any]:
@@ -287,8 +309,10 @@ def _above_ten(fd: int) -> int:
 
 
 #: Why the browser tests skip where no browser can be had.
-NO_BROWSER = ("no headless Chromium: install one (apt-get install chromium) or name a Chrome or Chromium "
-              "binary in SYNDICATOR_CHROMIUM")
+NO_BROWSER = (
+    "no headless Chromium: install one (apt-get install chromium) or name a Chrome or Chromium "
+    "binary in SYNDICATOR_CHROMIUM"
+)
 #: The checks page_checks.js defines, one JavaScript expression; ``Page.check(name)`` runs one.
 CHECKS = (Path(__file__).parent / "page_checks.js").read_text(encoding="utf-8")
 

@@ -52,8 +52,9 @@ def in_thread(server: socketserver.BaseServer) -> Iterator[None]:
 
 
 @contextmanager
-def loopback_server(address: str = "127.0.0.1", setup: Callable[[HTTPServer], None] | None = None
-                    ) -> Iterator[HTTPServer]:
+def loopback_server(
+    address: str = "127.0.0.1", setup: Callable[[HTTPServer], None] | None = None
+) -> Iterator[HTTPServer]:
     """A threaded HTTP server on ``address`` (a loopback address) and a free port,
     with ``setup`` applied before it starts; stopped on exit."""
     http = HTTPServer(host=address, port=0, threaded=True)
@@ -80,8 +81,9 @@ def _no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name.lower(), raising=False)
 
 
-def _send_response_without_date(handler: http.server.BaseHTTPRequestHandler, code: int,
-                                message: str | None = None) -> None:
+def _send_response_without_date(
+    handler: http.server.BaseHTTPRequestHandler, code: int, message: str | None = None
+) -> None:
     """BaseHTTPRequestHandler.send_response less its ``Date`` line (the real clock)."""
     handler.log_request(code)
     handler.send_response_only(code, message)
@@ -136,12 +138,13 @@ def release() -> Iterator[threading.Event]:
         event.set()
 
 
-def rss(*items: dict[str, str], title: str = "Example Feed", link: str = "https://blog.example.org/",
-        extra: str = "") -> str:
+def rss(
+    *items: dict[str, str], title: str = "Example Feed", link: str = "https://blog.example.org/", extra: str = ""
+) -> str:
     """An RSS 2.0 document; each item is a dict of element name -> raw XML text."""
     body = "".join(
-        "<item>" + "".join(f"<{k}>{v}</{k.split()[0]}>" for k, v in item.items()) + "</item>"
-        for item in items)
+        "<item>" + "".join(f"<{k}>{v}</{k.split()[0]}>" for k, v in item.items()) + "</item>" for item in items
+    )
     return textwrap.dedent(f"""\
         <?xml version="1.0" encoding="utf-8"?>
         <rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"
@@ -175,8 +178,7 @@ def write_config(folder: Path, sites: list[dict[str, Any]], **settings: Any) -> 
 
 def build(config: Path, *args: str, now: str = NOW_ISO) -> Result:
     """Run ``syndicator build --config CONFIG --now NOW ARGS`` with the real CLI."""
-    return CliRunner().invoke(main, ["build", "--config", str(config), "--now", now, *args],
-                              catch_exceptions=False)
+    return CliRunner().invoke(main, ["build", "--config", str(config), "--now", now, *args], catch_exceptions=False)
 
 
 def without_first_build_warning(stderr: str) -> str:

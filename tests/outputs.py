@@ -59,9 +59,20 @@ def atom_problems(document: bytes) -> list[str]:
 class _Requests(HTMLParser):
     """Collects what a browser would load or run from a page."""
 
-    _LOADS = {("img", "src"), ("script", "src"), ("link", "href"), ("iframe", "src"), ("embed", "src"),
-              ("object", "data"), ("video", "src"), ("video", "poster"), ("audio", "src"),
-              ("source", "src"), ("input", "src"), ("frame", "src")}
+    _LOADS = {
+        ("img", "src"),
+        ("script", "src"),
+        ("link", "href"),
+        ("iframe", "src"),
+        ("embed", "src"),
+        ("object", "data"),
+        ("video", "src"),
+        ("video", "poster"),
+        ("audio", "src"),
+        ("source", "src"),
+        ("input", "src"),
+        ("frame", "src"),
+    }
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -120,7 +131,8 @@ def run_build(folder: Path, sites: list[dict[str, str]], now: str, **settings: o
     from .conftest import write_config
 
     config = write_config(folder, sites, **settings)
-    result = CliRunner().invoke(main, ["build", "--config", str(config), "--now", now, "--force"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        main, ["build", "--config", str(config), "--now", now, "--force"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     return folder / "public"

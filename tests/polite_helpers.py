@@ -43,9 +43,17 @@ class Feed:
     peak = 0
     _lock = threading.Lock()
 
-    def __init__(self, server: HTTPServer, path: str, body: str | None = None, etag: str | None = '"v1"',
-                 last_modified: str | None = None, status: int = 200,
-                 headers: dict[str, str] | None = None, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        server: HTTPServer,
+        path: str,
+        body: str | None = None,
+        etag: str | None = '"v1"',
+        last_modified: str | None = None,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        delay: float = 0.0,
+    ) -> None:
         self.path, self.url = path, server.url_for(path)
         self.body = body if body is not None else rss(post(1), post(2))
         self.etag, self.last_modified, self.status = etag, last_modified, status

@@ -163,8 +163,14 @@ class _Runner:
             log.flush()
             try:
                 done = subprocess.run(
-                    command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.folder,
-                    env={**os.environ, "LC_ALL": "C", "LANG": "C"}, timeout=COMMAND_TIMEOUT, check=False,
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=self.folder,
+                    env={**os.environ, "LC_ALL": "C", "LANG": "C"},
+                    timeout=COMMAND_TIMEOUT,
+                    check=False,
                 )
             except subprocess.TimeoutExpired as error:
                 raise ClusterError(f"{shlex.join(command)} took over {COMMAND_TIMEOUT:.0f} s{self.logs()}") from error
@@ -193,20 +199,44 @@ def throwaway_cluster(bin_dir: Path) -> Iterator[str]:
     started = False
     try:
         runner.prepare()
-        runner.run([
-            str(bin_dir / "initdb"), "--pgdata", str(data), "--username", SUPERUSER, "--auth", "trust",
-            "--encoding", "UTF8", "--locale", "C", "--no-sync",
-        ])
+        runner.run(
+            [
+                str(bin_dir / "initdb"),
+                "--pgdata",
+                str(data),
+                "--username",
+                SUPERUSER,
+                "--auth",
+                "trust",
+                "--encoding",
+                "UTF8",
+                "--locale",
+                "C",
+                "--no-sync",
+            ]
+        )
         with open(data / "postgresql.conf", "a") as conf:
             conf.write(SETTINGS.format(sockets=folder))
         (data / "pg_hba.conf").write_text(HBA)
         for _attempt in range(3):  # the free port may be taken between choosing and binding it
             port = free_port()
             started = True
-            done = runner.run([
-                str(bin_dir / "pg_ctl"), "start", "--pgdata", str(data), "--log", str(folder / "server.log"),
-                "--wait", "--timeout", str(int(START_TIMEOUT)), "--options", f"-p {port}",
-            ], check=False)
+            done = runner.run(
+                [
+                    str(bin_dir / "pg_ctl"),
+                    "start",
+                    "--pgdata",
+                    str(data),
+                    "--log",
+                    str(folder / "server.log"),
+                    "--wait",
+                    "--timeout",
+                    str(int(START_TIMEOUT)),
+                    "--options",
+                    f"-p {port}",
+                ],
+                check=False,
+            )
             if done.returncode == 0:
                 break
             if "already in use" not in runner.logs():
@@ -221,11 +251,24 @@ def throwaway_cluster(bin_dir: Path) -> Iterator[str]:
         yield url
     finally:
         if started:
-            stopped = runner.run(
-                [str(bin_dir / "pg_ctl"), "stop", "--pgdata", str(data), "--mode", "immediate", "--wait",
-                 "--timeout", str(int(START_TIMEOUT))],
-                check=False,
-            ) if data.exists() else None
+            stopped = (
+                runner.run(
+                    [
+                        str(bin_dir / "pg_ctl"),
+                        "stop",
+                        "--pgdata",
+                        str(data),
+                        "--mode",
+                        "immediate",
+                        "--wait",
+                        "--timeout",
+                        str(int(START_TIMEOUT)),
+                    ],
+                    check=False,
+                )
+                if data.exists()
+                else None
+            )
             if stopped is not None and stopped.returncode != 0:
                 _kill_postmaster(data)
         shutil.rmtree(folder, ignore_errors=True)

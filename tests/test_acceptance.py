@@ -31,8 +31,10 @@ CORPUS = Path(os.environ.get("SYNDICATOR_CORPUS") or Path(__file__).resolve().pa
 REQUIRED_SHARE = 0.95
 _TYPES = {".json": "application/feed+json", ".html": "text/html", ".htm": "text/html"}
 
-pytestmark = pytest.mark.skipif(not (CORPUS / "MANIFEST.tsv").is_file() or not (CORPUS / "feeds").is_dir(),
-                                reason=f"the real-world feed corpus is absent ({CORPUS}); set SYNDICATOR_CORPUS")
+pytestmark = pytest.mark.skipif(
+    not (CORPUS / "MANIFEST.tsv").is_file() or not (CORPUS / "feeds").is_dir(),
+    reason=f"the real-world feed corpus is absent ({CORPUS}); set SYNDICATOR_CORPUS",
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ def corpus_feeds() -> list[CorpusFeed]:
 @pytest.fixture(scope="module")
 def corpus_server() -> Iterator[HTTPServer]:
     """Its own loopback server: /feeds/NAME answers with the corpus file, byte for byte."""
+
     def serve(request: Request) -> Response:
         path = CORPUS / "feeds" / Path(request.path).name
         if not path.is_file():
@@ -95,11 +98,11 @@ def corpus_build(corpus_server: HTTPServer, tmp_path_factory: pytest.TempPathFac
     urls = {feed.name: corpus_server.url_for(f"/feeds/{feed.name}") for feed in feeds}
     sites = [{"name": feed.name, "feed": urls[feed.name]} for feed in feeds]
     # Every feed is on one loopback host: lift the per-host politeness that would pace them (0.5 s apart).
-    config = write_config(folder, sites, feed_entries=100_000, timeout=5, retries=0,
-                          per_host_concurrency=8, host_gap=0, host_breaker=0)
+    config = write_config(
+        folder, sites, feed_entries=100_000, timeout=5, retries=0, per_host_concurrency=8, host_gap=0, host_breaker=0
+    )
     result = build(config, "-q")
-    return CorpusBuild(feeds, urls, folder / "public", folder / "cache", result.exit_code, result.stdout,
-                       result.stderr)
+    return CorpusBuild(feeds, urls, folder / "public", folder / "cache", result.exit_code, result.stdout, result.stderr)
 
 
 def test_corpus_build_succeeds_and_feed_xml_parses(corpus_build: CorpusBuild) -> None:
@@ -141,9 +144,11 @@ def test_corpus_feeds_with_items_contribute_entries(corpus_build: CorpusBuild) -
         else:
             missing[feed.name] = f"{len(stored)} entries stored, none in feed.xml"
     report = "\n".join(f"  {name}: {why}" for name, why in sorted(missing.items()))
-    print(f"\n{len(expected) - len(missing)} of {len(expected)} corpus feeds with items contribute "
-          f"({len(shared)} through posts credited to another feed: {', '.join(shared)}); "
-          f"{len(missing)} do not:\n{report}")
+    print(
+        f"\n{len(expected) - len(missing)} of {len(expected)} corpus feeds with items contribute "
+        f"({len(shared)} through posts credited to another feed: {', '.join(shared)}); "
+        f"{len(missing)} do not:\n{report}"
+    )
     assert len(expected) - len(missing) >= REQUIRED_SHARE * len(expected), report
 
 
@@ -154,6 +159,9 @@ def test_items_of_one_feed_sharing_a_link_all_contribute(corpus_build: CorpusBui
         pytest.skip(f"{name} is not in this corpus")
     assert corpus_build.exit_code == 0, corpus_build.stderr[-2000:]
     root = ET.parse(corpus_build.output / "feed.xml").getroot()
-    credited = [entry for entry in root.findall(f"{ATOM}entry")
-                if entry.findtext(f"{ATOM}source/{ATOM}id") == corpus_build.urls[name]]
+    credited = [
+        entry
+        for entry in root.findall(f"{ATOM}entry")
+        if entry.findtext(f"{ATOM}source/{ATOM}id") == corpus_build.urls[name]
+    ]
     assert len(credited) == 5

@@ -138,14 +138,20 @@ def test_escaped_html_in_a_malformed_feed_is_not_too_dense() -> None:
     assert parsed.entries[0].content.count("<em>") == 30_000
 
 
-@pytest.mark.parametrize(("document", "words"), [
-    (item("<x>" * (MAX_DEPTH + 1) + "</x>" * (MAX_DEPTH + 1)), "nested more than"),
-    (item(MALFORMED + "<x>word</x>" * (MAX_TAGS // 2 + 1)), "more than 200,000 tags"),
-    (item(MALFORMED + "<a/>" * (DENSE_MIN_TAGS + 1)), "more than one tag"),
-    (item(MALFORMED + "<title>" + "&" * REFERENCES_PER_TAG * (DENSE_MIN_TAGS + 1) + "</title>"),
-     "and 160,008 references in"),
-    (item("<a/>" * (FAST_MAX_TAGS + 1)), "more than 1,000,000 tags"),
-], ids=["deep", "many-tags", "dense", "dense-references", "too-many-for-lxml"])
+@pytest.mark.parametrize(
+    ("document", "words"),
+    [
+        (item("<x>" * (MAX_DEPTH + 1) + "</x>" * (MAX_DEPTH + 1)), "nested more than"),
+        (item(MALFORMED + "<x>word</x>" * (MAX_TAGS // 2 + 1)), "more than 200,000 tags"),
+        (item(MALFORMED + "<a/>" * (DENSE_MIN_TAGS + 1)), "more than one tag"),
+        (
+            item(MALFORMED + "<title>" + "&" * REFERENCES_PER_TAG * (DENSE_MIN_TAGS + 1) + "</title>"),
+            "and 160,008 references in",
+        ),
+        (item("<a/>" * (FAST_MAX_TAGS + 1)), "more than 1,000,000 tags"),
+    ],
+    ids=["deep", "many-tags", "dense", "dense-references", "too-many-for-lxml"],
+)
 def test_documents_beyond_the_structural_limits_are_too_complex(document: str, words: str) -> None:
     with pytest.raises(ParseError, match=words) as caught:
         parse(document)
@@ -170,18 +176,28 @@ def full_text_atom(entries: int, paragraphs: int, extra_root: str = "", xhtml: b
     """An Atom feed of full-text entries whose HTML content, in CDATA (or with ``xhtml``, as
     ``type="xhtml"`` content), is denser than one ``<`` per 16 characters (short paragraphs of
     inline markup, as a full-text feed writes them)."""
+
     def body(n: int) -> str:
         return "".join(f"<p>Part {n}.{k}, <em>a</em> <b>b</b> <i>c</i>.</p>\n" for k in range(paragraphs))
-    return ('<?xml version="1.0" encoding="utf-8"?>'
-            f'<feed xmlns="http://www.w3.org/2005/Atom"{extra_root}><title>Full Text</title><id>urn:full</id>'
-            '<link href="https://full.example.org/"/><updated>2026-11-29T10:00:00Z</updated>'
-            + "".join(f'<entry><id>urn:full:{n}</id><title>Entry {n}</title>'
-                      f'<link href="https://full.example.org/{n}"/>'
-                      f'<updated>2026-11-{1 + n % 28:02d}T10:00:00Z</updated>'
-                      + (f'<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">{body(n)}</div></content>'
-                         if xhtml else f'<content type="html"><![CDATA[{body(n)}]]></content>')
-                      + '</entry>' for n in range(entries))
-            + "</feed>")
+
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>'
+        f'<feed xmlns="http://www.w3.org/2005/Atom"{extra_root}><title>Full Text</title><id>urn:full</id>'
+        '<link href="https://full.example.org/"/><updated>2026-11-29T10:00:00Z</updated>'
+        + "".join(
+            f"<entry><id>urn:full:{n}</id><title>Entry {n}</title>"
+            f'<link href="https://full.example.org/{n}"/>'
+            f"<updated>2026-11-{1 + n % 28:02d}T10:00:00Z</updated>"
+            + (
+                f'<content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">{body(n)}</div></content>'
+                if xhtml
+                else f'<content type="html"><![CDATA[{body(n)}]]></content>'
+            )
+            + "</entry>"
+            for n in range(entries)
+        )
+        + "</feed>"
+    )
 
 
 def test_html_in_cdata_denser_than_the_tag_limit_parses() -> None:
@@ -236,19 +252,25 @@ def test_html_with_a_tag_of_too_many_attributes_is_published_as_text() -> None:
 # --- fields with a natural size ---------------------------------------------------------
 
 
-@pytest.mark.parametrize(("title", "start"), [
-    ("&lt;b&gt;word " * 100_000, "<b>word <b>word"),  # element starts without an end tag: kept literally
-    ("&lt;b&gt;Bold&lt;/b&gt; " + "word " * 200_000, "Bold word word"),  # markup: stripped
-], ids=["many-starts", "markup"])
+@pytest.mark.parametrize(
+    ("title", "start"),
+    [
+        ("&lt;b&gt;word " * 100_000, "<b>word <b>word"),  # element starts without an end tag: kept literally
+        ("&lt;b&gt;Bold&lt;/b&gt; " + "word " * 200_000, "Bold word word"),  # markup: stripped
+    ],
+    ids=["many-starts", "markup"],
+)
 def test_a_long_title_is_cut(title: str, start: str) -> None:
     entry = parse(item(f"<title>{title}</title>")).entries[0]
     assert entry.title.startswith(start)
     assert TITLE_MAX_CHARS - 10 <= len(entry.title) <= TITLE_MAX_CHARS
 
 
-@pytest.mark.parametrize("author", ["a" * 1_000_000, "<![CDATA[" + "a." * 500_000 + "]]>",
-                                    "x" * 300_000 + "@" + "y" * 300_000],
-                         ids=["word-run", "cdata-dots", "no-domain-dot"])
+@pytest.mark.parametrize(
+    "author",
+    ["a" * 1_000_000, "<![CDATA[" + "a." * 500_000 + "]]>", "x" * 300_000 + "@" + "y" * 300_000],
+    ids=["word-run", "cdata-dots", "no-domain-dot"],
+)
 def test_a_long_author_is_cut(author: str) -> None:
     entry = parse(item(f"<title>t</title><author>{author}</author>")).entries[0]
     assert entry.author is not None and 0 < len(entry.author) <= AUTHOR_MAX_CHARS
@@ -272,9 +294,15 @@ def test_dates_longer_than_the_cap_are_unreadable() -> None:
     assert parse_date("Tue, 12 Mar 2024 10:00:00 GMT" + " x" * DATE_MAX_CHARS) is None  # ...but not without end
 
 
-@pytest.mark.parametrize("summary", ["&lt;div&gt;" * 5_000 + "deep text", "&lt;b id=1&gt;x " * 5_000 + "deep text",
-                                     "&amp;amp; " * 30_000 + "deep text"],
-                         ids=["deep-divs", "unclosed-formatting", "many-references"])
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "&lt;div&gt;" * 5_000 + "deep text",
+        "&lt;b id=1&gt;x " * 5_000 + "deep text",
+        "&amp;amp; " * 30_000 + "deep text",
+    ],
+    ids=["deep-divs", "unclosed-formatting", "many-references"],
+)
 def test_costly_html_is_published_as_escaped_text(summary: str) -> None:
     entry = parse(item(f"<title>t</title><description>{summary}</description>")).entries[0]
     assert entry.summary.startswith("<p>") and entry.summary.endswith("deep text</p>")
@@ -320,8 +348,13 @@ def test_a_too_complex_body_is_not_parsed_twice(server: HTTPServer, tmp_path: Pa
     hostile = item(("<p>" + "x" * 30 + "</p>") * 15_000 + "<x>" * (MAX_DEPTH + 1) + "</x>" * (MAX_DEPTH + 1))
     server.expect_request("/hostile.xml").respond_with_data(hostile, content_type="application/rss+xml")
     server.expect_request("/good.xml").respond_with_data(rss(post(1)), content_type="application/rss+xml")
-    config = write_config(tmp_path, [{"name": "Hostile", "feed": server.url_for("/hostile.xml")},
-                                     {"name": "Good", "feed": server.url_for("/good.xml")}])
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "Hostile", "feed": server.url_for("/hostile.xml")},
+            {"name": "Good", "feed": server.url_for("/good.xml")},
+        ],
+    )
     report = tmp_path / "cache" / "report.json"
     assert build(config).exit_code == 0
     first = json.loads(report.read_text())
@@ -373,12 +406,19 @@ def sax_error(data: bytes) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("document", [
-    rss(post(1)), rss(post(1)).replace("</channel>", "<x:y/></channel>"), rss(post(1))[:-40],
-    '<?xml version="1.0"?><!DOCTYPE rss SYSTEM "http://example.org/rss.dtd"><rss>&undeclared;</rss>',
-    '<?xml version="1.0" standalone="yes"?><rss>&undeclared;</rss>', "<rss><a></b></rss>", "",
-], ids=["well-formed", "unbound-prefix", "truncated", "external-dtd-entity", "standalone-entity", "mismatch",
-        "empty"])
+@pytest.mark.parametrize(
+    "document",
+    [
+        rss(post(1)),
+        rss(post(1)).replace("</channel>", "<x:y/></channel>"),
+        rss(post(1))[:-40],
+        '<?xml version="1.0"?><!DOCTYPE rss SYSTEM "http://example.org/rss.dtd"><rss>&undeclared;</rss>',
+        '<?xml version="1.0" standalone="yes"?><rss>&undeclared;</rss>',
+        "<rss><a></b></rss>",
+        "",
+    ],
+    ids=["well-formed", "unbound-prefix", "truncated", "external-dtd-entity", "standalone-entity", "mismatch", "empty"],
+)
 def test_the_pre_check_finds_what_the_sax_parser_finds(document: str) -> None:
     data = document.encode("utf-8")
     error = feedreader._syntax_error(data)
@@ -401,8 +441,7 @@ def test_a_full_text_feed_denser_than_the_old_guard_publishes(server: HTTPServer
     assert "Entry 55" in page and "<em>a</em>" in page  # day 28, the newest
 
 
-def test_a_full_text_xhtml_feed_past_feedparser_s_tag_limits_publishes(server: HTTPServer,
-                                                                      tmp_path: Path) -> None:
+def test_a_full_text_xhtml_feed_past_feedparser_s_tag_limits_publishes(server: HTTPServer, tmp_path: Path) -> None:
     document = full_text_atom(150, 180, xhtml=True)
     assert document.count("<") > MAX_TAGS  # refused before the fast reader read XHTML content
     server.expect_request("/xhtml.xml").respond_with_data(document, content_type="application/atom+xml")
@@ -416,11 +455,14 @@ def test_a_full_text_xhtml_feed_past_feedparser_s_tag_limits_publishes(server: H
 
 
 def test_an_attribute_bomb_fails_alone_and_its_neighbour_publishes(server: HTTPServer, tmp_path: Path) -> None:
-    server.expect_request("/bomb.xml").respond_with_data(atom_with_root_attributes(100_000),
-                                                         content_type="application/atom+xml")
+    server.expect_request("/bomb.xml").respond_with_data(
+        atom_with_root_attributes(100_000), content_type="application/atom+xml"
+    )
     server.expect_request("/good.xml").respond_with_data(rss(post(1)), content_type="application/rss+xml")
-    config = write_config(tmp_path, [{"name": "Bomb", "feed": server.url_for("/bomb.xml")},
-                                     {"name": "Good", "feed": server.url_for("/good.xml")}])
+    config = write_config(
+        tmp_path,
+        [{"name": "Bomb", "feed": server.url_for("/bomb.xml")}, {"name": "Good", "feed": server.url_for("/good.xml")}],
+    )
     result = build(config)
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "cache" / "report.json").read_text())

@@ -32,7 +32,7 @@ WAIT = 60.0
 
 
 @pytest.fixture
-def store(pg_database: str) -> Iterator[Store]:  # noqa: F811
+def store(pg_database: str) -> Iterator[Store]:
     with Store.connect(pg_database) as opened:
         yield opened
 
@@ -50,8 +50,7 @@ def set_next(db: Any, url: str, next_attempt: str | None, failures: int = 0, **c
 
 def leases(db: Any) -> dict[str, tuple[str, str]]:
     """{source: (host, worker)} of every lease row, live or dead."""
-    return {source: (host, worker) for source, host, worker in
-            db.execute("SELECT source, host, worker FROM leases")}
+    return {source: (host, worker) for source, host, worker in db.execute("SELECT source, host, worker FROM leases")}
 
 
 def sources(claims: list[Claim]) -> list[str]:
@@ -113,8 +112,9 @@ def test_arguments_are_checked(store: Store) -> None:
 
 def test_per_host_counts_every_workers_live_leases(store: Store) -> None:
     db = store._db
-    register(db, [(feed(n, "big.example"), "big.example") for n in range(5)] + [(feed(9, "small.example"),
-                                                                                 "small.example")])
+    register(
+        db, [(feed(n, "big.example"), "big.example") for n in range(5)] + [(feed(9, "small.example"), "small.example")]
+    )
     a = claim(db, "A", NOW, limit=10, lease_seconds=LEASE, per_host=2)
     assert sorted(c.host for c in a) == ["big.example", "big.example", "small.example"]
     assert claim(db, "B", NOW, limit=10, lease_seconds=LEASE, per_host=2) == []  # big.example is full
@@ -125,8 +125,10 @@ def test_per_host_counts_every_workers_live_leases(store: Store) -> None:
 
 
 @pytest.mark.parametrize("workers", [2, 4])
-def test_concurrent_workers_never_share_a_source_nor_exceed_per_host(pg_database: str,  # noqa: F811
-                                                                      workers: int) -> None:
+def test_concurrent_workers_never_share_a_source_nor_exceed_per_host(
+    pg_database: str,
+    workers: int,
+) -> None:
     per_host, limit, hosts = 2, 6, [f"host{i}.example" for i in range(5)]
     urls = {feed(n, hosts[n % 5]): hosts[n % 5] for n in range(200)}
     capacity = per_host * len(hosts)  # what one round can claim in all: less than the workers ask for
@@ -147,13 +149,19 @@ def test_concurrent_workers_never_share_a_source_nor_exceed_per_host(pg_database
             for r in range(rounds):
                 now = NOW + timedelta(seconds=r)
                 barrier.wait()  # all claim at once
-                results[r][index] = claim(store._db, f"w{index}", now, limit=limit, lease_seconds=600.0,
-                                          per_host=per_host)
+                results[r][index] = claim(
+                    store._db, f"w{index}", now, limit=limit, lease_seconds=600.0, per_host=per_host
+                )
                 barrier.wait()  # claimed: the checker looks
                 barrier.wait()  # checked: store the observations, then release
                 for c in results[r][index]:
-                    store.save(SourceState(url=c.source, fetch_url=c.source, last_attempt=now,
-                                           next_attempt=now + timedelta(days=1)), None, now)
+                    store.save(
+                        SourceState(
+                            url=c.source, fetch_url=c.source, last_attempt=now, next_attempt=now + timedelta(days=1)
+                        ),
+                        None,
+                        now,
+                    )
                     released.append(release(store._db, c))
         except threading.BrokenBarrierError:
             pass
@@ -164,8 +172,9 @@ def test_concurrent_workers_never_share_a_source_nor_exceed_per_host(pg_database
     def watch(url: str) -> None:
         with Store.connect(url) as store:
             while not stop.is_set():
-                for host, n in store._db.execute("SELECT host, COUNT(*) FROM leases WHERE expires > ? "
-                                                 "GROUP BY host", (NOW,)):
+                for host, n in store._db.execute(
+                    "SELECT host, COUNT(*) FROM leases WHERE expires > ? GROUP BY host", (NOW,)
+                ):
                     busiest[host] = max(busiest[host], n)
 
     threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(workers)]
@@ -216,7 +225,9 @@ def test_a_killed_workers_leases_are_taken_over_and_a_live_lease_is_not(store: S
     taken = claim(db, "B", later, limit=10, lease_seconds=LEASE, per_host=1)
     assert sources(taken) == sources(killed)
     assert {source: c.worker for source, c in held(db, later).items()} == {
-        **{c.source: "B" for c in taken}, alive[0].source: "alive"}
+        **{c.source: "B" for c in taken},
+        alive[0].source: "alive",
+    }
     assert not release(db, killed[0])  # the old holder, come back, holds nothing
     assert extend(db, killed[1], NOW + timedelta(seconds=1), LEASE) is None  # even with a clock behind
     assert leases(db)[killed[0].source] == (killed[0].host, "B")
@@ -268,8 +279,7 @@ def test_host_gap_spaces_the_claims_of_one_host(store: Store) -> None:
     register(db, [(feed(n, "x.example"), "x.example") for n in range(3)] + [(feed(9, "y.example"), "y.example")])
     first = claim(db, "A", NOW, limit=10, lease_seconds=600.0, per_host=5, host_gap=10.0)
     assert sorted(c.host for c in first) == ["x.example", "y.example"]  # one a host: two would be 0 s apart
-    assert claim(db, "B", NOW + timedelta(seconds=5), limit=10, lease_seconds=600.0, per_host=5,
-                 host_gap=10.0) == []
+    assert claim(db, "B", NOW + timedelta(seconds=5), limit=10, lease_seconds=600.0, per_host=5, host_gap=10.0) == []
     assert claim(db, "B", NOW + timedelta(seconds=9.999), limit=10, lease_seconds=600.0, per_host=5) == []
     after = claim(db, "B", NOW + timedelta(seconds=10), limit=10, lease_seconds=600.0, per_host=5, host_gap=10.0)
     assert [c.host for c in after] == ["x.example"]
@@ -283,8 +293,13 @@ def test_host_gap_spaces_the_claims_of_one_host(store: Store) -> None:
 def test_register_is_idempotent_and_keeps_stored_state(store: Store) -> None:
     db = store._db
     stored = feed(1, "a.example")
-    store.save(SourceState(url=stored, fetch_url="https://moved.example/x.xml", failures=2,
-                           next_attempt=NOW + timedelta(hours=1)), None, NOW)
+    store.save(
+        SourceState(
+            url=stored, fetch_url="https://moved.example/x.xml", failures=2, next_attempt=NOW + timedelta(hours=1)
+        ),
+        None,
+        NOW,
+    )
     generation = store.generation()
     pairs = [(stored, "moved.example"), (feed(2, "a.example"), "a.example"), (feed(3, "b.example"), "b.example")]
     assert register(db, pairs) == 2
@@ -295,13 +310,17 @@ def test_register_is_idempotent_and_keeps_stored_state(store: Store) -> None:
     assert store.count("sources") == 3
     assert db.execute("SELECT COUNT(*) FROM source_hosts").fetchone() == (3,)
     kept = store.states()[stored]
-    assert (kept.fetch_url, kept.failures, kept.next_attempt) == ("https://moved.example/x.xml", 2,
-                                                                  NOW + timedelta(hours=1))
+    assert (kept.fetch_url, kept.failures, kept.next_attempt) == (
+        "https://moved.example/x.xml",
+        2,
+        NOW + timedelta(hours=1),
+    )
     assert store.states()[feed(2, "a.example")].next_attempt is None  # new: never attempted, so due
     register(db, [(feed(3, "b.example"), "c.example")])  # its fetch URL's host changed
     assert register(db, [(feed(2, "a.example"), "a.example")], prune=True) == 0  # only this one is claimed now
     assert [(c.source, c.host) for c in claim(db, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)] == [
-        (feed(2, "a.example"), "a.example")]
+        (feed(2, "a.example"), "a.example")
+    ]
     assert register(db, pairs) == 0
     assert dict(db.execute("SELECT source, host FROM source_hosts").fetchall())[feed(3, "b.example")] == "b.example"
 
@@ -309,7 +328,7 @@ def test_register_is_idempotent_and_keeps_stored_state(store: Store) -> None:
 # --- schema -------------------------------------------------------------------------------------------------------
 
 
-def test_a_state_made_before_the_workers_gets_their_tables(pg_database: str) -> None:  # noqa: F811
+def test_a_state_made_before_the_workers_gets_their_tables(pg_database: str) -> None:
     with Store.connect(pg_database) as first:
         first._db.execute("DROP TABLE leases, hosts, source_hosts")
         first._db.execute("DELETE FROM meta WHERE key = ?", (pgstate.WORKER_VERSION_KEY,))
@@ -324,8 +343,7 @@ def test_a_state_made_before_the_workers_gets_their_tables(pg_database: str) -> 
         Store.connect(pg_database)
 
 
-def test_a_state_at_the_first_workers_tables_gets_the_due_queue_filled_from_its_sources(
-        pg_database: str) -> None:  # noqa: F811
+def test_a_state_at_the_first_workers_tables_gets_the_due_queue_filled_from_its_sources(pg_database: str) -> None:
     urls = [feed(n, "a.example") for n in range(4)]
     with Store.connect(pg_database) as first:
         db = first._db
@@ -343,8 +361,7 @@ def test_a_state_at_the_first_workers_tables_gets_the_due_queue_filled_from_its_
         assert sources(claim(again._db, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)) == [urls[0]]
 
 
-def test_claims_read_the_queue_in_pages_past_hosts_without_room(store: Store,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claims_read_the_queue_in_pages_past_hosts_without_room(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("syndicator.state.claims.PAGE", 3)
     db = store._db
     crowded = [feed(n, "a.example") for n in range(10)]  # the head of the queue: one host

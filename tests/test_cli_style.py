@@ -40,29 +40,52 @@ def squeezed(text: str) -> str:
 # --- errors -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("args", "message", "command"), [
-    pytest.param(["build", "--bogus"], "No such option '--bogus'", "build", id="unknown-option"),
-    pytest.param(["--bogus"], "No such option '--bogus'", "", id="unknown-option-of-the-group"),
-    pytest.param(["nope"], "No such command 'nope'.", "", id="unknown-command"),
-    pytest.param(["build", "--workers", "0"], "Invalid value for '--workers': 0 is not in the range 1<=x<=64.",
-                 "build", id="out-of-range"),
-    pytest.param(["status", "--now", "someday"],
-                 "Invalid value for '--now': 'someday' is not an ISO 8601 time such as 2026-11-30T12:00:00Z",
-                 "status", id="bad-now"),
-    pytest.param(["build", "--templates", "missing"], "Invalid value for '--templates': Directory 'missing' "
-                 "does not exist.", "build", id="missing-folder"),
-    pytest.param(["build", "extra"], "Got unexpected extra argument (extra)", "build", id="extra-argument"),
-    pytest.param(["discover"], "Missing argument 'URL'.", "discover", id="missing-argument"),
-    pytest.param(["discover", "ftp://example.org/feed"],
-                 "Invalid value for 'URL': 'ftp://example.org/feed' is not an http(s) URL", "discover",
-                 id="not-http"),
-    pytest.param(["import", "a.opml", "b.opml"], "Got unexpected extra argument (b.opml)", "import",
-                 id="two-files"),
-    pytest.param(["add", "https://example.org/", "--name"], "Option '--name' requires an argument.", "add",
-                 id="option-without-value"),
-])
-def test_a_usage_error_is_one_error_line_and_the_help_to_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               args: list[str], message: str, command: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message", "command"),
+    [
+        pytest.param(["build", "--bogus"], "No such option '--bogus'", "build", id="unknown-option"),
+        pytest.param(["--bogus"], "No such option '--bogus'", "", id="unknown-option-of-the-group"),
+        pytest.param(["nope"], "No such command 'nope'.", "", id="unknown-command"),
+        pytest.param(
+            ["build", "--workers", "0"],
+            "Invalid value for '--workers': 0 is not in the range 1<=x<=64.",
+            "build",
+            id="out-of-range",
+        ),
+        pytest.param(
+            ["status", "--now", "someday"],
+            "Invalid value for '--now': 'someday' is not an ISO 8601 time such as 2026-11-30T12:00:00Z",
+            "status",
+            id="bad-now",
+        ),
+        pytest.param(
+            ["build", "--templates", "missing"],
+            "Invalid value for '--templates': Directory 'missing' does not exist.",
+            "build",
+            id="missing-folder",
+        ),
+        pytest.param(["build", "extra"], "Got unexpected extra argument (extra)", "build", id="extra-argument"),
+        pytest.param(["discover"], "Missing argument 'URL'.", "discover", id="missing-argument"),
+        pytest.param(
+            ["discover", "ftp://example.org/feed"],
+            "Invalid value for 'URL': 'ftp://example.org/feed' is not an http(s) URL",
+            "discover",
+            id="not-http",
+        ),
+        pytest.param(
+            ["import", "a.opml", "b.opml"], "Got unexpected extra argument (b.opml)", "import", id="two-files"
+        ),
+        pytest.param(
+            ["add", "https://example.org/", "--name"],
+            "Option '--name' requires an argument.",
+            "add",
+            id="option-without-value",
+        ),
+    ],
+)
+def test_a_usage_error_is_one_error_line_and_the_help_to_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str, command: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     result = invoke(*args)
     assert result.exit_code == 2
@@ -208,26 +231,30 @@ def screen(text: str) -> list[str]:
             elif piece == "\x1b[K":
                 line = line[:column]
             elif not piece.startswith("\x1b"):
-                line = line[:column] + piece + line[column + len(piece):]
+                line = line[:column] + piece + line[column + len(piece) :]
                 column += len(piece)
         lines.append(line)
     return lines
 
 
-@pytest.mark.parametrize(("environ", "quiet", "terminal", "shown"), [
-    pytest.param({}, 0, True, True, id="terminal"),
-    pytest.param({}, 0, False, False, id="not-a-terminal"),
-    pytest.param({}, 1, True, False, id="quiet"),
-    pytest.param({"CI": "true"}, 0, True, False, id="ci-true"),
-    pytest.param({"CI": "1"}, 0, True, False, id="ci-1"),
-    pytest.param({"CI": "woodpecker"}, 0, True, False, id="ci-any-text"),
-    pytest.param({"CI": "false"}, 0, True, True, id="ci-false"),
-    pytest.param({"CI": "False"}, 0, True, True, id="ci-False"),
-    pytest.param({"CI": "0"}, 0, True, True, id="ci-0"),
-    pytest.param({"CI": ""}, 0, True, True, id="ci-empty"),
-])
-def test_progress_is_shown_only_to_a_person_watching(environ: dict[str, str], quiet: int, terminal: bool,
-                                                     shown: bool) -> None:
+@pytest.mark.parametrize(
+    ("environ", "quiet", "terminal", "shown"),
+    [
+        pytest.param({}, 0, True, True, id="terminal"),
+        pytest.param({}, 0, False, False, id="not-a-terminal"),
+        pytest.param({}, 1, True, False, id="quiet"),
+        pytest.param({"CI": "true"}, 0, True, False, id="ci-true"),
+        pytest.param({"CI": "1"}, 0, True, False, id="ci-1"),
+        pytest.param({"CI": "woodpecker"}, 0, True, False, id="ci-any-text"),
+        pytest.param({"CI": "false"}, 0, True, True, id="ci-false"),
+        pytest.param({"CI": "False"}, 0, True, True, id="ci-False"),
+        pytest.param({"CI": "0"}, 0, True, True, id="ci-0"),
+        pytest.param({"CI": ""}, 0, True, True, id="ci-empty"),
+    ],
+)
+def test_progress_is_shown_only_to_a_person_watching(
+    environ: dict[str, str], quiet: int, terminal: bool, shown: bool
+) -> None:
     stream = Terminal() if terminal else io.StringIO()
     assert progress_shown(stream, quiet, environ) is shown
 
@@ -238,8 +265,11 @@ def test_a_log_line_clears_the_bar_line_first(bar_shown: bool) -> None:
     stream.write("\rfetching  [####        ]  1/3")
     handler = LogHandler(stream)
     handler.bar_shown = bar_shown
-    handler.handle(logging.makeLogRecord({"msg": "site %r: failed", "args": ("A",), "levelname": "WARNING",
-                                          "levelno": logging.WARNING}))
+    handler.handle(
+        logging.makeLogRecord(
+            {"msg": "site %r: failed", "args": ("A",), "levelname": "WARNING", "levelno": logging.WARNING}
+        )
+    )
     written = stream.getvalue()
     visible = screen(written)
     if bar_shown:
@@ -268,8 +298,12 @@ def test_log_lines_during_a_build_never_share_the_bar_line(monkeypatch: pytest.M
     monkeypatch.setattr(cli, "run_build", fake_build)
     assert cli._build_with_progress(None, BuildOptions(now=NOW), handler) == "report"
     before, during, bar, after, end = screen(stream.getvalue())
-    assert (before, during, after, end) == ("syndicator: warning: before", "syndicator: warning: during",
-                                            "syndicator: warning: after", "")
+    assert (before, during, after, end) == (
+        "syndicator: warning: before",
+        "syndicator: warning: during",
+        "syndicator: warning: after",
+        "",
+    )
     assert bar.startswith("fetching") and "3/3" in bar and "syndicator" not in bar
     assert handler.bar_shown is False
 
@@ -296,9 +330,14 @@ def on_a_terminal(args: list[str], cwd: Path, ci: str | None) -> str:
     if ci is not None:
         environ["CI"] = ci
     leader, follower = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-c", "from syndicator.cli import main; main()", *args],
-                               cwd=cwd, env=environ, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=follower)
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from syndicator.cli import main; main()", *args],
+        cwd=cwd,
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+    )
     os.close(follower)
     chunks = []
     try:
@@ -320,14 +359,16 @@ needs_pty = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals
 
 
 @needs_pty
-@pytest.mark.parametrize(("ci", "bar"), [
-    pytest.param(None, True, id="unset"),
-    pytest.param("false", True, id="false"),
-    pytest.param("true", False, id="true"),
-])
+@pytest.mark.parametrize(
+    ("ci", "bar"),
+    [
+        pytest.param(None, True, id="unset"),
+        pytest.param("false", True, id="false"),
+        pytest.param("true", False, id="true"),
+    ],
+)
 def test_bar_on_a_terminal_unless_ci(tmp_path: Path, ci: str | None, bar: bool) -> None:
-    written = on_a_terminal(["build", "--config", str(local_feed_config(tmp_path)), "--now", NOW_ISO],
-                            tmp_path, ci)
+    written = on_a_terminal(["build", "--config", str(local_feed_config(tmp_path)), "--now", NOW_ISO], tmp_path, ci)
     assert ("fetching" in written) is bar
     assert ("\x1b[" in written) is bar
 
@@ -341,9 +382,15 @@ def test_on_a_terminal_no_log_line_lands_on_the_bar(server: HTTPServer, tmp_path
     server.expect_request("/a.xml").respond_with_data(rss(post(1)))
     server.expect_request("/b.xml").respond_with_data(rss(post(2)))
     server.expect_request("/late.xml").respond_with_handler(slow_failure)
-    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")},
-                                     {"name": "B", "feed": server.url_for("/b.xml")},
-                                     {"name": "Late", "feed": server.url_for("/late.xml")}], host_gap=0)
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "A", "feed": server.url_for("/a.xml")},
+            {"name": "B", "feed": server.url_for("/b.xml")},
+            {"name": "Late", "feed": server.url_for("/late.xml")},
+        ],
+        host_gap=0,
+    )
     written = on_a_terminal(["build", "--config", str(config), "--now", NOW_ISO, "-v"], tmp_path, None)
     lines = [line.rstrip() for line in screen(written.replace("\r\n", "\n"))]
     failure = f"syndicator: info: {server.url_for('/late.xml')}: HTTP 404"

@@ -30,8 +30,11 @@ from .conftest import NOW, build, post, rss, write_config
 def two_sites(server: HTTPServer, tmp_path: Path) -> Path:
     server.expect_request("/good.xml").respond_with_data(rss(post(1, host="good.example.org")))
     server.expect_request("/bad.xml").respond_with_data(rss(post(2, host="bad.example.org")))
-    return write_config(tmp_path, [{"name": "Good", "feed": server.url_for("/good.xml")},
-                                   {"name": "Bad", "feed": server.url_for("/bad.xml")}], retries=0)
+    return write_config(
+        tmp_path,
+        [{"name": "Good", "feed": server.url_for("/good.xml")}, {"name": "Bad", "feed": server.url_for("/bad.xml")}],
+        retries=0,
+    )
 
 
 def parse_bad_raises(monkeypatch: pytest.MonkeyPatch, error: Callable[[str], Exception]) -> None:
@@ -46,8 +49,9 @@ def parse_bad_raises(monkeypatch: pytest.MonkeyPatch, error: Callable[[str], Exc
     monkeypatch.setattr(observe, "parse_feed", parse)
 
 
-def test_a_bug_while_parsing_one_feed_is_contained(server: HTTPServer, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_while_parsing_one_feed_is_contained(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = two_sites(server, tmp_path)
     parse_bad_raises(monkeypatch, lambda url: KeyError("a bug of ours"))
     result = build(config)
@@ -65,8 +69,9 @@ def test_a_bug_while_parsing_one_feed_is_contained(server: HTTPServer, tmp_path:
     assert state.reason == "backoff: internal x1" and state.next_attempt is not None
 
 
-def test_a_bug_while_deciding_one_feed_is_contained(server: HTTPServer, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_while_deciding_one_feed_is_contained(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = two_sites(server, tmp_path)
     real = pipeline.decide
     calls: list[str] = []
@@ -85,8 +90,9 @@ def test_a_bug_while_deciding_one_feed_is_contained(server: HTTPServer, tmp_path
     assert "Post 1" in (tmp_path / "public" / "index.html").read_text()
 
 
-def test_a_feed_failure_is_not_an_internal_error(server: HTTPServer, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_feed_failure_is_not_an_internal_error(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The control: an expected failure (a ParseError) is a value; the build exits 0."""
     config = two_sites(server, tmp_path)
     parse_bad_raises(monkeypatch, lambda url: ParseError(url, "not a readable feed: broken"))
@@ -94,8 +100,9 @@ def test_a_feed_failure_is_not_an_internal_error(server: HTTPServer, tmp_path: P
     assert result.exit_code == 0 and "Traceback" not in result.stderr
 
 
-def test_the_cache_lock_is_held_while_the_site_is_written(server: HTTPServer, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cache_lock_is_held_while_the_site_is_written(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = two_sites(server, tmp_path)
     real = render.render_site
     seen: list[BaseException] = []
@@ -125,20 +132,37 @@ def test_builds_started_together_never_collide(server: HTTPServer, tmp_path: Pat
     """Two builds with two caches and one output, started at once, ten times: each one
     publishes or is refused with exit code 4; the output is always whole."""
     config = two_sites(server, tmp_path)
-    command = [sys.executable, "-c", "from syndicator.cli import main; main()", "build", "--config", str(config),
-               "--force", "--now", "2026-11-30T12:00:00Z"]
+    command = [
+        sys.executable,
+        "-c",
+        "from syndicator.cli import main; main()",
+        "build",
+        "--config",
+        str(config),
+        "--force",
+        "--now",
+        "2026-11-30T12:00:00Z",
+    ]
     codes: list[int] = []
     for round_ in range(10):
-        runs = [subprocess.Popen([*command, "--cache", str(tmp_path / f"cache-{which}")], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True) for which in "ab"]
+        runs = [
+            subprocess.Popen(
+                [*command, "--cache", str(tmp_path / f"cache-{which}")],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for which in "ab"
+        ]
         for run in runs:
             _, stderr = run.communicate(timeout=60)
             assert run.returncode in (0, 4), stderr
             assert "Traceback" not in stderr
             codes.append(run.returncode)
         names = sorted(p.name for p in (tmp_path / "public").iterdir())
-        assert names == sorted([MARKER, "feed.json", "feed.xml", "index.html", "opml.xml", "sites.html",
-                                "style.css"]), round_
+        assert names == sorted(
+            [MARKER, "feed.json", "feed.xml", "index.html", "opml.xml", "sites.html", "style.css"]
+        ), round_
     assert 0 in codes
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [".public.lock"]
 
@@ -171,6 +195,7 @@ def test_a_copy_set_aside_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     aside.mkdir()
     (aside / MARKER).write_text("x")
     (aside / "index.html").write_text("old page")
+
     def failing() -> Iterator[str]:
         yield "half a page"
         raise RuntimeError("a template failed")
@@ -200,8 +225,11 @@ def test_the_same_invalid_body_keeps_its_own_failure_after_another_kind(server: 
     server.expect_request("/good.xml").respond_with_data(rss(post(1, host="good.example.org")))
     for body, status in answers:
         server.expect_oneshot_request("/bad.xml").respond_with_data(body, status=status)
-    config = write_config(tmp_path, [{"name": "Good", "feed": server.url_for("/good.xml")},
-                                     {"name": "Bad", "feed": server.url_for("/bad.xml")}], retries=0)
+    config = write_config(
+        tmp_path,
+        [{"name": "Good", "feed": server.url_for("/good.xml")}, {"name": "Bad", "feed": server.url_for("/bad.xml")}],
+        retries=0,
+    )
     kinds = []
     for hour in range(3):
         assert build(config, "--force", now=f"2026-11-30T1{hour}:00:00Z").exit_code == 0

@@ -44,8 +44,18 @@ _GENERATED = re.compile(r'Updated <time datetime="([^"]+)">')
 
 
 def command(config: Path, now: datetime) -> list[str]:
-    return [sys.executable, "-c", "from syndicator.cli import main; main()", "build", "--config", str(config),
-            "--force", "-q", "--now", now.strftime("%Y-%m-%dT%H:%M:%SZ")]
+    return [
+        sys.executable,
+        "-c",
+        "from syndicator.cli import main; main()",
+        "build",
+        "--config",
+        str(config),
+        "--force",
+        "-q",
+        "--now",
+        now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    ]
 
 
 def committed(database: Path) -> tuple[str, set[tuple[str, str]]]:
@@ -62,8 +72,10 @@ def built_at(public: Path) -> str:
     Asserts that every file comes from that build: the pages and the OPML
     carry the same time, and the Atom and JSON feeds the same entries.
     """
-    pages = {_GENERATED.search((public / name).read_text()).group(1)  # type: ignore[union-attr]
-             for name in ("index.html", "sites.html")}
+    pages = {
+        _GENERATED.search((public / name).read_text()).group(1)  # type: ignore[union-attr]
+        for name in ("index.html", "sites.html")
+    }
     opml = re.search(r"<dateCreated>([^<]+)</dateCreated>", (public / "opml.xml").read_text())
     assert opml is not None
     created = parsedate_to_datetime(opml.group(1)).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -89,8 +101,13 @@ def growing_feeds(server: HTTPServer) -> list[str]:
 
 
 def test_kill_9_at_fifty_random_points(growing_feeds: list[str], tmp_path: Path) -> None:
-    config = write_config(tmp_path, [{"name": f"Site {n}", "feed": url} for n, url in enumerate(growing_feeds)],
-                          items_per_feed=40, host_gap=0, page_entries=10_000)  # one page: the files are known
+    config = write_config(
+        tmp_path,
+        [{"name": f"Site {n}", "feed": url} for n, url in enumerate(growing_feeds)],
+        items_per_feed=40,
+        host_gap=0,
+        page_entries=10_000,
+    )  # one page: the files are known
     public, database = tmp_path / "public", tmp_path / "cache" / "state.sqlite"
     clock = datetime(2026, 11, 30, tzinfo=UTC)
     started = time.monotonic()

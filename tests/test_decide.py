@@ -17,8 +17,12 @@ DATE = "Mon, 30 Nov 2026 12:00:00 GMT"
 REQUEST = FetchRequest(URL, URL)
 
 
-def parsed_200(etag: str | None = None, modified: str | None = None, headers: dict[str, str] | None = None,
-               entries: tuple[Entry, ...] = (Entry("a"),)) -> Observation:
+def parsed_200(
+    etag: str | None = None,
+    modified: str | None = None,
+    headers: dict[str, str] | None = None,
+    entries: tuple[Entry, ...] = (Entry("a"),),
+) -> Observation:
     result = Fetched(URL, b"<rss/>", headers=headers or {"date": DATE}, etag=etag, last_modified=modified)
     digest = snapshot_hash(entries)
     return Observation(REQUEST, result, ParsedFeed("T", None, entries), body_hash="h1", snapshot_hash=digest)

@@ -40,8 +40,13 @@ class Hook:
     """A webhook on the loopback server: records each POST, answers with ``answers`` in turn (the last repeats);
     an answer of None hangs (waits on ``release``, bounded) longer than the config's timeout."""
 
-    def __init__(self, server: HTTPServer, name: str, answers: list[int | None] | None = None,
-                 release: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        server: HTTPServer,
+        name: str,
+        answers: list[int | None] | None = None,
+        release: threading.Event | None = None,
+    ) -> None:
         self.name, self.answers, self.release = name, answers or [200], release
         self.received: list[tuple[bytes, dict[str, str]]] = []
         self.url = server.url_for(f"/hook/{name}")
@@ -60,14 +65,14 @@ class Hook:
         return [json.loads(body) for body, _ in self.received]
 
 
-def planet(server: HTTPServer, tmp_path: Path, hooks: list[Hook], items: list[dict[str, str]],
-           **settings: Any) -> Path:
+def planet(server: HTTPServer, tmp_path: Path, hooks: list[Hook], items: list[dict[str, str]], **settings: Any) -> Path:
     """A planet of one feed with ``hooks`` as destinations, built three days before NOW with an older
     post only (a source's first snapshot is its baseline: no event); the feed then serves ``items`` too."""
     feed(server, [post(0, day=2, month=10)])
     deliveries = [{"url": hook.url, "secret": SECRETS.get(hook.name, "s")} for hook in hooks]
-    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}],
-                          deliveries=deliveries, timeout=1, **settings)
+    config = write_config(
+        tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}], deliveries=deliveries, timeout=1, **settings
+    )
     assert build(config, now=later(-3 * 86400)).exit_code == 0  # due again by NOW (max_interval 24 h)
     assert all(hook.received == [] for hook in hooks)  # the baseline sends nothing
     feed(server, [*items, post(0, day=2, month=10)])
@@ -95,8 +100,9 @@ def check_signed(hook: Hook, index: int, source: str) -> dict[str, Any]:
     body, headers = hook.received[index]
     data = json.loads(body)
     assert headers["Content-Type"] == "application/json"
-    expected_key = hashlib.sha256(json.dumps([source, data["id"], data["version"]], ensure_ascii=False,
-                                             separators=(",", ":")).encode()).hexdigest()
+    expected_key = hashlib.sha256(
+        json.dumps([source, data["id"], data["version"]], ensure_ascii=False, separators=(",", ":")).encode()
+    ).hexdigest()
     assert headers["Idempotency-Key"] == expected_key
     mac = hmac.new(SECRETS[hook.name].encode(), body, hashlib.sha256).hexdigest()
     assert hmac.compare_digest(headers["X-Syndicator-Signature"], "sha256=" + mac)
@@ -116,8 +122,9 @@ def test_the_idempotency_key_is_the_sha256_of_the_compact_utf8_json_array() -> N
 # --- through the CLI, SQLite -----------------------------------------------------------------------------------
 
 
-def test_new_changed_and_unchanged_entries_each_reach_every_destination_once(server: HTTPServer,
-                                                                               tmp_path: Path) -> None:
+def test_new_changed_and_unchanged_entries_each_reach_every_destination_once(
+    server: HTTPServer, tmp_path: Path
+) -> None:
     a, b = Hook(server, "a"), Hook(server, "b")
     config = planet(server, tmp_path, [a, b], [post(1)])
     source = server.url_for("/feed.xml")
@@ -151,7 +158,8 @@ def test_new_changed_and_unchanged_entries_each_reach_every_destination_once(ser
 
 
 def test_a_failed_delivery_is_retried_after_the_backoff_with_the_same_key_then_never_again(
-        server: HTTPServer, tmp_path: Path) -> None:
+    server: HTTPServer, tmp_path: Path
+) -> None:
     a = Hook(server, "a", [500, 200])
     config = planet(server, tmp_path, [a], [post(1)])
     assert build(config).exit_code == 0
@@ -171,21 +179,25 @@ def test_a_failed_delivery_is_retried_after_the_backoff_with_the_same_key_then_n
 
 
 def test_a_destination_that_hangs_is_a_failed_attempt_and_the_others_are_delivered(
-        server: HTTPServer, tmp_path: Path, release: threading.Event) -> None:
+    server: HTTPServer, tmp_path: Path, release: threading.Event
+) -> None:
     slow, a = Hook(server, "slow", [None], release), Hook(server, "a")
     config = planet(server, tmp_path, [slow, a], [post(1)])
     result = build(config)
     assert result.exit_code == 0
     assert len(slow.received) == 1 and len(a.received) == 1
     assert "1 to retry" in result.stderr
-    state = dict((url.rsplit("/", 1)[1], (st, n, err)) for url, st, n, err in
-                 rows(tmp_path, "SELECT url, state, attempts, last_error FROM deliveries"))
+    state = dict(
+        (url.rsplit("/", 1)[1], (st, n, err))
+        for url, st, n, err in rows(tmp_path, "SELECT url, state, attempts, last_error FROM deliveries")
+    )
     assert state["a"] == ("delivered", 1, None)
     assert state["slow"][:2] == ("pending", 1) and "Timeout" in state["slow"][2]
 
 
-def test_a_destination_that_hangs_holds_back_only_its_own_events(server: HTTPServer, tmp_path: Path,
-                                                                 release: threading.Event) -> None:
+def test_a_destination_that_hangs_holds_back_only_its_own_events(
+    server: HTTPServer, tmp_path: Path, release: threading.Event
+) -> None:
     slow, a = Hook(server, "slow", [None], release), Hook(server, "a")
     seen_by_slow: list[int] = []  # how many POSTs the hanging destination had had when each of a's arrived
     handle = a.handle
@@ -234,7 +246,8 @@ def test_a_planet_without_deliveries_writes_no_events(server: HTTPServer, tmp_pa
 
 
 def test_events_committed_without_a_delivery_run_are_delivered_later_once_per_destination(
-        server: HTTPServer, tmp_path: Path) -> None:
+    server: HTTPServer, tmp_path: Path
+) -> None:
     a, b = Hook(server, "a"), Hook(server, "b")
     config_path = planet(server, tmp_path, [a, b], [post(1)])
     config = load_config(config_path)
@@ -242,8 +255,11 @@ def test_events_committed_without_a_delivery_run_are_delivered_later_once_per_de
     with Store.open(tmp_path / "cache") as store:  # the build "crashed" after the commit: nothing delivered
         store.outbox = (a.url, b.url)
         store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the source's baseline: no event
-        store.save(SourceState(source, source), [Entry(id="e1", title="One", link="https://blog.example.org/1"),
-                                                 Entry(id="e0")], NOW)
+        store.save(
+            SourceState(source, source),
+            [Entry(id="e1", title="One", link="https://blog.example.org/1"), Entry(id="e0")],
+            NOW,
+        )
     assert a.received == [] and b.received == []
     with Store.open(tmp_path / "cache") as store:
         session = make_session(config)
@@ -266,8 +282,11 @@ def test_a_save_that_fails_writes_no_event(tmp_path: Path) -> None:
         store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
         assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 0
         with pytest.raises(TypeError):  # an entry that cannot be stored: the transaction rolls back
-            store.save(SourceState(source, source), [Entry(id="e1"), Entry(id="e2", title=object())],  # type: ignore[arg-type]
-                       NOW)
+            store.save(
+                SourceState(source, source),
+                [Entry(id="e1"), Entry(id="e2", title=object())],  # type: ignore[arg-type]
+                NOW,
+            )
         assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 0
         assert store._db.execute("SELECT id FROM seen").fetchall() == [("e0",)]
         store.save(SourceState(source, source), [Entry(id="e1"), Entry(id="e0")], NOW)
@@ -277,7 +296,7 @@ def test_a_save_that_fails_writes_no_event(tmp_path: Path) -> None:
 # --- PostgreSQL ----------------------------------------------------------------------------------------------
 
 
-def test_deliveries_from_a_postgresql_state(server: HTTPServer, tmp_path: Path, pg_database: str) -> None:  # noqa: F811
+def test_deliveries_from_a_postgresql_state(server: HTTPServer, tmp_path: Path, pg_database: str) -> None:
     a = Hook(server, "a")
     config = planet(server, tmp_path, [a], [post(1)], state=pg_database)
     source = server.url_for("/feed.xml")
@@ -295,8 +314,9 @@ def test_deliveries_from_a_postgresql_state(server: HTTPServer, tmp_path: Path, 
         assert db.execute("SELECT state, COUNT(*) FROM deliveries GROUP BY state").fetchall() == [("delivered", 2)]
 
 
-def test_a_worker_delivers_the_events_committed_in_a_shared_state_once(server: HTTPServer, tmp_path: Path,
-                                                                        pg_database: str) -> None:  # noqa: F811
+def test_a_worker_delivers_the_events_committed_in_a_shared_state_once(
+    server: HTTPServer, tmp_path: Path, pg_database: str
+) -> None:
     import signal
     import subprocess
 
@@ -309,8 +329,11 @@ def test_a_worker_delivers_the_events_committed_in_a_shared_state_once(server: H
         store.outbox = (a.url, b.url)
         store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
         store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
-    worker = subprocess.Popen([str(SYNDICATOR), "worker", "--config", str(config), "--name", "w", "-q"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    worker = subprocess.Popen(
+        [str(SYNDICATOR), "worker", "--config", str(config), "--name", "w", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         for _ in range(200):  # bounded: at most about 20 s
             if len(a.received) >= 2 and len(b.received) >= 2:
@@ -323,28 +346,36 @@ def test_a_worker_delivers_the_events_committed_in_a_shared_state_once(server: H
     polled = server.url_for("/feed.xml")  # the worker's own poll found post 1: one more event
     for hook in (a, b):
         assert sorted(check_signed(hook, n, body["source"])["id"] for n, body in enumerate(hook.bodies())) == [
-            "e1", "https://blog.example.org/posts/1"]
+            "e1",
+            "https://blog.example.org/posts/1",
+        ]
         assert {body["source"] for body in hook.bodies()} == {source, polled}
     import psycopg
 
     with psycopg.connect(pg_database, autocommit=True) as db:
-        assert db.execute("SELECT url, state, COUNT(*) FROM deliveries GROUP BY url, state ORDER BY url").fetchall() \
-            == [(a.url, "delivered", 2), (b.url, "delivered", 2)]
+        assert db.execute(
+            "SELECT url, state, COUNT(*) FROM deliveries GROUP BY url, state ORDER BY url"
+        ).fetchall() == [(a.url, "delivered", 2), (b.url, "delivered", 2)]
 
 
 # --- the settings and the state file -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("https://hook.example/", "deliveries: must be a list of 1 to 16 webhooks"),
-    ([], "deliveries: must be a list of 1 to 16 webhooks"),
-    ([{"url": "ftp://hook.example/", "secret": "TOPSECRET"}], "deliveries[0].url: 'ftp://hook.example/' is not"),
-    ([{"url": "https://hook.example/", "secret": ""}], "deliveries[0].secret: must be a non-empty string"),
-    ([{"url": "https://hook.example/"}], "deliveries[0].secret: is required"),
-    ([{"url": "https://hook.example/", "secret": "TOPSECRET", "token": 1}], "deliveries[0].token: unknown key"),
-    ([{"url": "https://hook.example/", "secret": "TOPSECRET"}, {"url": "https://hook.example/", "secret": "x"}],
-     "deliveries[1].url: 'https://hook.example/' is listed twice"),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("https://hook.example/", "deliveries: must be a list of 1 to 16 webhooks"),
+        ([], "deliveries: must be a list of 1 to 16 webhooks"),
+        ([{"url": "ftp://hook.example/", "secret": "TOPSECRET"}], "deliveries[0].url: 'ftp://hook.example/' is not"),
+        ([{"url": "https://hook.example/", "secret": ""}], "deliveries[0].secret: must be a non-empty string"),
+        ([{"url": "https://hook.example/"}], "deliveries[0].secret: is required"),
+        ([{"url": "https://hook.example/", "secret": "TOPSECRET", "token": 1}], "deliveries[0].token: unknown key"),
+        (
+            [{"url": "https://hook.example/", "secret": "TOPSECRET"}, {"url": "https://hook.example/", "secret": "x"}],
+            "deliveries[1].url: 'https://hook.example/' is listed twice",
+        ),
+    ],
+)
 def test_bad_deliveries_are_one_line_naming_the_field(tmp_path: Path, value: Any, message: str) -> None:
     path = write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}], deliveries=value)
     with pytest.raises(ConfigError) as caught:
@@ -355,8 +386,11 @@ def test_bad_deliveries_are_one_line_naming_the_field(tmp_path: Path, value: Any
 
 
 def test_deliveries_are_read_and_their_secrets_never_shown(tmp_path: Path) -> None:
-    path = write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}],
-                        deliveries=[{"url": "https://hook.example/a", "secret": "TOPSECRET"}])
+    path = write_config(
+        tmp_path,
+        [{"name": "Blog", "feed": "https://blog.example.org/feed"}],
+        deliveries=[{"url": "https://hook.example/a", "secret": "TOPSECRET"}],
+    )
     config = load_config(path)
     assert [(d.url, d.secret) for d in config.deliveries] == [("https://hook.example/a", "TOPSECRET")]
     assert "TOPSECRET" not in repr(config)
@@ -381,8 +415,9 @@ def test_a_state_file_of_schema_7_loads_and_one_of_6_does_not(server: HTTPServer
         statefile.load(copy, with_schema(6), "test", "https://planet.example.org/", base)
 
 
-def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(server: HTTPServer,
-                                                                              tmp_path: Path) -> None:
+def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(
+    server: HTTPServer, tmp_path: Path
+) -> None:
     from syndicator.push.deliveries import DeliveryLoop
 
     a = Hook(server, "a")
@@ -410,7 +445,8 @@ def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(ser
 
 
 def test_a_destination_added_later_gets_the_events_after_it_and_one_removed_gets_nothing_more(
-        server: HTTPServer, tmp_path: Path) -> None:
+    server: HTTPServer, tmp_path: Path
+) -> None:
     a, b = Hook(server, "a"), Hook(server, "b")
     both = load_config(planet(server, tmp_path, [a, b], [post(1)]))
     source = "https://blog.example.org/feed.xml"
@@ -437,7 +473,8 @@ def test_a_destination_added_later_gets_the_events_after_it_and_one_removed_gets
 
 
 def test_prune_deletes_old_events_no_destination_waits_for_and_keeps_dead_letters_a_while(
-        server: HTTPServer, tmp_path: Path) -> None:
+    server: HTTPServer, tmp_path: Path
+) -> None:
     a, b = Hook(server, "a"), Hook(server, "b", answers=[500])
     config = load_config(planet(server, tmp_path, [a, b], [post(1)]))
     source = "https://blog.example.org/feed.xml"
@@ -459,8 +496,11 @@ def test_prune_deletes_old_events_no_destination_waits_for_and_keeps_dead_letter
         assert deliveries.prune(store, config, written + timedelta(days=29)) == 0  # b's dead letter is kept
         assert deliveries.prune(store, only_a, written + timedelta(days=8)) == 1  # b removed: nothing holds it
         assert store._db.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0] == 0
-        store.save(SourceState(source, source), [Entry(id="e2", title="Two"), Entry(id="e1", title="One"),
-                                                 Entry(id="e0")], written)
+        store.save(
+            SourceState(source, source),
+            [Entry(id="e2", title="Two"), Entry(id="e1", title="One"), Entry(id="e0")],
+            written,
+        )
         assert deliveries.prune(store, config, written + timedelta(days=31)) == 0  # pending: kept however old
         assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 1
 
@@ -535,9 +575,14 @@ def raw_hooks() -> Iterator[Callable[[str], RawHook]]:
 
 def outbox_planet(tmp_path: Path, hooks: list[RawHook], timeout: float) -> Any:
     """A Config whose deliveries are ``hooks``; its state holds the baseline of one source."""
-    config = load_config(write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed.xml"}],
-                                      deliveries=[{"url": hook.url, "secret": "s"} for hook in hooks],
-                                      timeout=timeout))
+    config = load_config(
+        write_config(
+            tmp_path,
+            [{"name": "Blog", "feed": "https://blog.example.org/feed.xml"}],
+            deliveries=[{"url": hook.url, "secret": "s"} for hook in hooks],
+            timeout=timeout,
+        )
+    )
     with Store.open(config.cache) as store:
         store.outbox = tuple(hook.url for hook in hooks)
         store.save(SourceState(SOURCE, SOURCE), [Entry(id="e0")], NOW)  # the baseline: no event
@@ -547,8 +592,9 @@ def outbox_planet(tmp_path: Path, hooks: list[RawHook], timeout: float) -> Any:
 SOURCE = "https://blog.example.org/feed.xml"
 
 
-def test_an_answer_trickling_a_byte_at_a_time_is_cut_at_the_timeout(tmp_path: Path,
-                                                                    raw_hooks: Callable[[str], RawHook]) -> None:
+def test_an_answer_trickling_a_byte_at_a_time_is_cut_at_the_timeout(
+    tmp_path: Path, raw_hooks: Callable[[str], RawHook]
+) -> None:
     trickle = raw_hooks("trickle")
     config = outbox_planet(tmp_path, [trickle], timeout=1)
     with Store.open(config.cache) as store:
@@ -560,11 +606,13 @@ def test_an_answer_trickling_a_byte_at_a_time_is_cut_at_the_timeout(tmp_path: Pa
     assert trickle.closed.wait(10), "the POST was not cut: the answer went on trickling"
     assert 0 < trickle.sent < 200 and len(trickle.bodies) == 1
     assert rows(tmp_path, "SELECT state, attempts, last_error FROM deliveries") == [
-        ("pending", 1, "Timeout: no answer within 1 s")]
+        ("pending", 1, "Timeout: no answer within 1 s")
+    ]
 
 
 def test_a_healthy_destination_is_served_beside_one_that_hangs_and_one_that_trickles(
-        tmp_path: Path, raw_hooks: Callable[[str], RawHook]) -> None:
+    tmp_path: Path, raw_hooks: Callable[[str], RawHook]
+) -> None:
     from syndicator.push.deliveries import DeliveryLoop
 
     hang, trickle, ok = raw_hooks("hang"), raw_hooks("trickle"), raw_hooks("ok")

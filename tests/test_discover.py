@@ -20,21 +20,28 @@ FEED = '<link rel="alternate" type="application/rss+xml" href="/feed.xml">'
 
 
 def test_feeds_in_links_are_found_relative_to_base() -> None:
-    page = (f'<html><head><base href="https://cdn.example.org/x/">{FEED}'
-            '<link rel="alternate" type="application/atom+xml" href="atom.xml" title="Atom">'
-            '<link rel="stylesheet" href="style.css"></head><body></body></html>')
+    page = (
+        f'<html><head><base href="https://cdn.example.org/x/">{FEED}'
+        '<link rel="alternate" type="application/atom+xml" href="atom.xml" title="Atom">'
+        '<link rel="stylesheet" href="style.css"></head><body></body></html>'
+    )
     assert find_alternates(page, PAGE) == ["https://cdn.example.org/feed.xml", "https://cdn.example.org/x/atom.xml"]
 
 
 def test_links_in_comments_and_scripts_are_not_advertised() -> None:
-    page = (f'<html><head><!-- {FEED} --><script>document.write(\'{FEED}\')</script>'
-            '<link rel="alternate" type="application/feed+json" href="/feed.json"></head></html>')
+    page = (
+        f"<html><head><!-- {FEED} --><script>document.write('{FEED}')</script>"
+        '<link rel="alternate" type="application/feed+json" href="/feed.json"></head></html>'
+    )
     assert find_alternates(page, PAGE) == ["https://blog.example.org/feed.json"]
 
 
 # Each of these pages took html.parser quadratic time when fed whole (minutes for 1 MB).
-@pytest.mark.parametrize("junk", ["<!--x <a ", "<a ", "<a href='x ", "<a", "<?x "],
-                         ids=["unclosed-comments", "unclosed-tags", "unclosed-quotes", "bare-tag-starts", "pis"])
+@pytest.mark.parametrize(
+    "junk",
+    ["<!--x <a ", "<a ", "<a href='x ", "<a", "<?x "],
+    ids=["unclosed-comments", "unclosed-tags", "unclosed-quotes", "bare-tag-starts", "pis"],
+)
 def test_hostile_pages_are_read(junk: str) -> None:
     page = "<!DOCTYPE html><html><head>" + junk * (200_000 // len(junk)) + ">-->" + FEED
     assert find_alternates(page, PAGE) == ["https://blog.example.org/feed.xml"]
@@ -52,34 +59,67 @@ def links(*feeds: tuple[str, str, str]) -> str:
 
 
 #: What WordPress advertises on a post's page: the site's feed, the site's comments feed, the post's comments feed.
-POST_PAGE = links((RSS, "/feed/", "Blog &raquo; Feed"), (RSS, "/comments/feed/", "Blog &raquo; Comments Feed"),
-                  (RSS, "/2026/11/hello/feed/", "Blog &raquo; Hello world Comments Feed"))
+POST_PAGE = links(
+    (RSS, "/feed/", "Blog &raquo; Feed"),
+    (RSS, "/comments/feed/", "Blog &raquo; Comments Feed"),
+    (RSS, "/2026/11/hello/feed/", "Blog &raquo; Hello world Comments Feed"),
+)
 
 
-@pytest.mark.parametrize(("page", "body", "expected"), [
-    pytest.param("https://a.org/2026/11/hello/", POST_PAGE,
-                 ["https://a.org/feed/", "https://a.org/comments/feed/", "https://a.org/2026/11/hello/feed/"],
-                 id="wordpress-post-page-site-feed-first"),
-    pytest.param("https://a.org/post/", links((RSS, "/category/rust/feed/", "Rust"), (RSS, "/?feed=comments-rss2", ""),
-                                              (RSS, "/tag/py/feed", "Py"), (RSS, "/feed.xml", "Blog"),
-                                              (ATOM, "/feeds/posts/default/-/Go", "Go"),
-                                              (RSS, "/?cat=3&feed=rss2", "")),
-                 ["https://a.org/feed.xml", "https://a.org/category/rust/feed/", "https://a.org/tag/py/feed",
-                  "https://a.org/feeds/posts/default/-/Go", "https://a.org/?cat=3&feed=rss2",
-                  "https://a.org/?feed=comments-rss2"],
-                 id="site-then-category-tag-label-then-comments"),
-    pytest.param("https://a.org/", links(("application/xml", "/feed.xml", "RSS"), (ATOM, "/atom.xml", "Atom"),
-                                         (RSS, "/kommentare/feed", "Kommentare"), (RSS, "/rss", "RSS")),
-                 ["https://a.org/atom.xml", "https://a.org/rss", "https://a.org/feed.xml",
-                  "https://a.org/kommentare/feed"],
-                 id="feed-types-before-generic-ones"),
-    pytest.param("https://a.org/topics/rust/", links((RSS, "/feed/", "All"), (RSS, "/topics/rust/comments.xml", "C"),
-                                                     (RSS, "/topics/rust/feed/", "Rust")),
-                 ["https://a.org/topics/rust/feed/", "https://a.org/feed/", "https://a.org/topics/rust/comments.xml"],
-                 id="a-topic-page-s-own-feed-but-never-its-comments"),
-    pytest.param("https://a.org/x/", links((RSS, "/a.xml", "A"), (ATOM, "/a.xml", "Comments")),
-                 ["https://a.org/a.xml"], id="a-repeat-counts-as-first-advertised"),
-])
+@pytest.mark.parametrize(
+    ("page", "body", "expected"),
+    [
+        pytest.param(
+            "https://a.org/2026/11/hello/",
+            POST_PAGE,
+            ["https://a.org/feed/", "https://a.org/comments/feed/", "https://a.org/2026/11/hello/feed/"],
+            id="wordpress-post-page-site-feed-first",
+        ),
+        pytest.param(
+            "https://a.org/post/",
+            links(
+                (RSS, "/category/rust/feed/", "Rust"),
+                (RSS, "/?feed=comments-rss2", ""),
+                (RSS, "/tag/py/feed", "Py"),
+                (RSS, "/feed.xml", "Blog"),
+                (ATOM, "/feeds/posts/default/-/Go", "Go"),
+                (RSS, "/?cat=3&feed=rss2", ""),
+            ),
+            [
+                "https://a.org/feed.xml",
+                "https://a.org/category/rust/feed/",
+                "https://a.org/tag/py/feed",
+                "https://a.org/feeds/posts/default/-/Go",
+                "https://a.org/?cat=3&feed=rss2",
+                "https://a.org/?feed=comments-rss2",
+            ],
+            id="site-then-category-tag-label-then-comments",
+        ),
+        pytest.param(
+            "https://a.org/",
+            links(
+                ("application/xml", "/feed.xml", "RSS"),
+                (ATOM, "/atom.xml", "Atom"),
+                (RSS, "/kommentare/feed", "Kommentare"),
+                (RSS, "/rss", "RSS"),
+            ),
+            ["https://a.org/atom.xml", "https://a.org/rss", "https://a.org/feed.xml", "https://a.org/kommentare/feed"],
+            id="feed-types-before-generic-ones",
+        ),
+        pytest.param(
+            "https://a.org/topics/rust/",
+            links((RSS, "/feed/", "All"), (RSS, "/topics/rust/comments.xml", "C"), (RSS, "/topics/rust/feed/", "Rust")),
+            ["https://a.org/topics/rust/feed/", "https://a.org/feed/", "https://a.org/topics/rust/comments.xml"],
+            id="a-topic-page-s-own-feed-but-never-its-comments",
+        ),
+        pytest.param(
+            "https://a.org/x/",
+            links((RSS, "/a.xml", "A"), (ATOM, "/a.xml", "Comments")),
+            ["https://a.org/a.xml"],
+            id="a-repeat-counts-as-first-advertised",
+        ),
+    ],
+)
 def test_rank(page: str, body: str, expected: list[str]) -> None:
     assert find_alternates(body, page) == expected
 
@@ -102,8 +142,9 @@ def test_discover_build_and_add_agree_on_a_post_page_s_site_feed(server: HTTPSer
     page = server.url_for("/2026/11/hello/")
     listed = cli("discover", page, "--timeout", "5")
     assert listed.exit_code == 0, listed.output
-    assert listed.stdout.splitlines() == [server.url_for(path) for path in
-                                          ("/feed/", "/comments/feed/", "/2026/11/hello/feed/")]
+    assert listed.stdout.splitlines() == [
+        server.url_for(path) for path in ("/feed/", "/comments/feed/", "/2026/11/hello/feed/")
+    ]
     config = write_config(tmp_path, [{"name": "Blog", "feed": page}], host_gap=0, retries=0, timeout=5)
     assert build(config).exit_code == 0
     index = (tmp_path / "public" / "index.html").read_text(encoding="utf-8")
@@ -119,8 +160,9 @@ def test_discover_build_and_add_agree_on_a_post_page_s_site_feed(server: HTTPSer
 
 def test_every_advertised_feed_is_tried_until_one_reads(server: HTTPServer, tmp_path: Path) -> None:
     # liferea#903: the first two advertised feeds redirect back to HTML pages, the third is the feed.
-    server.expect_request("/").respond_with_data(links((RSS, "/a.xml", "A"), (RSS, "/b.xml", "B"),
-                                                       (RSS, "/c.xml", "C")), content_type="text/html")
+    server.expect_request("/").respond_with_data(
+        links((RSS, "/a.xml", "A"), (RSS, "/b.xml", "B"), (RSS, "/c.xml", "C")), content_type="text/html"
+    )
     server.expect_request("/a.xml").respond_with_data("", status=302, headers={"Location": "/"})
     server.expect_request("/b.xml").respond_with_data("", status=301, headers={"Location": "/about"})
     server.expect_request("/about").respond_with_data("<html><head></head></html>", content_type="text/html")
@@ -135,14 +177,20 @@ def test_every_advertised_feed_is_tried_until_one_reads(server: HTTPServer, tmp_
 
 
 def test_at_most_max_followed_feeds_are_tried_and_the_best_one_s_failure_is_reported(
-        server: HTTPServer, tmp_path: Path) -> None:
+    server: HTTPServer, tmp_path: Path
+) -> None:
     feeds = [(RSS, f"/f{n}.xml", f"F{n}") for n in range(MAX_FOLLOWED + 2)]
     server.expect_request("/").respond_with_data(links(*feeds), content_type="text/html")
     for _, href, _ in feeds:
         server.expect_request(href).respond_with_data("<html><head></head></html>", content_type="text/html")
     server.expect_request("/ok.xml").respond_with_data(rss(post(1)), content_type=RSS)
-    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")},
-                                     {"name": "Home", "feed": server.url_for("/")}], host_gap=0, retries=0, timeout=5)
+    config = write_config(
+        tmp_path,
+        [{"name": "OK", "feed": server.url_for("/ok.xml")}, {"name": "Home", "feed": server.url_for("/")}],
+        host_gap=0,
+        retries=0,
+        timeout=5,
+    )
     assert build(config).exit_code == 0
     asked = [request.path for request, _ in server.log if request.path.startswith("/f")]
     assert asked == [href for _, href, _ in feeds[:MAX_FOLLOWED]]
@@ -154,13 +202,19 @@ def test_at_most_max_followed_feeds_are_tried_and_the_best_one_s_failure_is_repo
 
 
 def test_a_server_in_trouble_is_not_asked_for_the_next_feed(server: HTTPServer, tmp_path: Path) -> None:
-    server.expect_request("/").respond_with_data(links((RSS, "/a.xml", "A"), (RSS, "/b.xml", "B")),
-                                                 content_type="text/html")
+    server.expect_request("/").respond_with_data(
+        links((RSS, "/a.xml", "A"), (RSS, "/b.xml", "B")), content_type="text/html"
+    )
     server.expect_request("/a.xml").respond_with_data("busy", status=503)
     server.expect_request("/b.xml").respond_with_data(rss(post(3)), content_type=RSS)
     server.expect_request("/ok.xml").respond_with_data(rss(post(1)), content_type=RSS)
-    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")},
-                                     {"name": "Home", "feed": server.url_for("/")}], host_gap=0, retries=0, timeout=5)
+    config = write_config(
+        tmp_path,
+        [{"name": "OK", "feed": server.url_for("/ok.xml")}, {"name": "Home", "feed": server.url_for("/")}],
+        host_gap=0,
+        retries=0,
+        timeout=5,
+    )
     assert build(config).exit_code == 0
     assert "/a.xml" in [request.path for request, _ in server.log]
     assert "/b.xml" not in [request.path for request, _ in server.log]

@@ -32,13 +32,26 @@ def item(title: str, date: datetime | None = None) -> dict[str, str]:
 
 
 def test_an_undated_item_takes_the_next_dated_items_date_or_the_oldest() -> None:
-    document = rss(item("A", day(5)), item("more"), item("B", day(3)), item("C", day(1)), item("D", day(4)),
-                   item("archive"), item("E", day(2)) | {"pubDate": "sometime"})
+    document = rss(
+        item("A", day(5)),
+        item("more"),
+        item("B", day(3)),
+        item("C", day(1)),
+        item("D", day(4)),
+        item("archive"),
+        item("E", day(2)) | {"pubDate": "sometime"},
+    )
     entries = parse_feed(document.encode(), URL, {}, NOW).entries
     second = timedelta(seconds=1)
     assert [(e.title, e.date) for e in entries] == [
-        ("A", day(5)), ("more", day(3) - second), ("B", day(3)), ("C", day(1)), ("D", day(4)),
-        ("archive", day(1) - second), ("E", day(1) - second)]
+        ("A", day(5)),
+        ("more", day(3) - second),
+        ("B", day(3)),
+        ("C", day(1)),
+        ("D", day(4)),
+        ("archive", day(1) - second),
+        ("E", day(1) - second),
+    ]
     assert entries[-1].date_note is not None and "sometime" in entries[-1].date_note
 
 
@@ -48,16 +61,22 @@ def test_a_feed_with_no_dated_item_keeps_first_seen() -> None:
 
 
 def test_a_navigation_item_never_tops_the_planet(server: HTTPServer, tmp_path: Path) -> None:
-    server.expect_request("/news.xml").respond_with_data(rss(item("More news"), item("Old story", day(2)),
-                                                             item("Older story", day(1))))
+    server.expect_request("/news.xml").respond_with_data(
+        rss(item("More news"), item("Old story", day(2)), item("Older story", day(1)))
+    )
     server.expect_request("/blog.xml").respond_with_data(rss(post(7, day=20)))
-    config = write_config(tmp_path, [{"name": "News", "feed": server.url_for("/news.xml")},
-                                     {"name": "Blog", "feed": server.url_for("/blog.xml")}])
+    config = write_config(
+        tmp_path,
+        [{"name": "News", "feed": server.url_for("/news.xml")}, {"name": "Blog", "feed": server.url_for("/blog.xml")}],
+    )
     assert build(config).exit_code == 0
     entries = ET.parse(tmp_path / "public" / "feed.xml").getroot().findall(f"{ATOM}entry")
     assert [(e.findtext(f"{ATOM}title"), e.findtext(f"{ATOM}published")) for e in entries] == [
-        ("Post 7", "2026-11-20T10:07:00Z"), ("Old story", "2026-11-02T10:00:00Z"),
-        ("More news", "2026-11-02T09:59:59Z"), ("Older story", "2026-11-01T10:00:00Z")]
+        ("Post 7", "2026-11-20T10:07:00Z"),
+        ("Old story", "2026-11-02T10:00:00Z"),
+        ("More news", "2026-11-02T09:59:59Z"),
+        ("Older story", "2026-11-01T10:00:00Z"),
+    ]
 
 
 # --- entries already seen keep their first date when their only date moves forward -------------
@@ -68,26 +87,36 @@ def atom_feed(*entries: tuple[int, str, str]) -> str:
     body = "".join(
         f'<entry><id>urn:news:{n}</id><title>Story {n}</title><link href="https://news.example.org/{n}"/>'
         f"<updated>{updated}</updated>{f'<published>{published}</published>' if published else ''}"
-        f"<summary>Story {n}</summary></entry>" for n, updated, published in entries)
-    return ('<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
-            '<title>News</title><id>urn:news</id><updated>2026-11-02T09:00:00Z</updated>'
-            f'<link href="https://news.example.org/"/>{body}</feed>')
+        f"<summary>Story {n}</summary></entry>"
+        for n, updated, published in entries
+    )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
+        "<title>News</title><id>urn:news</id><updated>2026-11-02T09:00:00Z</updated>"
+        f'<link href="https://news.example.org/"/>{body}</feed>'
+    )
 
 
 def published_and_updated(path: Path) -> dict[str, tuple[str | None, str | None]]:
-    return {e.findtext(f"{ATOM}title") or "": (e.findtext(f"{ATOM}published"), e.findtext(f"{ATOM}updated"))
-            for e in ET.parse(path).getroot().findall(f"{ATOM}entry")}
+    return {
+        e.findtext(f"{ATOM}title") or "": (e.findtext(f"{ATOM}published"), e.findtext(f"{ATOM}updated"))
+        for e in ET.parse(path).getroot().findall(f"{ATOM}entry")
+    }
 
 
 def test_a_regenerated_feed_does_not_float_entries_already_seen(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_oneshot_request("/news.xml").respond_with_data(
-        atom_feed((1, "2026-11-01T09:00:00Z", ""), (2, "2026-11-02T09:00:00Z", "")))
+        atom_feed((1, "2026-11-01T09:00:00Z", ""), (2, "2026-11-02T09:00:00Z", ""))
+    )
     regenerated = "2026-12-01T06:00:00Z"  # the site rewrote every <updated> to the time of the rewrite
     server.expect_oneshot_request("/news.xml").respond_with_data(
-        atom_feed((3, "2026-12-01T05:00:00Z", ""), (1, regenerated, ""), (2, regenerated, "")))
+        atom_feed((3, "2026-12-01T05:00:00Z", ""), (1, regenerated, ""), (2, regenerated, ""))
+    )
     server.expect_request("/blog.xml").respond_with_data(rss(post(7, day=20)))
-    config = write_config(tmp_path, [{"name": "News", "feed": server.url_for("/news.xml")},
-                                     {"name": "Blog", "feed": server.url_for("/blog.xml")}])
+    config = write_config(
+        tmp_path,
+        [{"name": "News", "feed": server.url_for("/news.xml")}, {"name": "Blog", "feed": server.url_for("/blog.xml")}],
+    )
     assert build(config, now="2026-11-02T12:00:00Z").exit_code == 0
     assert build(config, "--force", now="2026-12-01T12:00:00Z").exit_code == 0
     dates = published_and_updated(tmp_path / "public" / "feed.xml")
@@ -106,10 +135,12 @@ def test_a_date_moved_back_or_a_publication_date_apart_from_updated_is_taken(tmp
         return {s.entry.title: s.entry.date for s in store.snapshots([URL])[URL]}  # type: ignore[misc]
 
     with Store.open(tmp_path) as store:
-        save(store, atom_feed((1, "2026-11-05T00:00:00Z", ""), (2, "2026-11-05T00:00:00Z", "2026-11-04T00:00:00Z")),
-             NOW)
-        dates = save(store, atom_feed((1, "2026-11-03T00:00:00Z", ""),
-                                      (2, "2026-11-20T00:00:00Z", "2026-11-19T00:00:00Z")), NOW)
+        save(
+            store, atom_feed((1, "2026-11-05T00:00:00Z", ""), (2, "2026-11-05T00:00:00Z", "2026-11-04T00:00:00Z")), NOW
+        )
+        dates = save(
+            store, atom_feed((1, "2026-11-03T00:00:00Z", ""), (2, "2026-11-20T00:00:00Z", "2026-11-19T00:00:00Z")), NOW
+        )
         assert dates == {"Story 1": datetime(2026, 11, 3, tzinfo=UTC), "Story 2": datetime(2026, 11, 19, tzinfo=UTC)}
         dates = save(store, atom_feed((1, "2026-11-04T00:00:00Z", ""), (2, "2026-11-20T00:00:00Z", "")), NOW)
         assert dates == {"Story 1": datetime(2026, 11, 3, tzinfo=UTC), "Story 2": datetime(2026, 11, 4, tzinfo=UTC)}
@@ -127,8 +158,10 @@ def test_an_older_cache_learns_first_dates_from_its_snapshot(tmp_path: Path) -> 
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.execute("INSERT INTO meta VALUES ('schema_version', '4')")
     db.execute("INSERT INTO sources (url, fetch_url) VALUES (?, ?)", (URL, URL))
-    db.execute("INSERT INTO entries VALUES (?, 'urn:news:1', 0, ?)",
-               (URL, '{"id": "urn:news:1", "title": "Story 1", "date": "2026-11-01T09:00:00+00:00"}'))
+    db.execute(
+        "INSERT INTO entries VALUES (?, 'urn:news:1', 0, ?)",
+        (URL, '{"id": "urn:news:1", "title": "Story 1", "date": "2026-11-01T09:00:00+00:00"}'),
+    )
     db.execute("INSERT INTO seen (source, id, first_seen) VALUES (?, 'urn:news:1', ?)", (URL, NOW.isoformat()))
     db.commit()
     db.close()
@@ -136,5 +169,7 @@ def test_an_older_cache_learns_first_dates_from_its_snapshot(tmp_path: Path) -> 
         entries = parse_feed(atom_feed((1, "2026-11-29T00:00:00Z", "")).encode(), URL, {}, NOW).entries
         store.save(SourceState(URL, URL), entries, NOW)
         (stored,) = store.snapshots([URL])[URL]
-    assert (stored.entry.date, stored.entry.updated) == (datetime(2026, 11, 1, 9, tzinfo=UTC),
-                                                         datetime(2026, 11, 29, tzinfo=UTC))
+    assert (stored.entry.date, stored.entry.updated) == (
+        datetime(2026, 11, 1, 9, tzinfo=UTC),
+        datetime(2026, 11, 29, tzinfo=UTC),
+    )

@@ -61,13 +61,26 @@ RSS_FEED = """<?xml version="1.0" encoding="utf-8"?>
 """
 
 JSON_FEED = {
-    "version": "https://jsonfeed.org/version/1.1", "title": "Urdu", "home_page_url": "https://ur.example.org/",
+    "version": "https://jsonfeed.org/version/1.1",
+    "title": "Urdu",
+    "home_page_url": "https://ur.example.org/",
     "language": "ur",
     "items": [
-        {"id": "1", "url": "https://ur.example.org/1", "title": "Urdu post", "content_text": "\u0627\u0631\u062f\u0648",
-         "date_published": "2026-11-27T10:00:00Z"},
-        {"id": "2", "url": "https://ur.example.org/2", "title": "English post", "content_text": "Hi",
-         "language": "en-GB", "date_published": "2026-11-27T09:00:00Z"},
+        {
+            "id": "1",
+            "url": "https://ur.example.org/1",
+            "title": "Urdu post",
+            "content_text": "\u0627\u0631\u062f\u0648",
+            "date_published": "2026-11-27T10:00:00Z",
+        },
+        {
+            "id": "2",
+            "url": "https://ur.example.org/2",
+            "title": "English post",
+            "content_text": "Hi",
+            "language": "en-GB",
+            "date_published": "2026-11-27T09:00:00Z",
+        },
     ],
 }
 
@@ -75,27 +88,73 @@ JSON_FEED = {
 # --- the tag and its direction ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("ar", "ar"), ("AR-eg", "ar-EG"), (" en_US ", "en-US"), ("sr-latn-rs", "sr-Latn-RS"),
-    ("zh-yue-Hant", "zh-yue-Hant"), ("de-CH-1996", "de-CH-1996"), ("en-US-u-ca-gregory", "en-US-u-ca-gregory"),
-    ("es-419", "es-419"),
-    ("", None), ("x-private", None), ("i-klingon", None), ("und", None), ("zxx", None), ("en-", None),
-    ("en--US", None), ("de-1996-1996", None), ("en-u-ca-u-nu", None), ('"><script>', None), ("en us", None),
-    ("ar\u0660", None), ("a" * 9, None), ("en-" + "-".join(["abcdefgh"] * 5), None), ("x" * 100_000, None),
-    (None, None), (7, None),
-], ids=lambda v: repr(v)[:24])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("ar", "ar"),
+        ("AR-eg", "ar-EG"),
+        (" en_US ", "en-US"),
+        ("sr-latn-rs", "sr-Latn-RS"),
+        ("zh-yue-Hant", "zh-yue-Hant"),
+        ("de-CH-1996", "de-CH-1996"),
+        ("en-US-u-ca-gregory", "en-US-u-ca-gregory"),
+        ("es-419", "es-419"),
+        ("", None),
+        ("x-private", None),
+        ("i-klingon", None),
+        ("und", None),
+        ("zxx", None),
+        ("en-", None),
+        ("en--US", None),
+        ("de-1996-1996", None),
+        ("en-u-ca-u-nu", None),
+        ('"><script>', None),
+        ("en us", None),
+        ("ar\u0660", None),
+        ("a" * 9, None),
+        ("en-" + "-".join(["abcdefgh"] * 5), None),
+        ("x" * 100_000, None),
+        (None, None),
+        (7, None),
+    ],
+    ids=lambda v: repr(v)[:24],
+)
 def test_only_a_well_formed_bcp47_tag_of_bounded_length_is_kept_in_canonical_case(
-        value: object, expected: str | None) -> None:
+    value: object, expected: str | None
+) -> None:
     assert language_tag(value) == expected
 
 
-@pytest.mark.parametrize(("tag", "expected"), [
-    ("ar", "rtl"), ("he", "rtl"), ("fa-IR", "rtl"), ("ur", "rtl"), ("ps", "rtl"), ("sd", "rtl"), ("ug", "rtl"),
-    ("yi", "rtl"), ("dv", "rtl"), ("ckb", "rtl"), ("iw", "rtl"), ("az-Arab", "rtl"), ("pa-Arab-PK", "rtl"),
-    ("syr", "rtl"), ("ff-Adlm", "rtl"), ("rhg-Rohg", "rtl"), ("nqo", "rtl"), ("ku-Arab", "rtl"),
-    ("ar-Latn", "ltr"), ("en", "ltr"), ("az", "ltr"), ("ku", "ltr"), ("zh-Hant-TW", "ltr"), ("grc", "ltr"),
-    (None, "auto"),
-])
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("ar", "rtl"),
+        ("he", "rtl"),
+        ("fa-IR", "rtl"),
+        ("ur", "rtl"),
+        ("ps", "rtl"),
+        ("sd", "rtl"),
+        ("ug", "rtl"),
+        ("yi", "rtl"),
+        ("dv", "rtl"),
+        ("ckb", "rtl"),
+        ("iw", "rtl"),
+        ("az-Arab", "rtl"),
+        ("pa-Arab-PK", "rtl"),
+        ("syr", "rtl"),
+        ("ff-Adlm", "rtl"),
+        ("rhg-Rohg", "rtl"),
+        ("nqo", "rtl"),
+        ("ku-Arab", "rtl"),
+        ("ar-Latn", "ltr"),
+        ("en", "ltr"),
+        ("az", "ltr"),
+        ("ku", "ltr"),
+        ("zh-Hant-TW", "ltr"),
+        ("grc", "ltr"),
+        (None, "auto"),
+    ],
+)
 def test_the_direction_comes_from_the_script_subtag_else_the_primary_language(tag: str | None, expected: str) -> None:
     assert direction(tag) == expected
 
@@ -112,24 +171,35 @@ def _parse(document: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[E
 
 @pytest.mark.parametrize("fast", [True, False], ids=["lxml", "feedparser"])
 def test_both_parse_paths_read_languages_and_out_of_line_content_alike(
-        fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spy: list[bool] = []
     real = fastreader.read
     monkeypatch.setattr(fastreader, "read", lambda prepared, budget: spy.append(True) or real(prepared, budget))
     atom = _parse(ATOM_FEED, fast, monkeypatch)
     rss = _parse(RSS_FEED, fast, monkeypatch)
     assert [(e.title[:7], e.language) for e in atom] == [
-        ("Android", "ar"), ("Inherit", "en"), ("Hostile", "en"), ("Elsewhe", "en"), ("Elsewhe", "en")]
+        ("Android", "ar"),
+        ("Inherit", "en"),
+        ("Hostile", "en"),
+        ("Elsewhe", "en"),
+        ("Elsewhe", "en"),
+    ]
     assert [(e.content_src, e.content_type, e.summary, e.content) for e in atom[3:]] == [
         ("https://mixed.example.org/papers/1.pdf", "application/pdf", "<p>The abstract</p>", ""),
-        ("https://mixed.example.org/full/2", "text/html", "", "")]
+        ("https://mixed.example.org/full/2", "text/html", "", ""),
+    ]
     assert [(e.title, e.language) for e in rss] == [("Hello in Hebrew", "he-IL"), ("Persian item", "fa")]
     assert bool(spy) == fast  # the lxml reader took both documents, or was kept out
 
 
 def test_json_feed_items_take_their_own_language_else_the_feeds() -> None:
-    parsed = parse_feed(json.dumps(JSON_FEED).encode(), "https://ur.example.org/feed.json",
-                        {"content-type": "application/feed+json"}, NOW)
+    parsed = parse_feed(
+        json.dumps(JSON_FEED).encode(),
+        "https://ur.example.org/feed.json",
+        {"content-type": "application/feed+json"},
+        NOW,
+    )
     assert [e.language for e in parsed.entries] == ["ur", "en-GB"]
 
 
@@ -155,19 +225,28 @@ def _articles(public: Path) -> dict[str, dict[str, str | None]]:
     for article in parse_page(index).iter("article"):
         heading = next(article.iter("h2"))
         meta = next(p for p in article.iter("p") if p.get("class") == "meta")
-        found[visible_text(heading).strip()] = {"lang": article.get("lang"), "dir": article.get("dir"),
-                                                "h2": heading.get("dir"), "meta": meta.get("lang")}
+        found[visible_text(heading).strip()] = {
+            "lang": article.get("lang"),
+            "dir": article.get("dir"),
+            "h2": heading.get("dir"),
+            "meta": meta.get("lang"),
+        }
     return found
 
 
 def test_languages_and_directions_are_published_on_the_pages_and_in_both_feeds(
-        server: HTTPServer, tmp_path: Path) -> None:
+    server: HTTPServer, tmp_path: Path
+) -> None:
     _serve(server)
-    public = _publish(server, tmp_path, [
-        {"name": "Mixed", "feed": server.url_for("/atom.xml")},
-        {"name": "Hebrew", "feed": server.url_for("/rss.xml")},
-        {"name": "Urdu", "feed": server.url_for("/feed.json")},
-    ])
+    public = _publish(
+        server,
+        tmp_path,
+        [
+            {"name": "Mixed", "feed": server.url_for("/atom.xml")},
+            {"name": "Hebrew", "feed": server.url_for("/rss.xml")},
+            {"name": "Urdu", "feed": server.url_for("/feed.json")},
+        ],
+    )
 
     articles = _articles(public)
     assert articles[ARABIC_TITLE] == {"lang": "ar", "dir": "rtl", "h2": "rtl", "meta": "en"}
@@ -182,7 +261,11 @@ def test_languages_and_directions_are_published_on_the_pages_and_in_both_feeds(
     assert atom_problems(feed_xml) == []
     langs = {e.findtext(f"{ATOM}title"): e.get(XML_LANG) for e in ET.fromstring(feed_xml).iter(f"{ATOM}entry")}
     assert (langs[ARABIC_TITLE], langs["Hello in Hebrew"], langs["Persian item"], langs["English post"]) == (
-        "ar", "he-IL", "fa", "en-GB")
+        "ar",
+        "he-IL",
+        "fa",
+        "en-GB",
+    )
 
     feed_json = json.loads((public / "feed.json").read_text(encoding="utf-8"))
     items = {item["title"]: item.get("language") for item in feed_json["items"]}
@@ -191,7 +274,8 @@ def test_languages_and_directions_are_published_on_the_pages_and_in_both_feeds(
 
 
 def test_a_sites_language_overrides_the_feeds_and_a_uniform_language_is_feed_jsons(
-        server: HTTPServer, tmp_path: Path) -> None:
+    server: HTTPServer, tmp_path: Path
+) -> None:
     _serve(server)
     public = _publish(server, tmp_path, [{"name": "Hebrew", "feed": server.url_for("/rss.xml"), "language": "YI"}])
     articles = _articles(public)
@@ -205,10 +289,12 @@ def test_a_sites_language_overrides_the_feeds_and_a_uniform_language_is_feed_jso
 def test_an_entry_without_a_language_keeps_dir_auto_and_no_lang(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/plain.xml").respond_with_data(
         RSS_FEED.replace("<language>he-IL</language>", "").replace("<dc:language>fa</dc:language>", ""),
-        content_type="application/rss+xml")
+        content_type="application/rss+xml",
+    )
     public = _publish(server, tmp_path, [{"name": "Plain", "feed": server.url_for("/plain.xml")}])
     assert {(a["lang"], a["dir"], a["h2"], a["meta"]) for a in _articles(public).values()} == {
-        (None, None, "auto", None)}  # the article as before: its title and summary decide, dir="auto"
+        (None, None, "auto", None)
+    }  # the article as before: its title and summary decide, dir="auto"
     feed_json = json.loads((public / "feed.json").read_text(encoding="utf-8"))
     assert "language" not in feed_json and all("language" not in item for item in feed_json["items"])
 
@@ -223,10 +309,10 @@ def test_a_site_language_that_is_no_tag_is_one_line_naming_the_field(tmp_path: P
 
 @pytest.mark.parametrize("feed_content", ["full", "summary"])
 def test_out_of_line_content_keeps_its_src_beside_a_summary_and_is_never_empty(
-        server: HTTPServer, tmp_path: Path, feed_content: str) -> None:
+    server: HTTPServer, tmp_path: Path, feed_content: str
+) -> None:
     server.expect_request("/atom.xml").respond_with_data(ATOM_FEED, content_type="application/atom+xml")
-    config = write_config(tmp_path, [{"name": "Mixed", "feed": server.url_for("/atom.xml")}],
-                          feed_content=feed_content)
+    config = write_config(tmp_path, [{"name": "Mixed", "feed": server.url_for("/atom.xml")}], feed_content=feed_content)
     result = build(config)
     assert result.exit_code == 0, result.output
     public = tmp_path / "public"
@@ -258,7 +344,8 @@ def test_out_of_line_content_keeps_its_src_beside_a_summary_and_is_never_empty(
 @pytest.mark.parametrize("fast", [True, False], ids=["lxml", "feedparser"])
 @pytest.mark.parametrize("src", ["javascript:alert(1)", "data:text/html,<b>x</b>", "  "])
 def test_out_of_line_content_that_is_no_web_url_is_dropped(
-        src: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    src: str, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     document = ATOM_FEED.replace("https://mixed.example.org/full/2", src.replace("<", "&lt;"))
     entries = _parse(document, fast, monkeypatch)
     assert [(e.title, e.content_src) for e in entries][4] == ("Elsewhere alone", None)

@@ -47,19 +47,22 @@ def test_one_address_spelled_two_ways_is_one_host(server: HTTPServer, tmp_path: 
     assert report["hosts"] == {"127.0.0.1": {"sources": 4, "requests": 4, "peak_concurrency": 1, "skipped": 0}}
 
 
-@pytest.mark.parametrize(("url", "key"), [
-    ("https://a.b.example.co.uk/feed", "example.co.uk"),
-    ("https://alice.blogspot.com/feeds", "alice.blogspot.com"),
-    ("http://127.0.0.2:8080/x", "127.0.0.2"),
-    ("http://127.1/x", "127.0.0.1"),
-    ("http://2130706433/x", "127.0.0.1"),
-    ("http://0x7f.0.0.1/x", "127.0.0.1"),
-    ("http://0177.0.0.1/x", "127.0.0.1"),
-    ("http://[::1]:8080/x", "::1"),
-    ("http://cafe.babe/x", "cafe.babe"),
-    ("http://999.1/x", "999.1"),
-    ("not a url", ""),
-])
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("https://a.b.example.co.uk/feed", "example.co.uk"),
+        ("https://alice.blogspot.com/feeds", "alice.blogspot.com"),
+        ("http://127.0.0.2:8080/x", "127.0.0.2"),
+        ("http://127.1/x", "127.0.0.1"),
+        ("http://2130706433/x", "127.0.0.1"),
+        ("http://0x7f.0.0.1/x", "127.0.0.1"),
+        ("http://0177.0.0.1/x", "127.0.0.1"),
+        ("http://[::1]:8080/x", "::1"),
+        ("http://cafe.babe/x", "cafe.babe"),
+        ("http://999.1/x", "999.1"),
+        ("not a url", ""),
+    ],
+)
 def test_host_keys(url: str, key: str) -> None:
     assert host_key(url) == key
 
@@ -78,19 +81,20 @@ def test_host_gap_spaces_request_starts(server: HTTPServer, tmp_path: Path) -> N
 def test_a_busy_host_does_not_starve_another(server: HTTPServer, second_host: HTTPServer, tmp_path: Path) -> None:
     busy = [Feed(server, f"/b{n}.xml") for n in range(4)]
     small = Feed(second_host, "/s.xml")
-    config = write_config(tmp_path, [site(f) for f in busy] + [site(small)], workers=1,
-                          per_host_concurrency=1, retries=0, host_gap=0.2)
+    config = write_config(
+        tmp_path, [site(f) for f in busy] + [site(small)], workers=1, per_host_concurrency=1, retries=0, host_gap=0.2
+    )
     report = build(config)
     assert small.started[0] < sorted(t for f in busy for t in f.started)[1]  # served in the first round
     assert set(report["hosts"]) == {"127.0.0.1", "127.0.0.2"}
 
 
-def test_breaker_skips_the_rest_of_a_failing_host(server: HTTPServer, second_host: HTTPServer,
-                                                 tmp_path: Path) -> None:
+def test_breaker_skips_the_rest_of_a_failing_host(server: HTTPServer, second_host: HTTPServer, tmp_path: Path) -> None:
     failing = [Feed(server, f"/f{n}.xml", status=500, etag=None) for n in range(5)]
     healthy = Feed(second_host, "/ok.xml")
-    config = write_config(tmp_path, [site(f) for f in failing] + [site(healthy)], per_host_concurrency=1,
-                          host_breaker=2, **FAST)
+    config = write_config(
+        tmp_path, [site(f) for f in failing] + [site(healthy)], per_host_concurrency=1, host_breaker=2, **FAST
+    )
     report = build(config)
     assert sum(len(f.requests) for f in failing) == 2 and len(healthy.requests) == 1
     assert (report["skipped_by_breaker"], report["failed_by_class"]) == (3, {"http_5xx": 2})
@@ -116,17 +120,24 @@ def test_a_simulated_week(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/hourly.xml").respond_with_handler(hourly)
     server.expect_request("/daily.xml").respond_with_handler(daily)
     dormant = Feed(server, "/dormant.xml")
-    config = write_config(tmp_path, [{"name": "hourly", "feed": server.url_for("/hourly.xml")},
-                                     {"name": "daily", "feed": server.url_for("/daily.xml")},
-                                     site(dormant)], **FAST)
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "hourly", "feed": server.url_for("/hourly.xml")},
+            {"name": "daily", "feed": server.url_for("/daily.xml")},
+            site(dormant),
+        ],
+        **FAST,
+    )
     reports = []
     for hour in range(7 * 24):
         clock["now"] = NOW + timedelta(hours=hour, minutes=3)
         reports.append(build(config, clock["now"]))
     assert all(r["fetched"] == r["sources_due"] for r in reports)
     assert all(r["due_lag_seconds"]["max"] is None or r["due_lag_seconds"]["max"] < 3600 for r in reports)
-    per_path = {path: sum(1 for request, _ in server.log if request.path == path)
-                for path in ("/hourly.xml", "/daily.xml")}
+    per_path = {
+        path: sum(1 for request, _ in server.log if request.path == path) for path in ("/hourly.xml", "/daily.xml")
+    }
     assert per_path["/hourly.xml"] >= 6 * 24  # nearly every build
     # The square-root rule: a daily feed is checked more often than it posts, a dormant one less often still.
     assert 7 < per_path["/daily.xml"] < per_path["/hourly.xml"]
@@ -141,9 +152,14 @@ def test_a_simulated_week(server: HTTPServer, tmp_path: Path) -> None:
 def publishing(request: Request, now: datetime, every: timedelta) -> Response:
     """A feed with an item every ``every`` up to ``now``; ETag from the newest item."""
     newest = (now - NOW) // every
-    items = [{"title": f"Post {n}", "guid": f"urn:post:{n}",
-              "pubDate": (NOW + n * every).strftime("%a, %d %b %Y %H:%M:%S +0000")}
-             for n in range(max(0, newest - 9), newest + 1)]
+    items = [
+        {
+            "title": f"Post {n}",
+            "guid": f"urn:post:{n}",
+            "pubDate": (NOW + n * every).strftime("%a, %d %b %Y %H:%M:%S +0000"),
+        }
+        for n in range(max(0, newest - 9), newest + 1)
+    ]
     etag = f'"{newest}"'
     if request.headers.get("If-None-Match") == etag:
         return Response(status=304, headers={"ETag": etag})

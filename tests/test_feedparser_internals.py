@@ -12,9 +12,19 @@ import pytest
 
 #: (module, name, the attributes of it syndicator reads)
 NEEDED = [
-    ("feedparser.mixin", "_FeedParserMixin", ("namespaces", "can_be_relative_uri", "looks_like_html",
-                                              "map_content_type", "_enforce_href", "_save_author",
-                                              "_sync_author_detail")),
+    (
+        "feedparser.mixin",
+        "_FeedParserMixin",
+        (
+            "namespaces",
+            "can_be_relative_uri",
+            "looks_like_html",
+            "map_content_type",
+            "_enforce_href",
+            "_save_author",
+            "_sync_author_detail",
+        ),
+    ),
     ("feedparser.mixin", "_cp1252", ()),
     ("feedparser.api", "LooseFeedParser", ()),
     ("feedparser.api", "StrictFeedParser", ()),
@@ -30,8 +40,9 @@ NEEDED = [
 
 
 @pytest.mark.parametrize(("module", "name", "attributes"), NEEDED, ids=[f"{m}.{n}" for m, n, _ in NEEDED])
-def test_feedparser_still_has_what_the_tolerant_reader_builds_on(module: str, name: str,
-                                                                 attributes: tuple[str, ...]) -> None:
+def test_feedparser_still_has_what_the_tolerant_reader_builds_on(
+    module: str, name: str, attributes: tuple[str, ...]
+) -> None:
     found = getattr(importlib.import_module(module), name, None)
     assert found is not None, f"feedparser has no {module}.{name}: syndicator's tolerant reader needs it"
     missing = [attribute for attribute in attributes if not hasattr(found, attribute)]

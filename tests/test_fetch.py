@@ -37,9 +37,13 @@ UA = "syndicator/test (+https://planet.example.org/)"
 
 def fetcher(**options: float) -> Fetcher:
     settings = {"timeout": 1.0, "retries": 1, "retry_delay": 0.05, **options}
-    return Fetcher(UA, timeout=settings["timeout"], retries=int(settings["retries"]),
-                   retry_delay=settings["retry_delay"],
-                   max_bytes=int(options.get("max_bytes", 10 * 1024 * 1024)))
+    return Fetcher(
+        UA,
+        timeout=settings["timeout"],
+        retries=int(settings["retries"]),
+        retry_delay=settings["retry_delay"],
+        max_bytes=int(options.get("max_bytes", 10 * 1024 * 1024)),
+    )
 
 
 def get(url: str, **request: str | None) -> FetchRequest:
@@ -55,7 +59,8 @@ def requests_to(server: HTTPServer, path: str) -> list[Request]:
 
 def test_first_fetch_is_unconditional_and_keeps_validators_exactly(server: HTTPServer) -> None:
     server.expect_request("/feed").respond_with_data(
-        FEED, headers={"ETag": 'W/"v1-abc"', "Last-Modified": "Sun, 01 Nov 2026 10:00:00 GMT"})
+        FEED, headers={"ETag": 'W/"v1-abc"', "Last-Modified": "Sun, 01 Nov 2026 10:00:00 GMT"}
+    )
     result = fetcher().fetch(get(server.url_for("/feed")))
     assert isinstance(result, Fetched)
     assert result.body == FEED
@@ -67,33 +72,54 @@ def test_first_fetch_is_unconditional_and_keeps_validators_exactly(server: HTTPS
     assert "gzip" in request.headers["Accept-Encoding"]
 
 
-@pytest.mark.parametrize(("etag", "modified", "expected"), [
-    pytest.param('W/"v1-abc"', "Sun, 01 Nov 2026 10:00:00 GMT",
-                 {"If-None-Match": 'W/"v1-abc"', "If-Modified-Since": "Sun, 01 Nov 2026 10:00:00 GMT"}, id="both"),
-    pytest.param('"strong"', None, {"If-None-Match": '"strong"'}, id="etag-only"),
-    pytest.param(None, "Sun, 01 Nov 2026 10:00:00 GMT",
-                 {"If-Modified-Since": "Sun, 01 Nov 2026 10:00:00 GMT"}, id="last-modified-only"),
-    pytest.param("unquoted odd etag", "not even a date", {"If-None-Match": "unquoted odd etag",
-                 "If-Modified-Since": "not even a date"}, id="sent-back-byte-for-byte"),
-])
-def test_conditional_headers_are_the_stored_validators(server: HTTPServer, etag: str | None,
-                                                        modified: str | None, expected: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("etag", "modified", "expected"),
+    [
+        pytest.param(
+            'W/"v1-abc"',
+            "Sun, 01 Nov 2026 10:00:00 GMT",
+            {"If-None-Match": 'W/"v1-abc"', "If-Modified-Since": "Sun, 01 Nov 2026 10:00:00 GMT"},
+            id="both",
+        ),
+        pytest.param('"strong"', None, {"If-None-Match": '"strong"'}, id="etag-only"),
+        pytest.param(
+            None,
+            "Sun, 01 Nov 2026 10:00:00 GMT",
+            {"If-Modified-Since": "Sun, 01 Nov 2026 10:00:00 GMT"},
+            id="last-modified-only",
+        ),
+        pytest.param(
+            "unquoted odd etag",
+            "not even a date",
+            {"If-None-Match": "unquoted odd etag", "If-Modified-Since": "not even a date"},
+            id="sent-back-byte-for-byte",
+        ),
+    ],
+)
+def test_conditional_headers_are_the_stored_validators(
+    server: HTTPServer, etag: str | None, modified: str | None, expected: dict[str, str]
+) -> None:
     server.expect_request("/feed").respond_with_data("", status=304, headers={"ETag": '"new"'})
     url = server.url_for("/feed")
     result = fetcher().fetch(get(url, etag=etag, last_modified=modified, validators_url=url))
     assert isinstance(result, NotModified)
     assert result.etag == '"new"'
     (request,) = requests_to(server, "/feed")
-    sent = {name: request.headers[name] for name in ("If-None-Match", "If-Modified-Since")
-            if name in request.headers}
+    sent = {name: request.headers[name] for name in ("If-None-Match", "If-Modified-Since") if name in request.headers}
     assert sent == expected
 
 
 def test_validators_are_not_sent_to_another_url(server: HTTPServer) -> None:
     server.expect_request("/moved").respond_with_data(FEED)
-    result = fetcher().fetch(FetchRequest(source=server.url_for("/old"), url=server.url_for("/moved"), etag='"x"',
-                                          last_modified="Sun, 01 Nov 2026 10:00:00 GMT",
-                                          validators_url=server.url_for("/old")))
+    result = fetcher().fetch(
+        FetchRequest(
+            source=server.url_for("/old"),
+            url=server.url_for("/moved"),
+            etag='"x"',
+            last_modified="Sun, 01 Nov 2026 10:00:00 GMT",
+            validators_url=server.url_for("/old"),
+        )
+    )
     assert isinstance(result, Fetched)
     (request,) = requests_to(server, "/moved")
     assert "If-None-Match" not in request.headers and "If-Modified-Since" not in request.headers
@@ -104,8 +130,11 @@ def conditional_handler(request: Request) -> Response:
     etag, modified = 'W/"rev-7"', "Sun, 01 Nov 2026 10:00:00 GMT"
     if request.headers.get("If-None-Match") == etag or request.headers.get("If-Modified-Since") == modified:
         return Response(status=304, headers={"ETag": etag})
-    return Response(rss(post(1), post(2, day=2)), content_type="application/rss+xml",
-                    headers={"ETag": etag, "Last-Modified": modified})
+    return Response(
+        rss(post(1), post(2, day=2)),
+        content_type="application/rss+xml",
+        headers={"ETag": etag, "Last-Modified": modified},
+    )
 
 
 def test_build_sends_stored_validators_and_keeps_snapshot_on_304(server: HTTPServer, tmp_path: Path) -> None:
@@ -136,14 +165,17 @@ def redirects(server: HTTPServer, chain: list[tuple[str, int]], final: str = "/f
     server.expect_request(final).respond_with_data(FEED)
 
 
-@pytest.mark.parametrize(("chain", "permanent"), [
-    pytest.param([("/a", 301)], True, id="301"),
-    pytest.param([("/a", 308), ("/b", 301)], True, id="308-then-301"),
-    pytest.param([("/a", 302)], False, id="302"),
-    pytest.param([("/a", 301), ("/b", 307)], False, id="301-then-307"),
-    pytest.param([("/a", 303), ("/b", 301)], False, id="303-then-301"),
-    pytest.param([(f"/r{i}", 301) for i in range(5)], True, id="five-hops-allowed"),
-])
+@pytest.mark.parametrize(
+    ("chain", "permanent"),
+    [
+        pytest.param([("/a", 301)], True, id="301"),
+        pytest.param([("/a", 308), ("/b", 301)], True, id="308-then-301"),
+        pytest.param([("/a", 302)], False, id="302"),
+        pytest.param([("/a", 301), ("/b", 307)], False, id="301-then-307"),
+        pytest.param([("/a", 303), ("/b", 301)], False, id="303-then-301"),
+        pytest.param([(f"/r{i}", 301) for i in range(5)], True, id="five-hops-allowed"),
+    ],
+)
 def test_redirects_are_followed(server: HTTPServer, chain: list[tuple[str, int]], permanent: bool) -> None:
     redirects(server, chain)
     result = fetcher().fetch(get(server.url_for(chain[0][0])))
@@ -176,24 +208,48 @@ def raw_redirect(server: HTTPServer, path: str, location: str) -> None:
     server.expect_request(path).respond_with_handler(lambda _request: RawRedirect(location))
 
 
-@pytest.mark.parametrize(("setup", "words"), [
-    pytest.param(lambda s: redirects(s, [(f"/r{i}", 302) for i in range(6)]), "more than 5 redirects",
-                 id="six-hops"),
-    pytest.param(lambda s: redirects(s, [("/r0", 301), ("/r1", 302)], final="/r0"), "redirect loop", id="loop"),
-    pytest.param(lambda s: s.expect_request("/r0").respond_with_data(
-        "", status=301, headers={"Location": "ftp://files.example.org/feed"}), "non-http(s)", id="to-ftp"),
-    pytest.param(lambda s: s.expect_request("/r0").respond_with_data("", status=302), "without Location",
-                 id="no-location"),
-    pytest.param(lambda s: raw_redirect(s, "/r0", "http://[oops/"), "redirect to an unusable URL 'http://[oops/'",
-                 id="malformed-ipv6"),
-    pytest.param(lambda s: raw_redirect(s, "/r0", "http://feeds.example.org:99999/feed"), "unusable URL",
-                 id="port-out-of-range"),
-    pytest.param(lambda s: raw_redirect(s, "/r0", "http://a.example:x/feed"), "unusable URL", id="port-not-a-number"),
-    pytest.param(lambda s: raw_redirect(s, "/r0", "http://a%zz.example/feed"), "redirect to an unusable URL",
-                 id="host-requests-refuses"),
-    pytest.param(lambda s: raw_redirect(s, "/r0", f"http://{'a' * 64}.example/feed"), "redirect to an unusable URL",
-                 id="host-label-too-long"),
-])
+@pytest.mark.parametrize(
+    ("setup", "words"),
+    [
+        pytest.param(
+            lambda s: redirects(s, [(f"/r{i}", 302) for i in range(6)]), "more than 5 redirects", id="six-hops"
+        ),
+        pytest.param(lambda s: redirects(s, [("/r0", 301), ("/r1", 302)], final="/r0"), "redirect loop", id="loop"),
+        pytest.param(
+            lambda s: s.expect_request("/r0").respond_with_data(
+                "", status=301, headers={"Location": "ftp://files.example.org/feed"}
+            ),
+            "non-http(s)",
+            id="to-ftp",
+        ),
+        pytest.param(
+            lambda s: s.expect_request("/r0").respond_with_data("", status=302), "without Location", id="no-location"
+        ),
+        pytest.param(
+            lambda s: raw_redirect(s, "/r0", "http://[oops/"),
+            "redirect to an unusable URL 'http://[oops/'",
+            id="malformed-ipv6",
+        ),
+        pytest.param(
+            lambda s: raw_redirect(s, "/r0", "http://feeds.example.org:99999/feed"),
+            "unusable URL",
+            id="port-out-of-range",
+        ),
+        pytest.param(
+            lambda s: raw_redirect(s, "/r0", "http://a.example:x/feed"), "unusable URL", id="port-not-a-number"
+        ),
+        pytest.param(
+            lambda s: raw_redirect(s, "/r0", "http://a%zz.example/feed"),
+            "redirect to an unusable URL",
+            id="host-requests-refuses",
+        ),
+        pytest.param(
+            lambda s: raw_redirect(s, "/r0", f"http://{'a' * 64}.example/feed"),
+            "redirect to an unusable URL",
+            id="host-label-too-long",
+        ),
+    ],
+)
 def test_bad_redirects_fail(server: HTTPServer, setup, words: str) -> None:  # type: ignore[no-untyped-def]
     setup(server)
     result = fetcher().fetch(get(server.url_for("/r0")))
@@ -203,12 +259,18 @@ def test_bad_redirects_fail(server: HTTPServer, setup, words: str) -> None:  # t
     assert not requests_to(server, "/feed")
 
 
-def test_a_redirect_to_an_unusable_url_fails_that_site_and_the_build_goes_on(server: HTTPServer,
-                                                                            tmp_path: Path) -> None:
+def test_a_redirect_to_an_unusable_url_fails_that_site_and_the_build_goes_on(
+    server: HTTPServer, tmp_path: Path
+) -> None:
     raw_redirect(server, "/moved.xml", "http://[oops/")
     server.expect_request("/good.xml").respond_with_data(rss(post(2, day=2)), content_type="application/rss+xml")
-    config = write_config(tmp_path, [{"name": "Moved", "feed": server.url_for("/moved.xml")},
-                                     {"name": "Good", "feed": server.url_for("/good.xml")}])
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "Moved", "feed": server.url_for("/moved.xml")},
+            {"name": "Good", "feed": server.url_for("/good.xml")},
+        ],
+    )
     result = build(config)
     assert result.exit_code == 0, result.output
     assert "2 requested (1 changed, 0 unchanged, 1 failed)" in result.stdout
@@ -228,17 +290,21 @@ def test_permanent_redirect_moves_the_fetch_url_for_later_builds(server: HTTPSer
 # --- failures and retries ------------------------------------------------------
 
 
-@pytest.mark.parametrize(("status", "headers", "kind", "attempts"), [
-    pytest.param(404, {}, "http_404", 1, id="404-not-retried"),
-    pytest.param(410, {}, "http_410", 1, id="410-gone"),
-    pytest.param(403, {}, "http_401", 1, id="403-forbidden"),
-    pytest.param(429, {"Retry-After": "120"}, "http_429", 1, id="429-not-retried"),
-    pytest.param(500, {}, "http_5xx", 2, id="500-retried-once"),
-    pytest.param(503, {}, "http_5xx", 2, id="503-retried-once"),
-    pytest.param(503, {"Retry-After": "60"}, "http_5xx", 1, id="503-with-retry-after-not-retried"),
-])
+@pytest.mark.parametrize(
+    ("status", "headers", "kind", "attempts"),
+    [
+        pytest.param(404, {}, "http_404", 1, id="404-not-retried"),
+        pytest.param(410, {}, "http_410", 1, id="410-gone"),
+        pytest.param(403, {}, "http_401", 1, id="403-forbidden"),
+        pytest.param(429, {"Retry-After": "120"}, "http_429", 1, id="429-not-retried"),
+        pytest.param(500, {}, "http_5xx", 2, id="500-retried-once"),
+        pytest.param(503, {}, "http_5xx", 2, id="503-retried-once"),
+        pytest.param(503, {"Retry-After": "60"}, "http_5xx", 1, id="503-with-retry-after-not-retried"),
+    ],
+)
 def test_http_errors_are_classified_and_transient_ones_retried_once(
-        server: HTTPServer, status: int, headers: dict[str, str], kind: str, attempts: int) -> None:
+    server: HTTPServer, status: int, headers: dict[str, str], kind: str, attempts: int
+) -> None:
     server.expect_request("/feed").respond_with_data("<h1>error</h1>", status=status, headers=headers)
     result = fetcher(retries=1).fetch(get(server.url_for("/feed")))
     assert isinstance(result, Failed)
@@ -298,8 +364,12 @@ class Drip:
                 yield b" "
                 time.sleep(self.interval)
 
-        return Response(body(), headers={"Content-Length": str(self.size)}, content_type="application/rss+xml",
-                        direct_passthrough=True)
+        return Response(
+            body(),
+            headers={"Content-Length": str(self.size)},
+            content_type="application/rss+xml",
+            direct_passthrough=True,
+        )
 
 
 def test_a_slow_drip_is_cut_at_the_deadline(server: HTTPServer) -> None:
@@ -350,21 +420,24 @@ def test_gzip_body_is_decompressed(server: HTTPServer) -> None:
 def test_build_reads_a_gzip_feed(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/feed.xml").respond_with_data(
         gzip.compress(rss(post(1), post(2, day=2)).encode()),
-        headers={"Content-Encoding": "gzip", "Content-Type": "application/rss+xml"})
+        headers={"Content-Encoding": "gzip", "Content-Type": "application/rss+xml"},
+    )
     config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
     result = build(config)
     assert result.exit_code == 0, result.output
     assert "2 entries written" in result.stdout
 
 
-@pytest.mark.parametrize(("size", "encoding", "ok"), [
-    pytest.param(64 * 1024, None, True, id="exactly-the-cap"),
-    pytest.param(64 * 1024 + 1, None, False, id="one-byte-over"),
-    pytest.param(64 * 1024 + 1, "gzip", False, id="over-after-decompression"),
-    pytest.param(64 * 1024, "gzip", True, id="gzip-at-the-cap"),
-])
-def test_size_cap_counts_decompressed_bytes(server: HTTPServer, size: int, encoding: str | None,
-                                            ok: bool) -> None:
+@pytest.mark.parametrize(
+    ("size", "encoding", "ok"),
+    [
+        pytest.param(64 * 1024, None, True, id="exactly-the-cap"),
+        pytest.param(64 * 1024 + 1, None, False, id="one-byte-over"),
+        pytest.param(64 * 1024 + 1, "gzip", False, id="over-after-decompression"),
+        pytest.param(64 * 1024, "gzip", True, id="gzip-at-the-cap"),
+    ],
+)
+def test_size_cap_counts_decompressed_bytes(server: HTTPServer, size: int, encoding: str | None, ok: bool) -> None:
     body = b"a" * size
     if encoding:
         server.expect_request("/big").respond_with_data(gzip.compress(body), headers={"Content-Encoding": encoding})
@@ -383,8 +456,11 @@ def test_size_cap_counts_decompressed_bytes(server: HTTPServer, size: int, encod
 
 def test_build_identifies_itself_with_the_contact_url(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/feed.xml").respond_with_data(FEED)
-    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}],
-                          user_agent="https://planet.example.org/contact")
+    config = write_config(
+        tmp_path,
+        [{"name": "Blog", "feed": server.url_for("/feed.xml")}],
+        user_agent="https://planet.example.org/contact",
+    )
     assert build(config).exit_code == 0
     (request,) = requests_to(server, "/feed.xml")
     assert request.headers["User-Agent"] == f"syndicator/{__version__} (+https://planet.example.org/contact)"
@@ -430,7 +506,6 @@ def test_pool_never_runs_more_than_workers_fetches_at_once(four_hosts: list[HTTP
     assert peak[0] == 2
 
 
-
 class _HeaderDrip(socketserver.BaseRequestHandler):
     """Sends a status line, then header bytes one every 0.2 s (12 s in all)."""
 
@@ -473,8 +548,9 @@ def test_report_counts_http_requests_per_host_as_the_server_saw_them(server: HTT
     server.expect_oneshot_request("/a.xml").respond_with_data("busy", status=503)
     server.expect_request("/a.xml").respond_with_data(rss(post(1)))
     server.expect_request("/b.xml").respond_with_data(rss(post(2)))
-    config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")},
-                                     {"name": "B", "feed": server.url_for("/b.xml")}])
+    config = write_config(
+        tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}, {"name": "B", "feed": server.url_for("/b.xml")}]
+    )
     assert build(config).exit_code == 0
     report = json.loads((tmp_path / "cache" / "report.json").read_text())
     assert len(server.log) == 3

@@ -34,8 +34,15 @@ DOC = rss(post(1)).encode()
 
 
 def fetcher(allow_private: bool = False, resolver: Any = socket.getaddrinfo) -> Fetcher:
-    return Fetcher(UA, timeout=1.0, retries=0, retry_delay=0.01, max_bytes=64 * 1024,
-                   allow_private=allow_private, resolver=resolver)
+    return Fetcher(
+        UA,
+        timeout=1.0,
+        retries=0,
+        retry_delay=0.01,
+        max_bytes=64 * 1024,
+        allow_private=allow_private,
+        resolver=resolver,
+    )
 
 
 def get(url: str) -> FetchRequest:
@@ -58,6 +65,7 @@ def to_loopback_2(names: dict[str, str]) -> Any:
 
 
 # --- content codings -----------------------------------------------------------------------------
+
 
 def test_brotli_is_asked_for_and_decoded(server: HTTPServer) -> None:
     server.expect_request("/feed").respond_with_response(coded(brotli.compress(DOC), "br"))
@@ -98,8 +106,7 @@ def test_a_fourth_gzip_layer_is_left_as_it_is(server: HTTPServer) -> None:
 
 
 def test_the_size_cap_applies_to_every_gzip_layer(server: HTTPServer) -> None:
-    server.expect_request("/feed").respond_with_response(coded(gzip.compress(gzip.compress(b" " * 5_000_000)),
-                                                               "gzip"))
+    server.expect_request("/feed").respond_with_response(coded(gzip.compress(gzip.compress(b" " * 5_000_000)), "gzip"))
     result = fetcher().fetch(get(server.url_for("/feed")))
     assert isinstance(result, Failed) and result.error.kind == "too_large"
 
@@ -114,8 +121,13 @@ def test_an_unknown_coding_is_named(server: HTTPServer) -> None:
 def test_a_build_reads_unsolicited_brotli_and_names_an_unknown_coding(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/br").respond_with_response(coded(brotli.compress(DOC), "br"))
     server.expect_request("/zstd").respond_with_response(coded(b"\x28\xb5\x2f\xfd", "zstd"))
-    config = write_config(tmp_path, [{"name": "Br", "feed": server.url_for("/br"), "link": "https://a.example/"},
-                                     {"name": "Z", "feed": server.url_for("/zstd"), "link": "https://b.example/"}])
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "Br", "feed": server.url_for("/br"), "link": "https://a.example/"},
+            {"name": "Z", "feed": server.url_for("/zstd"), "link": "https://b.example/"},
+        ],
+    )
     result = build(config)
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "cache" / "report.json").read_text())
@@ -125,11 +137,11 @@ def test_a_build_reads_unsolicited_brotli_and_names_an_unknown_coding(server: HT
 
 # --- private networks: redirects -----------------------------------------------------------------
 
+
 def test_a_redirect_to_another_loopback_host_is_refused_before_connecting(server: HTTPServer) -> None:
     with loopback_server("127.0.0.2") as other:
         other.expect_request("/feed").respond_with_data(DOC)
-        server.expect_request("/start").respond_with_data("", status=301,
-                                                          headers={"Location": other.url_for("/feed")})
+        server.expect_request("/start").respond_with_data("", status=301, headers={"Location": other.url_for("/feed")})
         result = fetcher().fetch(get(server.url_for("/start")))
         assert isinstance(result, Failed) and result.error.kind == "private_address"
         assert "127.0.0.2 is not a public address" in result.error.message
@@ -139,8 +151,7 @@ def test_a_redirect_to_another_loopback_host_is_refused_before_connecting(server
 def test_allow_private_follows_it(server: HTTPServer) -> None:
     with loopback_server("127.0.0.2") as other:
         other.expect_request("/feed").respond_with_data(DOC)
-        server.expect_request("/start").respond_with_data("", status=301,
-                                                          headers={"Location": other.url_for("/feed")})
+        server.expect_request("/start").respond_with_data("", status=301, headers={"Location": other.url_for("/feed")})
         result = fetcher(allow_private=True).fetch(get(server.url_for("/start")))
         assert isinstance(result, Fetched) and len(other.log) == 1
 
@@ -148,17 +159,25 @@ def test_allow_private_follows_it(server: HTTPServer) -> None:
 def test_a_redirect_on_the_same_host_is_trusted(server: HTTPServer) -> None:
     with loopback_server("127.0.0.1") as other:  # another port of the host sites.yaml names
         other.expect_request("/feed").respond_with_data(DOC)
-        server.expect_request("/start").respond_with_data("", status=302,
-                                                          headers={"Location": other.url_for("/feed")})
+        server.expect_request("/start").respond_with_data("", status=302, headers={"Location": other.url_for("/feed")})
         result = fetcher().fetch(get(server.url_for("/start")))
         assert isinstance(result, Fetched)
 
 
-@pytest.mark.parametrize("target", [
-    "http://10.0.0.1/feed", "http://169.254.169.254/latest/meta-data/", "http://0.0.0.0:1/",
-    "http://[::ffff:127.0.0.2]:1/", "http://[::1]:1/", "http://localhost:1/", "http://192.168.1.1/",
-    "http://[fe80::1]/", "http://224.0.0.1/",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://10.0.0.1/feed",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://0.0.0.0:1/",
+        "http://[::ffff:127.0.0.2]:1/",
+        "http://[::1]:1/",
+        "http://localhost:1/",
+        "http://192.168.1.1/",
+        "http://[fe80::1]/",
+        "http://224.0.0.1/",
+    ],
+)
 def test_a_redirect_to_a_private_literal_is_refused_without_a_request(server: HTTPServer, target: str) -> None:
     server.expect_request("/start").respond_with_data("", status=302, headers={"Location": target})
     result = fetcher().fetch(get(server.url_for("/start")))
@@ -185,19 +204,18 @@ def test_a_kept_connection_to_a_trusted_host_is_not_reused_for_a_learned_url(ser
     with fetcher(resolver=to_loopback_2(names)) as shared:
         first = shared.fetch(get(f"http://a.test:{server.port}/a"))
         assert isinstance(first, Fetched)
-        server.expect_request("/b").respond_with_data("", status=302,
-                                                      headers={"Location": f"http://a.test:{server.port}/a"})
+        server.expect_request("/b").respond_with_data(
+            "", status=302, headers={"Location": f"http://a.test:{server.port}/a"}
+        )
         second = shared.fetch(get(f"http://b.test:{server.port}/b"))
     assert isinstance(second, Failed) and second.error.kind == "private_address"
     assert [request.path for request, _ in server.log] == ["/a", "/b"]
 
 
-def test_a_build_refuses_a_redirect_and_allow_private_networks_allows_it(server: HTTPServer,
-                                                                        tmp_path: Path) -> None:
+def test_a_build_refuses_a_redirect_and_allow_private_networks_allows_it(server: HTTPServer, tmp_path: Path) -> None:
     with loopback_server("127.0.0.2") as other:
         other.expect_request("/feed").respond_with_data(DOC)
-        server.expect_request("/start").respond_with_data("", status=302,
-                                                          headers={"Location": other.url_for("/feed")})
+        server.expect_request("/start").respond_with_data("", status=302, headers={"Location": other.url_for("/feed")})
         sites = [{"name": "A", "feed": server.url_for("/start"), "link": "https://a.example/"}]
         result = build(write_config(tmp_path, sites))
         assert result.exit_code == 3 and other.log == []  # nothing to publish
@@ -211,13 +229,16 @@ def test_a_build_refuses_a_redirect_and_allow_private_networks_allows_it(server:
 
 # --- credentials ---------------------------------------------------------------------------------
 
+
 def test_a_redirect_with_credentials_is_not_followed_nor_published(server: HTTPServer, tmp_path: Path) -> None:
     target = f"http://user:s3cret@127.0.0.1:{server.port}/feed"
     server.expect_request("/start").respond_with_data("", status=301, headers={"Location": target})
     server.expect_request("/feed").respond_with_data(DOC)
     server.expect_request("/ok").respond_with_data(rss(post(2)))
-    sites = [{"name": "A", "feed": server.url_for("/start"), "link": "https://a.example/"},
-             {"name": "B", "feed": server.url_for("/ok"), "link": "https://b.example/"}]
+    sites = [
+        {"name": "A", "feed": server.url_for("/start"), "link": "https://a.example/"},
+        {"name": "B", "feed": server.url_for("/ok"), "link": "https://b.example/"},
+    ]
     result = build(write_config(tmp_path, sites, snapshot=True))
     assert result.exit_code == 0, result.output
     assert [request.path for request, _ in server.log if request.path == "/feed"] == []
@@ -228,6 +249,7 @@ def test_a_redirect_with_credentials_is_not_followed_nor_published(server: HTTPS
 
 # --- private networks: discovered feeds ----------------------------------------------------------
 
+
 def page(*hrefs: str) -> str:
     links = "".join(f'<link rel="alternate" type="application/rss+xml" href="{href}">' for href in hrefs)
     return f"<!DOCTYPE html><html><head><title>Blog</title>{links}</head><body></body></html>"
@@ -235,8 +257,9 @@ def page(*hrefs: str) -> str:
 
 def test_discover_leaves_out_a_private_feed_on_another_host(server: HTTPServer) -> None:
     with loopback_server("127.0.0.2") as other:
-        server.expect_request("/").respond_with_data(page(other.url_for("/internal"), server.url_for("/feed")),
-                                                     content_type="text/html")
+        server.expect_request("/").respond_with_data(
+            page(other.url_for("/internal"), server.url_for("/feed")), content_type="text/html"
+        )
         result = CliRunner().invoke(main, ["discover", server.url_for("/")], catch_exceptions=False)
         assert result.exit_code == 0, result.output
         assert server.url_for("/feed") in result.stdout and "127.0.0.2" not in result.stdout
@@ -248,8 +271,7 @@ def test_add_refuses_a_page_whose_only_feed_is_private(server: HTTPServer, tmp_p
         server.expect_request("/").respond_with_data(page(other.url_for("/internal")), content_type="text/html")
         config = write_config(tmp_path, [{"name": "X", "feed": "https://x.example/feed", "link": "https://x.example/"}])
         before = config.read_bytes()
-        result = CliRunner().invoke(main, ["add", server.url_for("/"), "--config", str(config)],
-                                    catch_exceptions=False)
+        result = CliRunner().invoke(main, ["add", server.url_for("/"), "--config", str(config)], catch_exceptions=False)
         assert result.exit_code != 0 and "not a public address" in result.stderr
         assert config.read_bytes() == before and other.log == []
 
@@ -259,8 +281,10 @@ def test_a_build_does_not_follow_a_private_advertised_feed(server: HTTPServer, t
         other.expect_request("/internal").respond_with_data(DOC)
         server.expect_request("/").respond_with_data(page(other.url_for("/internal")), content_type="text/html")
         server.expect_request("/ok").respond_with_data(rss(post(2)))
-        sites = [{"name": "A", "feed": server.url_for("/"), "link": "https://a.example/"},
-                 {"name": "B", "feed": server.url_for("/ok"), "link": "https://b.example/"}]
+        sites = [
+            {"name": "A", "feed": server.url_for("/"), "link": "https://a.example/"},
+            {"name": "B", "feed": server.url_for("/ok"), "link": "https://b.example/"},
+        ]
         result = build(write_config(tmp_path, sites))
         assert result.exit_code == 0, result.output
         report = json.loads((tmp_path / "cache" / "report.json").read_text())
@@ -269,28 +293,48 @@ def test_a_build_does_not_follow_a_private_advertised_feed(server: HTTPServer, t
 
 # --- private networks: hubs and webhooks ---------------------------------------------------------
 
+
 def test_an_advertised_hub_on_a_private_address_is_not_asked(server: HTTPServer) -> None:
     with loopback_server("127.0.0.2") as other, guarded_session(UA) as session:
         other.expect_request("/hub", method="POST").respond_with_data("", status=202)
-        answer = request_subscription(session, other.url_for("/hub"), mode="subscribe", topic="https://t.example/",
-                                      callback="https://planet.example/websub/x", source=server.url_for("/feed"))
+        answer = request_subscription(
+            session,
+            other.url_for("/hub"),
+            mode="subscribe",
+            topic="https://t.example/",
+            callback="https://planet.example/websub/x",
+            source=server.url_for("/feed"),
+        )
         assert not answer.accepted and "not a public address" in answer.message and other.log == []
-        allowed = request_subscription(session, other.url_for("/hub"), mode="subscribe", topic="https://t.example/",
-                                       callback="https://planet.example/websub/x", source=server.url_for("/feed"),
-                                       allow_private=True)
+        allowed = request_subscription(
+            session,
+            other.url_for("/hub"),
+            mode="subscribe",
+            topic="https://t.example/",
+            callback="https://planet.example/websub/x",
+            source=server.url_for("/feed"),
+            allow_private=True,
+        )
         assert allowed.accepted and len(other.log) == 1
 
 
-def test_a_hub_name_that_resolves_to_a_private_address_is_refused_at_connect(server: HTTPServer,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hub_name_that_resolves_to_a_private_address_is_refused_at_connect(
+    server: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with loopback_server("127.0.0.2") as other, guarded_session(UA) as session:
         other.expect_request("/hub", method="POST").respond_with_data("", status=202)
         real = socket.getaddrinfo
-        monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: real("127.0.0.2" if host == "hub.test"
-                                                                              else host, *a, **k))
-        answer = request_subscription(session, f"http://hub.test:{other.port}/hub", mode="subscribe",
-                                      topic="https://t.example/", callback="https://planet.example/websub/x",
-                                      source=server.url_for("/feed"))
+        monkeypatch.setattr(
+            socket, "getaddrinfo", lambda host, *a, **k: real("127.0.0.2" if host == "hub.test" else host, *a, **k)
+        )
+        answer = request_subscription(
+            session,
+            f"http://hub.test:{other.port}/hub",
+            mode="subscribe",
+            topic="https://t.example/",
+            callback="https://planet.example/websub/x",
+            source=server.url_for("/feed"),
+        )
         assert not answer.accepted and "hub.test (127.0.0.2) is not a public address" in answer.message
         assert other.log == []
 
@@ -298,8 +342,14 @@ def test_a_hub_name_that_resolves_to_a_private_address_is_refused_at_connect(ser
 def test_a_hub_on_the_feed_s_host_is_trusted(server: HTTPServer) -> None:
     server.expect_request("/hub", method="POST").respond_with_data("", status=202)
     with guarded_session(UA) as session:
-        answer = request_subscription(session, server.url_for("/hub"), mode="subscribe", topic="https://t.example/",
-                                      callback="https://planet.example/websub/x", source=server.url_for("/feed"))
+        answer = request_subscription(
+            session,
+            server.url_for("/hub"),
+            mode="subscribe",
+            topic="https://t.example/",
+            callback="https://planet.example/websub/x",
+            source=server.url_for("/feed"),
+        )
     assert answer.accepted
 
 
@@ -308,7 +358,8 @@ def test_a_webhook_redirect_is_never_followed(server: HTTPServer, tmp_path: Path
 
     with loopback_server("127.0.0.2") as other:
         server.expect_request("/hook", method="POST").respond_with_data(
-            "", status=307, headers={"Location": other.url_for("/hook")})
+            "", status=307, headers={"Location": other.url_for("/hook")}
+        )
         config = write_config(tmp_path, [{"name": "X", "feed": "https://x.example/f", "link": "https://x.example/"}])
         from syndicator.config import load_config  # noqa: PLC0415
 

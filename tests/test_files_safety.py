@@ -49,6 +49,7 @@ def one_line(stderr: str) -> str:
 
 # --- 1. static/: links and special files ------------------------------------------------------------
 
+
 def test_links_out_of_static_and_special_files_are_not_published(tmp_path: Path) -> None:
     config = planet(tmp_path)
     static = tmp_path / "static"
@@ -115,6 +116,7 @@ def test_links_in_a_theme_are_not_followed_out_of_it(tmp_path: Path) -> None:
 
 # --- 2. a read-only output folder; an unusable state database ----------------------------------------
 
+
 def test_a_read_only_output_folder_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
     """Mode 555 is refused even for root, who could write it: read-only means "do not publish here"."""
     config = planet(tmp_path)
@@ -135,8 +137,7 @@ def test_a_read_only_output_folder_is_refused_and_left_as_it_was(tmp_path: Path)
     assert leftovers(tmp_path) == []
 
 
-def test_a_read_only_output_folder_is_refused_before_any_request_or_state(server: HTTPServer,
-                                                                          tmp_path: Path) -> None:
+def test_a_read_only_output_folder_is_refused_before_any_request_or_state(server: HTTPServer, tmp_path: Path) -> None:
     """A fixed condition: refused up front (exit 6, the same line), so no feed is asked and no state
     is created or changed, on a first build and on a later one."""
     server.expect_request("/feed.xml").respond_with_data(rss(post(1, host="127.0.0.1")))
@@ -170,15 +171,24 @@ def test_a_read_only_output_folder_is_refused_before_any_request_or_state(server
 #: Root without the capabilities that override file permissions: bound by modes like any user.
 SETPRIV = shutil.which("setpriv")
 _DROPPED = "-dac_override,-dac_read_search,-fowner"
-bound_by_modes = pytest.mark.skipif(os.geteuid() == 0 and SETPRIV is None,
-                                    reason="as root, needs setpriv (util-linux) to drop CAP_DAC_OVERRIDE")
+bound_by_modes = pytest.mark.skipif(
+    os.geteuid() == 0 and SETPRIV is None, reason="as root, needs setpriv (util-linux) to drop CAP_DAC_OVERRIDE"
+)
 
 
 def unprivileged(config: Path) -> subprocess.CompletedProcess[str]:
     """Run ``syndicator build`` in a subprocess that file modes bind: as this user, or, when the tests
     run as root (CI), as root without CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER (setpriv)."""
-    command = [sys.executable, "-c", "from syndicator.cli import main; main()", "build",
-               "--config", str(config), "--now", "2026-11-30T13:00:00Z"]
+    command = [
+        sys.executable,
+        "-c",
+        "from syndicator.cli import main; main()",
+        "build",
+        "--config",
+        str(config),
+        "--now",
+        "2026-11-30T13:00:00Z",
+    ]
     if os.geteuid() == 0:
         command = [str(SETPRIV), "--bounding-set", _DROPPED, *command]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=config.parent, check=False)
@@ -239,6 +249,7 @@ def test_a_state_database_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
 
 # --- 3. the output folder's mode and owner survive the swap -------------------------------------------
 
+
 @pytest.mark.parametrize("kept", [0o750, 0o700, 0o775], ids=oct)
 def test_the_output_folders_mode_is_kept(tmp_path: Path, kept: int) -> None:
     config = planet(tmp_path)
@@ -274,6 +285,7 @@ def test_the_output_folders_owner_is_kept(tmp_path: Path) -> None:
 
 
 # --- 4. leftovers beside the output ---------------------------------------------------------------------
+
 
 def test_a_planted_staging_link_is_never_followed(tmp_path: Path) -> None:
     config = planet(tmp_path)
@@ -322,6 +334,7 @@ def test_a_killed_builds_read_only_staging_folder_is_cleaned_up(tmp_path: Path) 
 
 
 # --- 5. and 6. state files: private, never through a symlink ----------------------------------------
+
 
 def test_state_files_are_private_and_published_files_are_not(tmp_path: Path) -> None:
     config = planet(tmp_path, snapshot=True)

@@ -50,8 +50,13 @@ def serving(host: str, port: int, body: bytes) -> Iterator[list[str]]:
 
 def test_a_build_on_a_machine_offline_counts_no_failure_and_the_next_build_tries_again(tmp_path: Path) -> None:
     hosts = [("127.0.0.1", free_port("127.0.0.1")), ("127.0.0.2", free_port("127.0.0.2"))]
-    config = write_config(tmp_path, [{"name": f"Site {n}", "feed": f"http://{host}:{port}/feed.xml"}
-                                     for n, (host, port) in enumerate(hosts)], retries=0, host_gap=0, timeout=2)
+    config = write_config(
+        tmp_path,
+        [{"name": f"Site {n}", "feed": f"http://{host}:{port}/feed.xml"} for n, (host, port) in enumerate(hosts)],
+        retries=0,
+        host_gap=0,
+        timeout=2,
+    )
     first = run("build", "--config", str(config), "--now", NOW.strftime("%Y-%m-%dT%H:%M:%SZ"))
     assert first.exit_code == 3
     assert "is this machine offline?" in first.stderr and "--force" in first.stderr
@@ -66,8 +71,9 @@ def test_a_build_on_a_machine_offline_counts_no_failure_and_the_next_build_tries
 
 def test_one_host_down_is_no_offline_machine_and_climbs_its_backoff(tmp_path: Path) -> None:
     port = free_port("127.0.0.1")
-    config = write_config(tmp_path, [{"name": "Only", "feed": f"http://127.0.0.1:{port}/feed.xml"}],
-                          retries=0, host_gap=0, timeout=2)
+    config = write_config(
+        tmp_path, [{"name": "Only", "feed": f"http://127.0.0.1:{port}/feed.xml"}], retries=0, host_gap=0, timeout=2
+    )
     first = run("build", "--config", str(config), "--now", NOW.strftime("%Y-%m-%dT%H:%M:%SZ"))
     assert first.exit_code == 3 and "offline?" not in first.stderr
     row = status(config, NOW + timedelta(minutes=1))["Only"]
@@ -88,8 +94,9 @@ def busy(n: int, per_day: float) -> SourceState:
     """A source whose habits say it posts ``per_day`` times a day, evenly, for the last 20 days."""
     step = DAY / per_day
     dates = [NOW - timedelta(seconds=step * k) for k in range(int(20 * per_day))]
-    return SourceState(f"https://h{n}.example/feed", f"https://h{n}.example/feed",
-                       habits=habits.learn(None, dates, NOW))
+    return SourceState(
+        f"https://h{n}.example/feed", f"https://h{n}.example/feed", habits=habits.learn(None, dates, NOW)
+    )
 
 
 def test_the_budget_slows_every_feed_by_one_factor_only_when_needed() -> None:
@@ -144,14 +151,19 @@ def test_hours_and_weekdays_never_watched_are_not_taken_for_silence() -> None:
 
 def checked_every(n: int, seconds: float, checks: int = 8) -> SourceState:
     """A source whose history holds ``checks`` checks ``seconds`` apart, up to NOW."""
-    history = tuple(schedule.Check(NOW - timedelta(seconds=seconds * k), seconds, False, 0)
-                    for k in range(checks - 1, -1, -1))
+    history = tuple(
+        schedule.Check(NOW - timedelta(seconds=seconds * k), seconds, False, 0) for k in range(checks - 1, -1, -1)
+    )
     return SourceState(f"https://h{n}.example/feed", f"https://h{n}.example/feed", history=history)
 
 
 def test_the_requests_made_are_measured_from_the_histories() -> None:
     policy, day = schedule.Policy(), NOW - timedelta(days=1)
-    states = [checked_every(1, 900), checked_every(2, 3 * 3600), SourceState("https://new.example/", "https://new.example/")]
+    states = [
+        checked_every(1, 900),
+        checked_every(2, 3 * 3600),
+        SourceState("https://new.example/", "https://new.example/"),
+    ]
     measured = schedule.measured_requests(states, policy, NOW, day)
     assert measured == pytest.approx((96 + 8 + 24) / 3)  # the new source counts its default interval
     # Over the last six hours only, the 3-hourly source made two requests: eight a day.
@@ -191,15 +203,20 @@ def test_the_ledger_keeps_one_day_and_the_policy_spends_the_corrected_budget() -
     assert planned == schedule.spend(states, NOW, policy, 6 / (48 / 40))
     assert [at for at, _ in kept.expected] == [at for at, _ in ledger(40, 12).expected] + [NOW]  # two days ago: gone
     assert kept.expected[-1][1] == pytest.approx(schedule.expected_requests(states, NOW, planned))
-    assert schedule.Ledger.read(kept.text()) == replace(kept, expected=tuple(
-        (at, round(value, 4)) for at, value in kept.expected))
+    assert schedule.Ledger.read(kept.text()) == replace(
+        kept, expected=tuple((at, round(value, 4)) for at, value in kept.expected)
+    )
     assert schedule.Ledger.read("not json") == schedule.Ledger.read("6600.0") == schedule.Ledger()
     for garbage in ('{"a": 1}', "[[1, 2]]", '[["not a date", 3]]', "[1]", "[" * 100_000 + "]" * 100_000):
         assert schedule.Ledger.read(garbage) == schedule.Ledger(), garbage
-    odd = ('[["2026-11-30T10:00:00", 3], ["2026-11-30T11:00:00+00:00", "NaN"], ["2026-11-30T09:00:00+00:00", -1],'
-           ' ["2026-11-30T08:00:00+00:00", 2], ["2026-11-30T07:00:00+00:00", 1]]')
+    odd = (
+        '[["2026-11-30T10:00:00", 3], ["2026-11-30T11:00:00+00:00", "NaN"], ["2026-11-30T09:00:00+00:00", -1],'
+        ' ["2026-11-30T08:00:00+00:00", 2], ["2026-11-30T07:00:00+00:00", 1]]'
+    )
     assert schedule.Ledger.read(odd).expected == (  # naive, not finite, negative: dropped; the rest in order
-        (NOW - timedelta(hours=5), 1.0), (NOW - timedelta(hours=4), 2.0))
+        (NOW - timedelta(hours=5), 1.0),
+        (NOW - timedelta(hours=4), 2.0),
+    )
     many = schedule.Ledger(tuple((NOW - timedelta(seconds=k), 1.0) for k in range(schedule.LEDGER_ENTRIES + 5)))
     assert len(schedule.Ledger.read(many.text()).expected) == schedule.LEDGER_ENTRIES
 

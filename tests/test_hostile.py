@@ -25,13 +25,50 @@ from .conftest import NOW
 from .outputs import atom_problems, html_problems
 
 NASTY = [
-    "<script>alert(1)</script>", "<img src=x onerror=alert(1)>", '<a href="javascript:alert(1)">x</a>',
-    "<iframe src=https://evil.example/>", "<svg onload=alert(1)>", "&lt;script&gt;alert(1)&lt;/script&gt;",
-    "&nbsp;", "&ldquo;", "&bogus;", "&#27;", "&#0;", "&#xD800;", "\x1b", "\x00", "\ufffe", "]]>", "<![CDATA[",
-    "<!--", "-->", "&", "<", ">", '"', "'", "é", "\u202e", "💥", "<style>*{}</style>", "<base href=//evil>",
-    "<form><input></form>", "<meta http-equiv=refresh content=0>", "data:text/html,x", "vbscript:x",
-    "Tue, 12 Mar 2024 10:00:00 GMT", "2099-01-01T00:00:00Z", "1970-01-01", "not a date", "/relative", "//host/x",
-    "http://[oops/1", "http://a.example:99999/", "http://a.example:x/", "https://[::1]/", "http://]x[/",
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    '<a href="javascript:alert(1)">x</a>',
+    "<iframe src=https://evil.example/>",
+    "<svg onload=alert(1)>",
+    "&lt;script&gt;alert(1)&lt;/script&gt;",
+    "&nbsp;",
+    "&ldquo;",
+    "&bogus;",
+    "&#27;",
+    "&#0;",
+    "&#xD800;",
+    "\x1b",
+    "\x00",
+    "\ufffe",
+    "]]>",
+    "<![CDATA[",
+    "<!--",
+    "-->",
+    "&",
+    "<",
+    ">",
+    '"',
+    "'",
+    "é",
+    "\u202e",
+    "💥",
+    "<style>*{}</style>",
+    "<base href=//evil>",
+    "<form><input></form>",
+    "<meta http-equiv=refresh content=0>",
+    "data:text/html,x",
+    "vbscript:x",
+    "Tue, 12 Mar 2024 10:00:00 GMT",
+    "2099-01-01T00:00:00Z",
+    "1970-01-01",
+    "not a date",
+    "/relative",
+    "//host/x",
+    "http://[oops/1",
+    "http://a.example:99999/",
+    "http://a.example:x/",
+    "https://[::1]/",
+    "http://]x[/",
 ]
 text = st.lists(st.one_of(st.sampled_from(NASTY), st.text(max_size=8)), max_size=6).map("".join)
 escaped = text.map(lambda s: s.replace("&", "&amp;").replace("<", "&lt;"))
@@ -42,14 +79,22 @@ field = st.one_of(text, escaped, text.map(lambda s: f"<![CDATA[{s}]]>"))
 def rss_document(draw: st.DrawFn) -> bytes:
     items = []
     for _ in range(draw(st.integers(0, 4))):
-        parts = [f"<{name}>{draw(field)}</{name}>" for name in draw(st.lists(
-            st.sampled_from(["title", "link", "guid", "pubDate", "description", "author", "dc:date"]),
-            max_size=6, unique=True))]
+        parts = [
+            f"<{name}>{draw(field)}</{name}>"
+            for name in draw(
+                st.lists(
+                    st.sampled_from(["title", "link", "guid", "pubDate", "description", "author", "dc:date"]),
+                    max_size=6,
+                    unique=True,
+                )
+            )
+        ]
         items.append("<item>" + "".join(parts) + "</item>")
-    document = ('<?xml version="1.0" encoding="utf-8"?>'
-                '<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/">'
-                f"<channel><title>{draw(field)}</title><link>{draw(field)}</link>"
-                + "".join(items) + "</channel></rss>")
+    document = (
+        '<?xml version="1.0" encoding="utf-8"?>'
+        '<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f"<channel><title>{draw(field)}</title><link>{draw(field)}</link>" + "".join(items) + "</channel></rss>"
+    )
     return _damage(draw, document)
 
 
@@ -59,20 +104,47 @@ def atom_document(draw: st.DrawFn) -> bytes:
         f'<entry><id>{draw(field)}</id><title type="{draw(st.sampled_from(["text", "html", "xhtml"]))}">{draw(field)}'
         f'</title><link href="{draw(escaped).replace(chr(34), "")}"/><updated>{draw(field)}</updated>'
         f'<content type="{draw(st.sampled_from(["html", "text"]))}">{draw(field)}</content></entry>'
-        for _ in range(draw(st.integers(0, 3))))
-    base = draw(st.sampled_from(["", ' xml:base="https://base.example/d/"', ' xml:base="javascript:x"',
-                                 ' xml:base="http://[oops/"']))
-    document = (f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"{base}><title>{draw(field)}</title>'
-                f"<id>urn:f</id><updated>2024-01-01T00:00:00Z</updated>{entries}</feed>")
+        for _ in range(draw(st.integers(0, 3)))
+    )
+    base = draw(
+        st.sampled_from(
+            ["", ' xml:base="https://base.example/d/"', ' xml:base="javascript:x"', ' xml:base="http://[oops/"']
+        )
+    )
+    document = (
+        f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"{base}><title>{draw(field)}</title>'
+        f"<id>urn:f</id><updated>2024-01-01T00:00:00Z</updated>{entries}</feed>"
+    )
     return _damage(draw, document)
 
 
 @st.composite
 def json_document(draw: st.DrawFn) -> bytes:
     values = st.one_of(text, st.integers(), st.none(), st.booleans(), st.lists(text, max_size=2))
-    items = draw(st.lists(st.dictionaries(st.sampled_from(
-        ["id", "url", "title", "content_html", "content_text", "summary", "date_published", "date_modified",
-         "authors", "attachments", "external_url"]), values, max_size=8), max_size=4))
+    items = draw(
+        st.lists(
+            st.dictionaries(
+                st.sampled_from(
+                    [
+                        "id",
+                        "url",
+                        "title",
+                        "content_html",
+                        "content_text",
+                        "summary",
+                        "date_published",
+                        "date_modified",
+                        "authors",
+                        "attachments",
+                        "external_url",
+                    ]
+                ),
+                values,
+                max_size=8,
+            ),
+            max_size=4,
+        )
+    )
     document = json.dumps({"version": "https://jsonfeed.org/version/1.1", "title": draw(text), "items": items})
     return _damage(draw, document)
 

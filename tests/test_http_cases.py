@@ -35,8 +35,7 @@ DOC = rss(post(1), post(2, day=2)).encode()
 
 
 def fetcher(max_bytes: int = 10 * 1024 * 1024, retries: int = 1, allow_private: bool = False) -> Fetcher:
-    return Fetcher(UA, timeout=1.0, retries=retries, retry_delay=0.01, max_bytes=max_bytes,
-                   allow_private=allow_private)
+    return Fetcher(UA, timeout=1.0, retries=retries, retry_delay=0.01, max_bytes=max_bytes, allow_private=allow_private)
 
 
 def get(url: str) -> FetchRequest:
@@ -62,36 +61,42 @@ def sites_row(tmp_path: Path, name: str) -> str:
 
 # --- 1. content codings -------------------------------------------------------------------------
 
+
 def raw_deflate(data: bytes) -> bytes:
     packer = zlib.compressobj(wbits=-15)
     return packer.compress(data) + packer.flush()
 
 
-@pytest.mark.parametrize(("encoding", "body"), [
-    pytest.param("gzip", DOC, id="gzip-label-on-plain-xml"),
-    pytest.param("x-gzip", DOC, id="x-gzip-label-on-plain-xml"),
-    pytest.param("GZIP", b"\xef\xbb\xbf" + DOC, id="upper-case-label-on-a-bom"),
-    pytest.param("deflate", DOC, id="deflate-label-on-plain-xml"),
-    pytest.param("gzip", gzip.compress(DOC), id="real-gzip"),
-    pytest.param("gzip", gzip.compress(DOC[:100]) + gzip.compress(DOC[100:]), id="two-gzip-members"),
-    pytest.param("deflate", zlib.compress(DOC), id="zlib-deflate"),
-    pytest.param("deflate", raw_deflate(DOC), id="raw-deflate"),
-    pytest.param("identity", DOC, id="identity"),
-    pytest.param("br", DOC, id="a-coding-never-asked-for-is-left-alone"),
-])
-def test_a_body_is_read_whether_or_not_it_is_really_compressed(server: HTTPServer, encoding: str,
-                                                               body: bytes) -> None:
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        pytest.param("gzip", DOC, id="gzip-label-on-plain-xml"),
+        pytest.param("x-gzip", DOC, id="x-gzip-label-on-plain-xml"),
+        pytest.param("GZIP", b"\xef\xbb\xbf" + DOC, id="upper-case-label-on-a-bom"),
+        pytest.param("deflate", DOC, id="deflate-label-on-plain-xml"),
+        pytest.param("gzip", gzip.compress(DOC), id="real-gzip"),
+        pytest.param("gzip", gzip.compress(DOC[:100]) + gzip.compress(DOC[100:]), id="two-gzip-members"),
+        pytest.param("deflate", zlib.compress(DOC), id="zlib-deflate"),
+        pytest.param("deflate", raw_deflate(DOC), id="raw-deflate"),
+        pytest.param("identity", DOC, id="identity"),
+        pytest.param("br", DOC, id="a-coding-never-asked-for-is-left-alone"),
+    ],
+)
+def test_a_body_is_read_whether_or_not_it_is_really_compressed(server: HTTPServer, encoding: str, body: bytes) -> None:
     server.expect_request("/feed").respond_with_data(body, headers={"Content-Encoding": encoding})
     result = fetcher().fetch(get(server.url_for("/feed")))
     assert isinstance(result, Fetched), result
     assert result.body.removeprefix(b"\xef\xbb\xbf") == DOC
 
 
-@pytest.mark.parametrize("body", [
-    pytest.param(b"\x1f\x8b" + b"not really gzip at all", id="magic-then-garbage"),
-    pytest.param(gzip.compress(DOC)[:-30], id="cut-short"),
-    pytest.param(b"\x1f\x8b", id="only-the-magic"),
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b"\x1f\x8b" + b"not really gzip at all", id="magic-then-garbage"),
+        pytest.param(gzip.compress(DOC)[:-30], id="cut-short"),
+        pytest.param(b"\x1f\x8b", id="only-the-magic"),
+    ],
+)
 def test_a_corrupt_compressed_body_is_its_own_failure_and_not_retried(server: HTTPServer, body: bytes) -> None:
     server.expect_request("/feed").respond_with_data(body, headers={"Content-Encoding": "gzip"})
     result = fetcher(retries=1).fetch(get(server.url_for("/feed")))
@@ -101,11 +106,14 @@ def test_a_corrupt_compressed_body_is_its_own_failure_and_not_retried(server: HT
     assert hits(server, "/feed") == 1
 
 
-@pytest.mark.parametrize(("body", "encoding"), [
-    pytest.param(b"<" * 1026, "gzip", id="plain-body-labelled-gzip-over-the-cap"),
-    pytest.param(gzip.compress(b"<" * 1026), "gzip", id="gzip-over-the-cap-once-decompressed"),
-    pytest.param(zlib.compress(b"<" * 1026), "deflate", id="deflate-over-the-cap-once-decompressed"),
-])
+@pytest.mark.parametrize(
+    ("body", "encoding"),
+    [
+        pytest.param(b"<" * 1026, "gzip", id="plain-body-labelled-gzip-over-the-cap"),
+        pytest.param(gzip.compress(b"<" * 1026), "gzip", id="gzip-over-the-cap-once-decompressed"),
+        pytest.param(zlib.compress(b"<" * 1026), "deflate", id="deflate-over-the-cap-once-decompressed"),
+    ],
+)
 def test_the_cap_counts_the_bytes_the_parser_would_get(server: HTTPServer, body: bytes, encoding: str) -> None:
     server.expect_request("/feed").respond_with_data(body, headers={"Content-Encoding": encoding})
     result = fetcher(max_bytes=1025).fetch(get(server.url_for("/feed")))
@@ -121,7 +129,7 @@ def test_the_decoder_gives_the_same_bytes_however_the_body_is_cut(encoding: str,
     packed = DOC if plain else (gzip.compress(DOC) if encoding == "gzip" else zlib.compress(DOC))
     for size in (1, 2, 3, 7, 4096):
         decoder = Decoder(encoding, len(DOC))
-        out = b"".join(decoder.feed(packed[i:i + size]) for i in range(0, len(packed), size)) + decoder.finish()
+        out = b"".join(decoder.feed(packed[i : i + size]) for i in range(0, len(packed), size)) + decoder.finish()
         assert out == DOC, size
 
 
@@ -144,8 +152,9 @@ def test_a_corrupt_body_keeps_the_last_good_copy_and_says_so(server: HTTPServer,
     assert build(config)["parsed"] == 2
     server.clear()
     server.expect_request("/ok.xml").respond_with_data(good.body)
-    server.expect_request("/feed.xml").respond_with_data(b"\x1f\x8b\x08\x00\x00\x00broken",
-                                                         headers={"Content-Encoding": "gzip"})
+    server.expect_request("/feed.xml").respond_with_data(
+        b"\x1f\x8b\x08\x00\x00\x00broken", headers={"Content-Encoding": "gzip"}
+    )
     report = build(config, later(days=1), "--force")
     assert report["failed_by_class"] == {"corrupt_encoding": 1}
     row = status(config, later(days=1))["Packed"]
@@ -164,6 +173,7 @@ def test_the_readme_documents_every_failure_kind() -> None:
 
 # --- 2. a 304 to a request without validators ---------------------------------------------------
 
+
 def test_a_304_to_an_unconditional_request_is_a_protocol_failure(server: HTTPServer) -> None:
     server.expect_request("/feed").respond_with_data("", status=304)
     result = fetcher().fetch(get(server.url_for("/feed")))
@@ -179,8 +189,7 @@ def test_a_304_to_a_conditional_request_is_still_not_modified(server: HTTPServer
     assert isinstance(result, NotModified)
 
 
-def test_a_304_after_a_redirect_to_where_the_validators_are_not_bound_is_a_protocol_failure(
-        server: HTTPServer) -> None:
+def test_a_304_after_a_redirect_to_where_the_validators_are_not_bound_is_a_protocol_failure(server: HTTPServer) -> None:
     server.expect_request("/old").respond_with_data("", status=302, headers={"Location": "/new"})
     server.expect_request("/new").respond_with_data("", status=304)
     old = server.url_for("/old")
@@ -191,25 +200,30 @@ def test_a_304_after_a_redirect_to_where_the_validators_are_not_bound_is_a_proto
 def test_a_new_feed_answering_304_fails_and_is_never_called_ok(server: HTTPServer, tmp_path: Path) -> None:
     Feed(server, "/ok.xml")
     server.expect_request("/cached.xml").respond_with_data("", status=304)
-    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")},
-                                     {"name": "Cached", "feed": server.url_for("/cached.xml")}], **FAST)
+    config = write_config(
+        tmp_path,
+        [{"name": "OK", "feed": server.url_for("/ok.xml")}, {"name": "Cached", "feed": server.url_for("/cached.xml")}],
+        **FAST,
+    )
     report = build(config)
     assert report["failed_by_class"] == {"protocol": 1} and report["status_304"] == 0
     build(config, later(hours=3), "--site", "Cached")
     row = status(config, later(hours=3))["Cached"]
-    assert (row["health"], row["failure_class"], row["failures"], row["last_success"]) == \
-        ("failing", "protocol", 2, None)
+    assert (row["health"], row["failure_class"], row["failures"], row["last_success"]) == (
+        "failing",
+        "protocol",
+        2,
+        None,
+    )
     assert row["recent_changes"] == []
     html = sites_row(tmp_path, "Cached")
     assert "never worked" in html and "no validators" in html and "tell the publisher" in html
 
 
-def test_a_feed_with_a_copy_and_no_validators_keeps_its_copy_on_a_bare_304(server: HTTPServer,
-                                                                          tmp_path: Path) -> None:
+def test_a_feed_with_a_copy_and_no_validators_keeps_its_copy_on_a_bare_304(server: HTTPServer, tmp_path: Path) -> None:
     Feed(server, "/ok.xml")
     feed = Feed(server, "/plain.xml", body=rss(post(9, host="plain.example.org")), etag=None)  # no validators
-    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")}, site(feed, "Plain")],
-                          **FAST)
+    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")}, site(feed, "Plain")], **FAST)
     build(config)
     feed.status = 304
     report = build(config, later(hours=3), "--force")
@@ -223,12 +237,12 @@ def test_a_feed_with_a_copy_and_no_validators_keeps_its_copy_on_a_bare_304(serve
 
 # --- 3. 401 and 403: the slow ladder, not a hold -----------------------------------------------
 
+
 @pytest.mark.parametrize("code", [401, 403])
 def test_access_denied_climbs_the_slow_ladder_and_recovers(server: HTTPServer, tmp_path: Path, code: int) -> None:
     Feed(server, "/ok.xml")
     wall = Feed(server, "/wall.xml", body=rss(post(3, host="wall.example.org")), status=code, etag=None)
-    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")}, site(wall, "Wall")],
-                          **FAST)
+    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")}, site(wall, "Wall")], **FAST)
     first = run_build(config, later())
     assert "access denied" in first.stderr and "not requested again" not in first.stderr
     seen, when = [], later()
@@ -266,8 +280,10 @@ def test_a_hold_an_older_version_stored_for_a_403_is_released() -> None:
 
 # --- 4. cookies within one redirect chain --------------------------------------------------------
 
+
 def cookie_gate(server: HTTPServer, path: str = "/gated.xml", cookie: str = "gate=passed; Path=/") -> None:
     """``path`` redirects to itself setting a cookie, and serves the feed once the cookie comes back."""
+
     def answer(request: Request) -> Response:
         if request.cookies.get("gate") == "passed":
             return Response(DOC, content_type="application/rss+xml")
@@ -289,8 +305,9 @@ def test_a_cookie_set_by_a_redirect_is_sent_on_the_next_hop_and_never_again(serv
     assert cookie_headers(server, "/gated.xml") == [None, "gate=passed", None, "gate=passed"]
 
 
-def test_a_cookie_gated_feed_builds_and_the_next_build_starts_without_cookies(server: HTTPServer,
-                                                                             tmp_path: Path) -> None:
+def test_a_cookie_gated_feed_builds_and_the_next_build_starts_without_cookies(
+    server: HTTPServer, tmp_path: Path
+) -> None:
     cookie_gate(server)
     config = write_config(tmp_path, [{"name": "Gated", "feed": server.url_for("/gated.xml")}], **FAST)
     assert build(config)["parsed"] == 1
@@ -298,12 +315,15 @@ def test_a_cookie_gated_feed_builds_and_the_next_build_starts_without_cookies(se
     assert cookie_headers(server, "/gated.xml") == [None, "gate=passed", None, "gate=passed"]
 
 
-@pytest.mark.parametrize("cookie", [
-    pytest.param("gate=passed; Path=/members", id="another-path"),
-    pytest.param("gate=passed; Path=/; Domain=elsewhere.example.org", id="another-domain"),
-    pytest.param("gate=passed; Path=/; Secure", id="secure-over-http"),
-    pytest.param("gate=passed; Path=/; Max-Age=0", id="already-expired"),
-])
+@pytest.mark.parametrize(
+    "cookie",
+    [
+        pytest.param("gate=passed; Path=/members", id="another-path"),
+        pytest.param("gate=passed; Path=/; Domain=elsewhere.example.org", id="another-domain"),
+        pytest.param("gate=passed; Path=/; Secure", id="secure-over-http"),
+        pytest.param("gate=passed; Path=/; Max-Age=0", id="already-expired"),
+    ],
+)
 def test_a_cookie_that_does_not_match_the_next_hop_is_not_sent(server: HTTPServer, cookie: str) -> None:
     cookie_gate(server, cookie=cookie)
     result = fetcher(retries=0).fetch(get(server.url_for("/gated.xml")))
@@ -315,7 +335,8 @@ def test_a_cookie_is_not_sent_to_another_host(server: HTTPServer) -> None:
     with loopback_server("127.0.0.2") as other:
         other.expect_request("/feed.xml").respond_with_data(DOC)
         server.expect_request("/start").respond_with_data(
-            "", status=302, headers={"Location": other.url_for("/feed.xml"), "Set-Cookie": "gate=passed; Path=/"})
+            "", status=302, headers={"Location": other.url_for("/feed.xml"), "Set-Cookie": "gate=passed; Path=/"}
+        )
         # 127.0.0.2 is another host, and private: allowed here, as allow_private_networks would
         result = fetcher(retries=0, allow_private=True).fetch(get(server.url_for("/start")))
         assert isinstance(result, Fetched)
@@ -324,13 +345,15 @@ def test_a_cookie_is_not_sent_to_another_host(server: HTTPServer) -> None:
 
 def test_a_redirect_that_sets_the_same_cookie_again_is_still_a_loop(server: HTTPServer) -> None:
     server.expect_request("/loop").respond_with_data(
-        "", status=302, headers={"Location": "/loop", "Set-Cookie": "n=1; Path=/"})
+        "", status=302, headers={"Location": "/loop", "Set-Cookie": "n=1; Path=/"}
+    )
     result = fetcher(retries=0).fetch(get(server.url_for("/loop")))
     assert isinstance(result, Failed) and "redirect loop" in result.error.message
     assert hits(server, "/loop") == 2
 
 
 # --- 5. a feed URL that answers with an HTML page advertising feeds -------------------------------
+
 
 def page(*feeds: tuple[str, str]) -> str:
     """An HTML page advertising ``feeds``, each (type, href)."""
@@ -341,21 +364,42 @@ def page(*feeds: tuple[str, str]) -> str:
 RSS_TYPE, ATOM_TYPE, JSON_TYPE = "application/rss+xml", "application/atom+xml", "application/feed+json"
 
 
-@pytest.mark.parametrize(("url", "feeds", "chosen"), [
-    pytest.param("https://a.org/topics/rust/", ["https://a.org/feed/", "https://a.org/comments/feed/",
-                                                "https://a.org/topics/rust/feed/"],
-                 "https://a.org/topics/rust/feed/", id="a-topic-feed-before-site-wide-ones"),
-    pytest.param("https://a.org/tags/py", ["https://a.org/feed.xml", "https://a.org/tags/py.atom"],
-                 "https://a.org/tags/py.atom", id="a-tag-feed-beside-its-page"),
-    pytest.param("https://a.org/blog/index.html", ["https://a.org/feed.xml", "https://b.org/blog/feed.xml",
-                                                  "https://a.org/blog/atom.xml"],
-                 "https://a.org/blog/atom.xml", id="same-host-only"),
-    pytest.param("https://a.org/", ["https://a.org/feed.json", "https://a.org/feed.xml"],
-                 "https://a.org/feed.json", id="the-root-takes-the-first-advertised"),
-    pytest.param("https://a.org/rustacean/", ["https://a.org/feed.xml", "https://a.org/rust/feed.xml"],
-                 "https://a.org/feed.xml", id="a-shared-prefix-of-letters-is-not-a-shared-path"),
-    pytest.param("https://a.org/x/", [], None, id="nothing-advertised"),
-])
+@pytest.mark.parametrize(
+    ("url", "feeds", "chosen"),
+    [
+        pytest.param(
+            "https://a.org/topics/rust/",
+            ["https://a.org/feed/", "https://a.org/comments/feed/", "https://a.org/topics/rust/feed/"],
+            "https://a.org/topics/rust/feed/",
+            id="a-topic-feed-before-site-wide-ones",
+        ),
+        pytest.param(
+            "https://a.org/tags/py",
+            ["https://a.org/feed.xml", "https://a.org/tags/py.atom"],
+            "https://a.org/tags/py.atom",
+            id="a-tag-feed-beside-its-page",
+        ),
+        pytest.param(
+            "https://a.org/blog/index.html",
+            ["https://a.org/feed.xml", "https://b.org/blog/feed.xml", "https://a.org/blog/atom.xml"],
+            "https://a.org/blog/atom.xml",
+            id="same-host-only",
+        ),
+        pytest.param(
+            "https://a.org/",
+            ["https://a.org/feed.json", "https://a.org/feed.xml"],
+            "https://a.org/feed.json",
+            id="the-root-takes-the-first-advertised",
+        ),
+        pytest.param(
+            "https://a.org/rustacean/",
+            ["https://a.org/feed.xml", "https://a.org/rust/feed.xml"],
+            "https://a.org/feed.xml",
+            id="a-shared-prefix-of-letters-is-not-a-shared-path",
+        ),
+        pytest.param("https://a.org/x/", [], None, id="nothing-advertised"),
+    ],
+)
 def test_rank_puts_the_page_s_own_feed_first(url: str, feeds: list[str], chosen: str | None) -> None:
     assert (rank(url, [Advertised(feed, "t", RSS_TYPE) for feed in feeds]) or [None])[0] == chosen
 
@@ -363,7 +407,8 @@ def test_rank_puts_the_page_s_own_feed_first(url: str, feeds: list[str], chosen:
 def test_an_html_page_is_followed_to_the_feed_it_advertises(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/blog/").respond_with_data(
         page((RSS_TYPE, "/feed.xml"), (ATOM_TYPE, "/comments/feed.xml"), (RSS_TYPE, "/blog/feed.xml")),
-        content_type="text/html")
+        content_type="text/html",
+    )
     blog = Feed(server, "/blog/feed.xml", body=rss(post(4, host="topic.example.org")), etag='"b1"')
     everything = Feed(server, "/feed.xml", body=rss(post(5, host="all.example.org")))
     config = write_config(tmp_path, [{"name": "Topic", "feed": server.url_for("/blog/")}], **FAST)
@@ -397,8 +442,11 @@ def test_discovery_follows_one_hop_only(server: HTTPServer, tmp_path: Path) -> N
     server.expect_request("/b").respond_with_data(page((RSS_TYPE, "/c")), content_type="text/html")
     server.expect_request("/c").respond_with_data(DOC, content_type="application/rss+xml")
     Feed(server, "/ok.xml")
-    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")},
-                                     {"name": "Pages", "feed": server.url_for("/a")}], **FAST)
+    config = write_config(
+        tmp_path,
+        [{"name": "OK", "feed": server.url_for("/ok.xml")}, {"name": "Pages", "feed": server.url_for("/a")}],
+        **FAST,
+    )
     report = build(config)
     assert report["failed_by_class"] == {"not_a_feed": 1}
     assert (hits(server, "/a"), hits(server, "/b"), hits(server, "/c")) == (1, 1, 0)
@@ -410,20 +458,34 @@ def test_discovery_follows_one_hop_only(server: HTTPServer, tmp_path: Path) -> N
     assert "which failed too" in sites and "put that URL in sites.yaml" not in sites  # no advice to use a non-feed
 
 
-@pytest.mark.parametrize(("setup", "kind"), [
-    pytest.param(lambda s: s.expect_request("/feed.xml").respond_with_data(
-        "", status=302, headers={"Location": "/feed.xml"}), "redirect", id="a-redirect-loop"),
-    pytest.param(lambda s: s.expect_request("/feed.xml").respond_with_data(b"<" * 70_000), "too_large",
-                 id="too-large"),
-    pytest.param(lambda s: s.expect_request("/feed.xml").respond_with_data("gone", status=404), "http_404",
-                 id="missing"),
-])
+@pytest.mark.parametrize(
+    ("setup", "kind"),
+    [
+        pytest.param(
+            lambda s: s.expect_request("/feed.xml").respond_with_data(
+                "", status=302, headers={"Location": "/feed.xml"}
+            ),
+            "redirect",
+            id="a-redirect-loop",
+        ),
+        pytest.param(
+            lambda s: s.expect_request("/feed.xml").respond_with_data(b"<" * 70_000), "too_large", id="too-large"
+        ),
+        pytest.param(
+            lambda s: s.expect_request("/feed.xml").respond_with_data("gone", status=404), "http_404", id="missing"
+        ),
+    ],
+)
 def test_the_followed_feed_passes_every_fetch_rule(server: HTTPServer, tmp_path: Path, setup, kind: str) -> None:  # type: ignore[no-untyped-def]
     server.expect_request("/").respond_with_data(page((RSS_TYPE, "/feed.xml")), content_type="text/html")
     setup(server)
     Feed(server, "/ok.xml")
-    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")},
-                                     {"name": "Home", "feed": server.url_for("/")}], max_bytes=65536, **FAST)
+    config = write_config(
+        tmp_path,
+        [{"name": "OK", "feed": server.url_for("/ok.xml")}, {"name": "Home", "feed": server.url_for("/")}],
+        max_bytes=65536,
+        **FAST,
+    )
     assert build(config)["failed_by_class"] == {kind: 1}
     row = status(config)["Home"]
     assert (row["discovered"], row["failure_class"]) == (server.url_for("/feed.xml"), kind)
@@ -439,7 +501,8 @@ def test_a_follow_with_no_time_left_sends_nothing(server: HTTPServer) -> None:
 def test_a_page_that_turns_into_a_feed_is_no_longer_called_discovered(server: HTTPServer, tmp_path: Path) -> None:
     served = {"body": page((RSS_TYPE, "/feed.xml")), "type": "text/html"}
     server.expect_request("/home").respond_with_handler(
-        lambda request: Response(served["body"], content_type=served["type"]))
+        lambda request: Response(served["body"], content_type=served["type"])
+    )
     server.expect_request("/feed.xml").respond_with_data(DOC, content_type="application/rss+xml")
     config = write_config(tmp_path, [{"name": "Home", "feed": server.url_for("/home")}], **FAST)
     build(config)

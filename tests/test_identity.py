@@ -20,19 +20,26 @@ from .outputs import run_build
 FEED = "https://blog.example.org/feed.xml"
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("HTTPS://Blog.Example.ORG:443/Post?id=1#comments", "https://blog.example.org/Post?id=1"),
-    ("http://blog.example.org:80", "http://blog.example.org/"),
-    ("http://blog.example.org:8080/a", "http://blog.example.org:8080/a"),
-    ("https://b.example/p?utm_source=rss&utm_medium=feed&id=2&fbclid=x&b=1", "https://b.example/p?id=2&b=1"),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("HTTPS://Blog.Example.ORG:443/Post?id=1#comments", "https://blog.example.org/Post?id=1"),
+        ("http://blog.example.org:80", "http://blog.example.org/"),
+        ("http://blog.example.org:8080/a", "http://blog.example.org:8080/a"),
+        ("https://b.example/p?utm_source=rss&utm_medium=feed&id=2&fbclid=x&b=1", "https://b.example/p?id=2&b=1"),
+    ],
+)
 def test_canonical_url(url: str, expected: str) -> None:
     assert canonical_url(url) == expected
 
 
 def item(n: int, **fields: str) -> dict[str, str]:
-    base = {"title": f"Post {n}", "link": f"https://blog.example.org/{n}",
-            "pubDate": f"Tue, {n + 1:02d} Sep 2026 10:00:00 GMT", "description": f"Text {n}"}
+    base = {
+        "title": f"Post {n}",
+        "link": f"https://blog.example.org/{n}",
+        "pubDate": f"Tue, {n + 1:02d} Sep 2026 10:00:00 GMT",
+        "description": f"Text {n}",
+    }
     base.update(fields)
     return {k: v for k, v in base.items() if v}
 
@@ -55,8 +62,12 @@ def test_every_item_sharing_one_guid_stays_distinct() -> None:
 
 
 def test_a_few_items_sharing_a_guid_fall_back_to_link_then_fingerprint() -> None:
-    document = rss(item(1, guid="g1"), item(2, guid="shared"), item(3, guid="shared", link="https://blog.example.org/2"),
-                   item(4, guid="g4"))
+    document = rss(
+        item(1, guid="g1"),
+        item(2, guid="shared"),
+        item(3, guid="shared", link="https://blog.example.org/2"),
+        item(4, guid="g4"),
+    )
     result = ids(document)
     assert result[0] == "g1" and result[3] == "g4"
     assert result[1].startswith("urn:sha256:") and result[2].startswith("urn:sha256:") and result[1] != result[2]
@@ -77,15 +88,25 @@ def save(store: Store, document: str, now) -> None:  # type: ignore[no-untyped-d
     store.save(SourceState(FEED, FEED), parse_feed(document.encode(), FEED, {}, now).entries, now)
 
 
-@pytest.mark.parametrize(("before", "after"), [
-    ([item(1), item(2)], [item(1, guid="tag:blog,2026:1"), item(2, guid="tag:blog,2026:2")]),
-    ([item(1, guid="http://blog.example.org/?p=1"), item(2, guid="http://blog.example.org/?p=2")],
-     [item(1, guid="https://blog.example.org/?p=1"), item(2, guid="https://blog.example.org/?p=2")]),
-    ([item(1, guid="http://old.example/1"), item(2, guid="http://old.example/2")],
-     [item(1, guid="https://new.example/1", link="https://new.example/1"),
-      item(2, guid="https://new.example/2", link="https://new.example/2")]),
-    ([item(1, link=""), item(2, link="")], [item(1, link="", title="Post 1 (fixed typo)"), item(2, link="")]),
-], ids=["guid-appears", "guid-http-to-https", "feed-moves-host", "title-edited-no-link"])
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ([item(1), item(2)], [item(1, guid="tag:blog,2026:1"), item(2, guid="tag:blog,2026:2")]),
+        (
+            [item(1, guid="http://blog.example.org/?p=1"), item(2, guid="http://blog.example.org/?p=2")],
+            [item(1, guid="https://blog.example.org/?p=1"), item(2, guid="https://blog.example.org/?p=2")],
+        ),
+        (
+            [item(1, guid="http://old.example/1"), item(2, guid="http://old.example/2")],
+            [
+                item(1, guid="https://new.example/1", link="https://new.example/1"),
+                item(2, guid="https://new.example/2", link="https://new.example/2"),
+            ],
+        ),
+        ([item(1, link=""), item(2, link="")], [item(1, link="", title="Post 1 (fixed typo)"), item(2, link="")]),
+    ],
+    ids=["guid-appears", "guid-http-to-https", "feed-moves-host", "title-edited-no-link"],
+)
 def test_identifier_style_change_keeps_one_identity(tmp_path: Path, before: list, after: list) -> None:
     earlier = NOW - timedelta(days=2)
     with Store.open(tmp_path) as store:
@@ -128,7 +149,8 @@ def test_guid_appearing_does_not_show_posts_twice_in_the_build(server: HTTPServe
     first_atom = (tmp_path / "public" / "feed.xml").read_text()
     server.clear()
     server.expect_request("/feed.xml").respond_with_data(
-        rss(item(1, guid="tag:blog,2026:1"), item(2, guid="tag:blog,2026:2")), content_type="application/rss+xml")
+        rss(item(1, guid="tag:blog,2026:1"), item(2, guid="tag:blog,2026:2")), content_type="application/rss+xml"
+    )
     output = run_build(tmp_path, sites, NOW_ISO)
     index = (output / "index.html").read_text()
     assert index.count(">Post 1<") == 1 and index.count(">Post 2<") == 1
@@ -144,8 +166,11 @@ def test_same_post_in_two_sites_feeds_shows_once_credited_to_its_own_site(tmp_pa
     post = item(1, link="https://alice.example/1?utm_source=planet")
     snapshots = {}
     with Store.open(tmp_path) as store:
-        for site, document in ((planet, rss(post)), (own, rss(item(1, link="http://alice.example/1"))),
-                               (other, rss(item(7, link="https://bob.example/7")))):
+        for site, document in (
+            (planet, rss(post)),
+            (own, rss(item(1, link="http://alice.example/1"))),
+            (other, rss(item(7, link="https://bob.example/7"))),
+        ):
             entries = parse_feed(document.encode(), site.feed, {}, NOW).entries
             store.save(SourceState(site.feed, site.feed), entries, NOW)
         snapshots = store.snapshots([s.feed for s in (planet, own, other)])
@@ -176,8 +201,10 @@ def test_a_version_1_state_database_is_migrated(tmp_path: Path) -> None:
     db.executescript(_MIGRATIONS[1])
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    db.execute("INSERT INTO seen (source, id, first_seen) VALUES (?, ?, ?)",
-               (FEED, "https://blog.example.org/1", (NOW - timedelta(days=5)).isoformat()))
+    db.execute(
+        "INSERT INTO seen (source, id, first_seen) VALUES (?, ?, ?)",
+        (FEED, "https://blog.example.org/1", (NOW - timedelta(days=5)).isoformat()),
+    )
     db.commit()
     db.close()
     with Store.open(tmp_path) as store:

@@ -54,8 +54,9 @@ def run(*args: str) -> Result:
 def planet(tmp_path: Path, server: HTTPServer) -> Path:
     """PLANET written to tmp_path/sites.yaml, its two feeds on the test server."""
     path = tmp_path / "sites.yaml"
-    path.write_text(PLANET.format(alpha=server.url_for("/alpha.xml"), beta=server.url_for("/beta.xml")),
-                    encoding="utf-8")
+    path.write_text(
+        PLANET.format(alpha=server.url_for("/alpha.xml"), beta=server.url_for("/beta.xml")), encoding="utf-8"
+    )
     return path
 
 
@@ -82,26 +83,29 @@ def test_opml_nested_outlines_duplicates_bad_urls_and_name_collisions(server: HT
     url = server.url_for
     port = server.port
     long_name = "L" * 300
-    opml = write(tmp_path / "list.opml", f"""<?xml version="1.0" encoding="utf-8"?>
+    opml = write(
+        tmp_path / "list.opml",
+        f"""<?xml version="1.0" encoding="utf-8"?>
 <opml version="2.0"><head><title>Feeds</title></head><body>
   <outline text="Blogs">
-    <outline text="Alpha" xmlUrl="{url('/alpha2.xml')}" htmlUrl="{url('/alpha2/')}"/>
+    <outline text="Alpha" xmlUrl="{url("/alpha2.xml")}" htmlUrl="{url("/alpha2/")}"/>
     <outline text="Alpha again" xmlUrl="HTTP://127.0.0.1:{port}/alpha.xml#top"/>
     <outline text="Deeper">
-      <outline text="Gamma&#10;  Blog" xmlUrl="{url('/gamma.xml')}" htmlUrl="javascript:alert(1)"/>
-      <outline text="Gamma copy" xmlUrl="{url('/gamma.xml')}"/>
-      <outline text="Gamma tracked" xmlUrl="{url('/gamma.xml')}?utm_source=opml"/>
+      <outline text="Gamma&#10;  Blog" xmlUrl="{url("/gamma.xml")}" htmlUrl="javascript:alert(1)"/>
+      <outline text="Gamma copy" xmlUrl="{url("/gamma.xml")}"/>
+      <outline text="Gamma tracked" xmlUrl="{url("/gamma.xml")}?utm_source=opml"/>
     </outline>
   </outline>
-  <outline text="yes" xmlUrl="{url('/yes.xml')}"/>
-  <outline text="{long_name}" xmlUrl="{url('/long.xml')}"/>
-  <outline xmlUrl="{url('/untitled.xml')}"/>
+  <outline text="yes" xmlUrl="{url("/yes.xml")}"/>
+  <outline text="{long_name}" xmlUrl="{url("/long.xml")}"/>
+  <outline xmlUrl="{url("/untitled.xml")}"/>
   <outline text="Gopher" xmlUrl="gopher://gopher.example.org/feed"/>
   <outline text="Secret" xmlUrl="https://user:pw@secret.example.org/feed"/>
   <outline text="Spaced" xmlUrl="https://spaced.example.org/a feed"/>
   <outline text="Another list" type="source" xmlUrl="https://lists.example.org/more.opml"/>
 </body></opml>
-""")
+""",
+    )
     result = run("import", str(opml), "--config", str(config))
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
@@ -129,11 +133,13 @@ def test_opml_nested_outlines_duplicates_bad_urls_and_name_collisions(server: HT
         (cut, url("/long.xml"), None),
         (url("/untitled.xml"), url("/untitled.xml"), None),
     ]
-    block = (f"  - name: Alpha (2)\n    feed: {url('/alpha2.xml')}\n    link: {url('/alpha2/')}\n"
-             f"  - name: Gamma Blog\n    feed: {url('/gamma.xml')}\n"
-             f"  - name: 'yes'\n    feed: {url('/yes.xml')}\n"
-             f"  - name: {cut}\n    feed: {url('/long.xml')}\n"
-             f"  - name: {url('/untitled.xml')}\n    feed: {url('/untitled.xml')}\n")
+    block = (
+        f"  - name: Alpha (2)\n    feed: {url('/alpha2.xml')}\n    link: {url('/alpha2/')}\n"
+        f"  - name: Gamma Blog\n    feed: {url('/gamma.xml')}\n"
+        f"  - name: 'yes'\n    feed: {url('/yes.xml')}\n"
+        f"  - name: {cut}\n    feed: {url('/long.xml')}\n"
+        f"  - name: {url('/untitled.xml')}\n    feed: {url('/untitled.xml')}\n"
+    )
     # after the last site, before the comments that end the list
     assert config.read_text(encoding="utf-8") == before.replace("  # - name: Disabled", block + "  # - name: Disabled")
 
@@ -144,26 +150,31 @@ def test_opml_nested_outlines_duplicates_bad_urls_and_name_collisions(server: HT
     assert built.stdout.startswith("7 sites: 7 feeds due, 7 requested (7 changed, 0 unchanged, 0 failed)")
 
 
-def test_the_sites_keep_every_byte_and_the_new_ones_go_after_the_last_site(server: HTTPServer,
-                                                                           tmp_path: Path) -> None:
+def test_the_sites_keep_every_byte_and_the_new_ones_go_after_the_last_site(server: HTTPServer, tmp_path: Path) -> None:
     config = planet(tmp_path, server)
     before = config.read_text(encoding="utf-8")
-    opml = write(tmp_path / "one.opml", f'<opml version="1.0"><body><outline text="New: one" '
-                                        f'xmlUrl="{server.url_for("/new.xml")}" htmlUrl="https://new.example.org/"/>'
-                                        '</body></opml>')
+    opml = write(
+        tmp_path / "one.opml",
+        f'<opml version="1.0"><body><outline text="New: one" '
+        f'xmlUrl="{server.url_for("/new.xml")}" htmlUrl="https://new.example.org/"/>'
+        "</body></opml>",
+    )
     assert run("import", str(opml), "--config", str(config)).exit_code == 0
-    block = (f"  - name: 'New: one'\n    feed: {server.url_for('/new.xml')}\n"
-             "    link: https://new.example.org/\n")
+    block = f"  - name: 'New: one'\n    feed: {server.url_for('/new.xml')}\n    link: https://new.example.org/\n"
     last_site = f"    feed: {server.url_for('/beta.xml')}\n"
     assert config.read_text(encoding="utf-8") == before.replace(last_site, last_site + block, 1)
 
 
-@pytest.mark.parametrize(("layout", "entry"), [
-    pytest.param("sites:\n- name: A\n  feed: {a}\n", "- name: B\n  feed: {b}\n", id="no-indent"),
-    pytest.param("sites:\n    -   name: A\n        feed: {a}\n", "    -   name: B\n        feed: {b}\n",
-                 id="wide-indent"),
-    pytest.param("sites:\n  - {{name: A, feed: '{a}'}}\n", "  - name: B\n    feed: {b}\n", id="flow-entry"),
-])
+@pytest.mark.parametrize(
+    ("layout", "entry"),
+    [
+        pytest.param("sites:\n- name: A\n  feed: {a}\n", "- name: B\n  feed: {b}\n", id="no-indent"),
+        pytest.param(
+            "sites:\n    -   name: A\n        feed: {a}\n", "    -   name: B\n        feed: {b}\n", id="wide-indent"
+        ),
+        pytest.param("sites:\n  - {{name: A, feed: '{a}'}}\n", "  - name: B\n    feed: {b}\n", id="flow-entry"),
+    ],
+)
 def test_new_entries_take_the_indentation_of_the_last_one(tmp_path: Path, layout: str, entry: str) -> None:
     head = "title: T\nlink: https://planet.example.org/\n"
     a, b = "https://a.example.org/feed", "https://b.example.org/feed"
@@ -183,12 +194,15 @@ def test_crlf_line_breaks_are_kept(tmp_path: Path) -> None:
     assert config.read_bytes() == (text + "  - name: B\r\n    feed: https://b.example.org/f\r\n").encode()
 
 
-@pytest.mark.parametrize(("text", "result"), [
-    pytest.param("", "sites:\n  - name: B\n", id="no-sites-key"),
-    pytest.param("sites:\n", "sites:\n  - name: B\n", id="null"),
-    pytest.param("sites: []   # none yet\n", "sites:   # none yet\n  - name: B\n", id="empty-list"),
-    pytest.param("sites: ~\nworkers: 2\n", "sites:\n  - name: B\n    feed: F\nworkers: 2\n", id="tilde-then-key"),
-])
+@pytest.mark.parametrize(
+    ("text", "result"),
+    [
+        pytest.param("", "sites:\n  - name: B\n", id="no-sites-key"),
+        pytest.param("sites:\n", "sites:\n  - name: B\n", id="null"),
+        pytest.param("sites: []   # none yet\n", "sites:   # none yet\n  - name: B\n", id="empty-list"),
+        pytest.param("sites: ~\nworkers: 2\n", "sites:\n  - name: B\n    feed: F\nworkers: 2\n", id="tilde-then-key"),
+    ],
+)
 def test_a_planet_without_sites_gets_a_sites_list(tmp_path: Path, text: str, result: str) -> None:
     head = "title: T\nlink: https://planet.example.org/\n"
     config = write(tmp_path / "sites.yaml", head + text)
@@ -204,7 +218,9 @@ def test_a_planet_without_sites_gets_a_sites_list(tmp_path: Path, text: str, res
 
 def test_venus_ini(tmp_path: Path) -> None:
     config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
-    ini = write(tmp_path / "config.ini", """\
+    ini = write(
+        tmp_path / "config.ini",
+        """\
 # Planet Venus
 [Planet]
 name = Planet Example
@@ -230,7 +246,8 @@ name = One again
 
 [ftp://old.example.org/rss]
 name = Old
-""")
+""",
+    )
     result = run("import", str(ini), "--config", str(config))
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
@@ -240,14 +257,21 @@ name = Old
         "skipped Old: 'ftp://old.example.org/rss' is not an http(s) URL",
         "added 2 sites, skipped 2 (1 already listed, 1 not http(s) URLs)",
     ]
-    assert sites(config) == [("One", "https://one.example.org/feed/", "https://one.example.org/"),
-                             ("Two's Blog", "https://two.example.org/atom.xml?tag=100%25", None)]
+    assert sites(config) == [
+        ("One", "https://one.example.org/feed/", "https://one.example.org/"),
+        ("Two's Blog", "https://two.example.org/atom.xml?tag=100%25", None),
+    ]
 
 
 def test_pluto_ini(tmp_path: Path) -> None:
-    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\nsites:\n"
-                                            "  - name: Ruby News\n    feed: https://news.example.org/feed\n")
-    ini = write(tmp_path / "planet.ini", """\
+    config = write(
+        tmp_path / "sites.yaml",
+        "title: T\nlink: https://planet.example.org/\nsites:\n"
+        "  - name: Ruby News\n    feed: https://news.example.org/feed\n",
+    )
+    ini = write(
+        tmp_path / "planet.ini",
+        """\
 title = Planet Ruby
 
 [planet]
@@ -273,7 +297,8 @@ title = Planet Ruby
 
 [untitled]
   feed = https://untitled.example.org/rss
-""")
+""",
+    )
     result = run("import", str(ini), "--config", str(config))
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == "added 4 sites, skipped 0 (0 already listed, 0 not http(s) URLs)"
@@ -292,8 +317,11 @@ title = Planet Ruby
 def test_dry_run_prints_and_writes_nothing(server: HTTPServer, tmp_path: Path) -> None:
     config = planet(tmp_path, server)
     before = config.read_bytes()
-    opml = write(tmp_path / "list.opml", f'<opml><body><outline text="New" xmlUrl="{server.url_for("/n.xml")}"/>'
-                                         f'<outline text="Beta" xmlUrl="{server.url_for("/beta.xml")}"/></body></opml>')
+    opml = write(
+        tmp_path / "list.opml",
+        f'<opml><body><outline text="New" xmlUrl="{server.url_for("/n.xml")}"/>'
+        f'<outline text="Beta" xmlUrl="{server.url_for("/beta.xml")}"/></body></opml>',
+    )
     files = folder_files(tmp_path)
     result = run("import", str(opml), "--config", str(config), "--dry-run")
     assert result.exit_code == 0, result.output
@@ -306,21 +334,40 @@ def test_dry_run_prints_and_writes_nothing(server: HTTPServer, tmp_path: Path) -
     assert folder_files(tmp_path) == files
 
 
-@pytest.mark.parametrize(("name", "content", "message"), [
-    pytest.param("bad.opml", '<?xml version="1.0"?>\n<opml><body><outline text="A" xmlUrl="https://a.example.org/">'
-                 "</body></opml>", r"malformed XML: Opening and ending tag mismatch: outline line 2 and body, line 2, "
-                 r"column \d+", id="malformed-xml"),
-    pytest.param("feed.xml", "<rss version='2.0'><channel/></rss>", r"not an OPML file \(its root element is <rss>\)",
-                 id="xml-not-opml"),
-    pytest.param("list.txt", "just some words\n", "not an OPML file nor a planet INI file: line 1: cannot read "
-                 "'just some words'", id="plain-text"),
-    pytest.param("data.bin", b"\xff\xfe\x00binary", r"not an OPML file, and not UTF-8 text \(byte 0\)", id="binary"),
-    pytest.param("empty.ini", "", r"not an OPML file nor a planet INI file: no \[Planet\] section and no feeds",
-                 id="empty"),
-    pytest.param("missing.opml", None, "cannot read: No such file or directory", id="missing"),
-])
-def test_bad_input_is_one_line_exit_2_and_sites_yaml_is_untouched(server: HTTPServer, tmp_path: Path, name: str,
-                                                                   content: str | bytes | None, message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        pytest.param(
+            "bad.opml",
+            '<?xml version="1.0"?>\n<opml><body><outline text="A" xmlUrl="https://a.example.org/"></body></opml>',
+            r"malformed XML: Opening and ending tag mismatch: outline line 2 and body, line 2, "
+            r"column \d+",
+            id="malformed-xml",
+        ),
+        pytest.param(
+            "feed.xml",
+            "<rss version='2.0'><channel/></rss>",
+            r"not an OPML file \(its root element is <rss>\)",
+            id="xml-not-opml",
+        ),
+        pytest.param(
+            "list.txt",
+            "just some words\n",
+            "not an OPML file nor a planet INI file: line 1: cannot read 'just some words'",
+            id="plain-text",
+        ),
+        pytest.param(
+            "data.bin", b"\xff\xfe\x00binary", r"not an OPML file, and not UTF-8 text \(byte 0\)", id="binary"
+        ),
+        pytest.param(
+            "empty.ini", "", r"not an OPML file nor a planet INI file: no \[Planet\] section and no feeds", id="empty"
+        ),
+        pytest.param("missing.opml", None, "cannot read: No such file or directory", id="missing"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_sites_yaml_is_untouched(
+    server: HTTPServer, tmp_path: Path, name: str, content: str | bytes | None, message: str
+) -> None:
     config = planet(tmp_path, server)
     before = config.read_bytes()
     source = tmp_path / name
@@ -342,8 +389,10 @@ def test_a_missing_sites_yaml_is_refused_not_created(tmp_path: Path) -> None:
     config = tmp_path / "sites.yaml"
     result = run("import", str(opml), "--config", str(config))
     assert result.exit_code == 2
-    assert result.stderr == (f"syndicator: error: {config}: no such file; create it first with the planet's title "
-                             "and link (README.md, \"Configuration\")\n")
+    assert result.stderr == (
+        f"syndicator: error: {config}: no such file; create it first with the planet's title "
+        'and link (README.md, "Configuration")\n'
+    )
     assert not config.exists()
 
 
@@ -352,8 +401,9 @@ def test_a_result_that_would_not_load_leaves_the_file_untouched(tmp_path: Path) 
     opml = write(tmp_path / "b.opml", '<opml><body><outline text="B" xmlUrl="https://b.example.org/f"/></body></opml>')
     result = run("import", str(opml), "--config", str(config))
     assert result.exit_code == 2
-    assert result.stderr == (f"syndicator: error: {config}:1: link: is required (with the new sites; {config} "
-                             "was not changed)\n")
+    assert result.stderr == (
+        f"syndicator: error: {config}:1: link: is required (with the new sites; {config} was not changed)\n"
+    )
     assert config.read_text(encoding="utf-8") == "title: T\n# no link yet\n"
     assert folder_files(tmp_path) == ["b.opml", "sites.yaml"]
 
@@ -364,8 +414,9 @@ def test_an_invalid_sites_yaml_is_reported_as_load_config_reports_it(tmp_path: P
     opml = write(tmp_path / "b.opml", '<opml><body><outline text="B" xmlUrl="https://b.example.org/f"/></body></opml>')
     result = run("import", str(opml), "--config", str(config))
     assert result.exit_code == 2
-    assert result.stderr == (f"syndicator: error: {config}:5: sites[0].feed: 'ftp://a.example.org/' is not an "
-                             "http(s) URL\n")
+    assert result.stderr == (
+        f"syndicator: error: {config}:5: sites[0].feed: 'ftp://a.example.org/' is not an http(s) URL\n"
+    )
     assert config.read_text(encoding="utf-8") == text
 
 
@@ -391,8 +442,10 @@ def _listed() -> dict[str, int]:
         return {}
     with manifest.open(encoding="utf-8", newline="") as file:
         rows = [row for row in csv.DictReader(file, delimiter="\t") if row["file"].startswith("opml/")]
-    return {row["file"]: int(re.search(r"feeds listed=(\d+)", row["notes"])[1])  # type: ignore[index]
-            for row in rows}
+    return {
+        row["file"]: int(re.search(r"feeds listed=(\d+)", row["notes"])[1])  # type: ignore[index]
+        for row in rows
+    }
 
 
 #: Corpus lists in a format syndicator does not read: Planet Scheme's s-expressions, Perlsphere's Plagger YAML.
@@ -411,8 +464,10 @@ def test_corpus_lists_import_into_an_empty_planet(tmp_path: Path, name: str) -> 
         assert result.stderr.startswith(f"syndicator: error: {CORPUS / name}: not an OPML file nor a planet INI file")
         return
     assert result.exit_code == 0, result.output
-    summary = re.fullmatch(r"added (\d+) sites?, skipped (\d+) \((\d+) already listed, (\d+) not http\(s\) URLs\)",
-                           result.stdout.splitlines()[-1])
+    summary = re.fullmatch(
+        r"added (\d+) sites?, skipped (\d+) \((\d+) already listed, (\d+) not http\(s\) URLs\)",
+        result.stdout.splitlines()[-1],
+    )
     assert summary is not None, result.stdout
     added, skipped = int(summary[1]), int(summary[2])
     assert added + skipped == listed[name]
@@ -422,16 +477,18 @@ def test_corpus_lists_import_into_an_empty_planet(tmp_path: Path, name: str) -> 
 
 # --- add ---------------------------------------------------------------------------------------
 
-PAGE = ('<!DOCTYPE html><html><head><title>Blog</title>'
-        '<link rel="alternate" type="application/rss+xml" title="RSS" href="/feed.xml"></head>'
-        "<body>Hello</body></html>")
+PAGE = (
+    "<!DOCTYPE html><html><head><title>Blog</title>"
+    '<link rel="alternate" type="application/rss+xml" title="RSS" href="/feed.xml"></head>'
+    "<body>Hello</body></html>"
+)
 
 
 def serve_blog(server: HTTPServer, title: str = "Server Blog") -> None:
     server.expect_request("/").respond_with_data(PAGE, content_type="text/html; charset=utf-8")
     server.expect_request("/feed.xml").respond_with_data(
-        rss(post(1, host="127.0.0.1"), title=title, link=server.url_for("/home/")),
-        content_type="application/rss+xml")
+        rss(post(1, host="127.0.0.1"), title=title, link=server.url_for("/home/")), content_type="application/rss+xml"
+    )
 
 
 def test_add_discovers_the_feed_of_a_page(server: HTTPServer, tmp_path: Path) -> None:
@@ -458,13 +515,16 @@ def test_add_takes_name_and_refuses_a_feed_already_listed(server: HTTPServer, tm
 
     again = run("add", server.url_for("/feed.xml"), "--config", str(config))
     assert again.exit_code == 2
-    assert again.stderr == (f"syndicator: error: <{server.url_for('/feed.xml')}> is already listed in {config} "
-                            "as 'Alpha (2)'\n")
+    assert again.stderr == (
+        f"syndicator: error: <{server.url_for('/feed.xml')}> is already listed in {config} as 'Alpha (2)'\n"
+    )
     assert server.log == []  # refused before any request
     by_page = run("add", server.url_for("/"), "--config", str(config))
     assert by_page.exit_code == 2
-    assert by_page.stderr == (f"syndicator: error: <{server.url_for('/feed.xml')}> already listed as 'Alpha (2)' "
-                              f"in {config}; nothing was added\n")
+    assert by_page.stderr == (
+        f"syndicator: error: <{server.url_for('/feed.xml')}> already listed as 'Alpha (2)' "
+        f"in {config}; nothing was added\n"
+    )
     assert config.read_text(encoding="utf-8") == text
 
 
@@ -473,27 +533,30 @@ def test_add_needs_a_name_when_the_feed_has_no_title(server: HTTPServer, tmp_pat
     config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
     result = run("add", server.url_for("/untitled.xml"), "--config", str(config))
     assert result.exit_code == 2
-    assert result.stderr == (f"syndicator: error: <{server.url_for('/untitled.xml')}> gives no title: name the site "
-                             "with --name\n")
+    assert result.stderr == (
+        f"syndicator: error: <{server.url_for('/untitled.xml')}> gives no title: name the site with --name\n"
+    )
     assert config.read_text(encoding="utf-8") == "title: T\nlink: https://planet.example.org/\n"
     named = run("add", server.url_for("/untitled.xml"), "--name", "Named", "--config", str(config))
     assert named.exit_code == 0, named.output
     assert sites(config) == [("Named", server.url_for("/untitled.xml"), "https://blog.example.org/")]
 
 
-def test_names_lose_the_characters_sites_yaml_refuses_and_the_rest_imports(server: HTTPServer,
-                                                                         tmp_path: Path) -> None:
+def test_names_lose_the_characters_sites_yaml_refuses_and_the_rest_imports(server: HTTPServer, tmp_path: Path) -> None:
     """One outline's text holds U+202E (sites.yaml refuses it in a name): it is dropped, not the import."""
     config = write(tmp_path / "empty.yaml", "title: T\nlink: https://planet.example.org/\nsites: []\n")
     url = server.url_for
-    opml = write(tmp_path / "rlo.opml", f"""<?xml version="1.0" encoding="utf-8"?>
+    opml = write(
+        tmp_path / "rlo.opml",
+        f"""<?xml version="1.0" encoding="utf-8"?>
 <opml version="2.0"><body>
-  <outline text="Plain" xmlUrl="{url('/plain.xml')}"/>
-  <outline text="Evil\u202ename" xmlUrl="{url('/evil.xml')}"/>
-  <outline text="Zero\u200b width \u2066isolated\u2069" xmlUrl="{url('/zero.xml')}"/>
-  <outline text="\u202e\u200f\ufeff" xmlUrl="{url('/hidden.xml')}"/>
+  <outline text="Plain" xmlUrl="{url("/plain.xml")}"/>
+  <outline text="Evil\u202ename" xmlUrl="{url("/evil.xml")}"/>
+  <outline text="Zero\u200b width \u2066isolated\u2069" xmlUrl="{url("/zero.xml")}"/>
+  <outline text="\u202e\u200f\ufeff" xmlUrl="{url("/hidden.xml")}"/>
 </body></opml>
-""")
+""",
+    )
     result = run("import", str(opml), "--config", str(config))
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
@@ -516,14 +579,16 @@ def test_add_drops_the_characters_sites_yaml_refuses_from_the_feed_title(server:
 
 
 def test_add_a_page_without_a_feed_fails_and_writes_nothing(server: HTTPServer, tmp_path: Path) -> None:
-    server.expect_request("/plain").respond_with_data("<!DOCTYPE html><html><head></head></html>",
-                                                      content_type="text/html")
+    server.expect_request("/plain").respond_with_data(
+        "<!DOCTYPE html><html><head></head></html>", content_type="text/html"
+    )
     config = planet(tmp_path, server)
     before = config.read_bytes()
     result = run("add", server.url_for("/plain"), "--config", str(config))
     assert result.exit_code == 1
-    assert result.stderr == (f"syndicator: error: {server.url_for('/plain')}: an HTML page, not a feed, and it "
-                             "advertises no feed\n")
+    assert result.stderr == (
+        f"syndicator: error: {server.url_for('/plain')}: an HTML page, not a feed, and it advertises no feed\n"
+    )
     assert config.read_bytes() == before
 
 
@@ -551,12 +616,16 @@ def test_add_refuses_a_url_that_is_not_http_before_any_request(server: HTTPServe
 
 def test_build_does_not_load_ruamel(tmp_path: Path) -> None:
     feed = write(tmp_path / "feed.xml", rss(post(1)))
-    config = write(tmp_path / "sites.yaml", f"title: T\nlink: https://planet.example.org/\n"
-                                            f"sites:\n  - name: A\n    feed: {feed.name}\n")
-    script = ("import sys\nfrom syndicator.cli import main\n"
-              "try:\n    main(['build', '--config', sys.argv[1], '--now', '2026-11-30T12:00:00Z'])\n"
-              "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
-              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ruamel',)))")
+    config = write(
+        tmp_path / "sites.yaml",
+        f"title: T\nlink: https://planet.example.org/\nsites:\n  - name: A\n    feed: {feed.name}\n",
+    )
+    script = (
+        "import sys\nfrom syndicator.cli import main\n"
+        "try:\n    main(['build', '--config', sys.argv[1], '--now', '2026-11-30T12:00:00Z'])\n"
+        "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ruamel',)))"
+    )
     done = subprocess.run([sys.executable, "-c", script, str(config)], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
@@ -566,8 +635,10 @@ def test_build_does_not_load_ruamel(tmp_path: Path) -> None:
 def test_import_and_add_have_help_and_are_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     commands = readme.split("## Commands", 1)[1].split("\n## ", 1)[0]
-    for command, usage in (("import", "syndicator import FILE [--config sites.yaml] [--dry-run]"),
-                           ("add", "syndicator add URL [--name NAME] [--config sites.yaml] [--timeout SECONDS]")):
+    for command, usage in (
+        ("import", "syndicator import FILE [--config sites.yaml] [--dry-run]"),
+        ("add", "syndicator add URL [--name NAME] [--config sites.yaml] [--timeout SECONDS]"),
+    ):
         result = run(command, "--help")
         assert result.exit_code == 0
         assert "--config" in result.stdout
@@ -580,11 +651,15 @@ def test_plan_is_pure_and_keeps_names_unique() -> None:
     from syndicator.drivers.importing import Candidate, plan
 
     existing = [Site("A", "https://a.example.org/f"), Site("A (2)", "https://a2.example.org/f")]
-    result = plan(existing, [Candidate("https://x.example.org/f", "A"), Candidate("https://y.example.org/f", "A")],
-                  "list.opml")
+    result = plan(
+        existing, [Candidate("https://x.example.org/f", "A"), Candidate("https://y.example.org/f", "A")], "list.opml"
+    )
     assert [site.name for site in result.added] == ["A (3)", "A (4)"]
-    long = plan([Site("N" * (NAME_MAX_CHARS - 1) + "\u2026", "https://n.example.org/f")],
-                [Candidate("https://m.example.org/f", "N" * 250)], "list.opml")
+    long = plan(
+        [Site("N" * (NAME_MAX_CHARS - 1) + "\u2026", "https://n.example.org/f")],
+        [Candidate("https://m.example.org/f", "N" * 250)],
+        "list.opml",
+    )
     assert long.added[0].name == "N" * (NAME_MAX_CHARS - 5) + "\u2026 (2)"
     assert len(long.added[0].name) == NAME_MAX_CHARS
 
@@ -596,9 +671,10 @@ NAMES = ["Daniel P. Berrangé", "Jiří Stránský", "Łukasz Langa"]
 
 def opml_text(encoding: str | None = None) -> str:
     declaration = f'<?xml version="1.0" encoding="{encoding}"?>\n' if encoding else ""
-    outlines = "".join(f'<outline text="{name}" xmlUrl="https://f{n}.example.org/feed"/>' for n, name in
-                       enumerate(NAMES))
-    return f"{declaration}<opml version=\"2.0\"><body>{outlines}</body></opml>\n"
+    outlines = "".join(
+        f'<outline text="{name}" xmlUrl="https://f{n}.example.org/feed"/>' for n, name in enumerate(NAMES)
+    )
+    return f'{declaration}<opml version="2.0"><body>{outlines}</body></opml>\n'
 
 
 def ini_text(encoding: str | None = None) -> str:
@@ -606,15 +682,18 @@ def ini_text(encoding: str | None = None) -> str:
     return planet + "".join(f"[https://f{n}.example.org/feed]\nname = {name}\n\n" for n, name in enumerate(NAMES))
 
 
-@pytest.mark.parametrize(("name", "data"), [
-    pytest.param("l.opml", opml_text().encode("utf-8"), id="opml-utf8-no-declaration"),
-    pytest.param("l.opml", b"\xef\xbb\xbf" + opml_text().encode("utf-8"), id="opml-utf8-bom"),
-    pytest.param("l.opml", opml_text("UTF-16").encode("utf-16"), id="opml-utf16-bom"),
-    pytest.param("l.opml", opml_text("windows-1250").encode("cp1250"), id="opml-declared-windows-1250"),
-    pytest.param("l.ini", ini_text().encode("utf-8"), id="ini-utf8-no-declaration"),
-    pytest.param("l.ini", b"\xef\xbb\xbf" + ini_text().encode("utf-8"), id="ini-utf8-bom"),
-    pytest.param("l.ini", ini_text("iso-8859-2").encode("iso-8859-2"), id="ini-declared-iso-8859-2"),
-])
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        pytest.param("l.opml", opml_text().encode("utf-8"), id="opml-utf8-no-declaration"),
+        pytest.param("l.opml", b"\xef\xbb\xbf" + opml_text().encode("utf-8"), id="opml-utf8-bom"),
+        pytest.param("l.opml", opml_text("UTF-16").encode("utf-16"), id="opml-utf16-bom"),
+        pytest.param("l.opml", opml_text("windows-1250").encode("cp1250"), id="opml-declared-windows-1250"),
+        pytest.param("l.ini", ini_text().encode("utf-8"), id="ini-utf8-no-declaration"),
+        pytest.param("l.ini", b"\xef\xbb\xbf" + ini_text().encode("utf-8"), id="ini-utf8-bom"),
+        pytest.param("l.ini", ini_text("iso-8859-2").encode("iso-8859-2"), id="ini-declared-iso-8859-2"),
+    ],
+)
 def test_non_ascii_names_survive_every_format(tmp_path: Path, name: str, data: bytes) -> None:
     config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
     (tmp_path / name).write_bytes(data)
@@ -624,15 +703,19 @@ def test_non_ascii_names_survive_every_format(tmp_path: Path, name: str, data: b
     assert "Berrangé" in config.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("setting", "value", "message"), [
-    pytest.param("MAX_LIST_FEEDS", 2, "more than 2 feeds: split the list", id="feeds"),
-    pytest.param("MAX_LIST_BYTES", 100, "larger than 0 MiB: split the list, or remove what is not a feed",
-                 id="bytes"),
-])
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        pytest.param("MAX_LIST_FEEDS", 2, "more than 2 feeds: split the list", id="feeds"),
+        pytest.param(
+            "MAX_LIST_BYTES", 100, "larger than 0 MiB: split the list, or remove what is not a feed", id="bytes"
+        ),
+    ],
+)
 @pytest.mark.parametrize("kind", ["opml", "ini"])
-def test_a_list_past_a_limit_is_one_line_and_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                setting: str, value: int, message: str,
-                                                                kind: str) -> None:
+def test_a_list_past_a_limit_is_one_line_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, value: int, message: str, kind: str
+) -> None:
     from syndicator.parse import sublists
 
     monkeypatch.setattr(sublists, setting, value)
@@ -658,31 +741,48 @@ def test_the_limits_hold_just_above_them(tmp_path: Path, monkeypatch: pytest.Mon
 def test_a_value_past_libxml2_s_limit_is_refused_naming_its_line(tmp_path: Path) -> None:
     config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
     source = tmp_path / "big.opml"
-    source.write_bytes(b'<opml><body>\n<outline text="A" xmlUrl="https://a.example.org/f"/>\n<outline text="'
-                       + b"x" * 10_500_000 + b'" xmlUrl="https://b.example.org/f"/>\n</body></opml>\n')
+    source.write_bytes(
+        b'<opml><body>\n<outline text="A" xmlUrl="https://a.example.org/f"/>\n<outline text="'
+        + b"x" * 10_500_000
+        + b'" xmlUrl="https://b.example.org/f"/>\n</body></opml>\n'
+    )
     result = run("import", str(source), "--config", str(config))
     assert result.exit_code == 2
-    assert result.stderr == (f"syndicator: error: {source}: a value longer than 10,000,000 bytes after feed 1 "
-                             "<https://a.example.org/f>: refused\n")
+    assert result.stderr == (
+        f"syndicator: error: {source}: a value longer than 10,000,000 bytes after feed 1 "
+        "<https://a.example.org/f>: refused\n"
+    )
     assert config.read_text(encoding="utf-8") == "title: T\nlink: https://planet.example.org/\n"
 
 
 LAUGHS = "".join(f'<!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">' for n in range(1, 10))
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    pytest.param('<?xml version="1.0"?>\n<!DOCTYPE opml [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<opml><head>'
-                 '<title>&x;</title></head><body><outline text="A" xmlUrl="https://a.example.org/f"/></body></opml>',
-                 "declares the XML entity 'x': refused (an entity can read local files or expand without bound; "
-                 "OPML needs none)", id="xxe-in-text"),
-    pytest.param('<!DOCTYPE opml [<!ENTITY x SYSTEM "file:///etc/passwd">]><opml><body>'
-                 '<outline text="&x;" xmlUrl="https://a.example.org/f"/></body></opml>',
-                 "malformed XML: Attribute references external entity 'x', line 1, column 88", id="xxe-in-attribute"),
-    pytest.param(f'<!DOCTYPE opml [<!ENTITY lol0 "lol">{LAUGHS}]><opml><head><title>t</title></head><body>'
-                 '<outline text="A" xmlUrl="https://a.example.org/f"/></body></opml>',
-                 "declares the XML entity 'lol0': refused (an entity can read local files or expand without bound; "
-                 "OPML needs none)", id="billion-laughs-declared"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(
+            '<?xml version="1.0"?>\n<!DOCTYPE opml [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n<opml><head>'
+            '<title>&x;</title></head><body><outline text="A" xmlUrl="https://a.example.org/f"/></body></opml>',
+            "declares the XML entity 'x': refused (an entity can read local files or expand without bound; "
+            "OPML needs none)",
+            id="xxe-in-text",
+        ),
+        pytest.param(
+            '<!DOCTYPE opml [<!ENTITY x SYSTEM "file:///etc/passwd">]><opml><body>'
+            '<outline text="&x;" xmlUrl="https://a.example.org/f"/></body></opml>',
+            "malformed XML: Attribute references external entity 'x', line 1, column 88",
+            id="xxe-in-attribute",
+        ),
+        pytest.param(
+            f'<!DOCTYPE opml [<!ENTITY lol0 "lol">{LAUGHS}]><opml><head><title>t</title></head><body>'
+            '<outline text="A" xmlUrl="https://a.example.org/f"/></body></opml>',
+            "declares the XML entity 'lol0': refused (an entity can read local files or expand without bound; "
+            "OPML needs none)",
+            id="billion-laughs-declared",
+        ),
+    ],
+)
 def test_entities_are_refused(tmp_path: Path, content: str, message: str) -> None:
     config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
     source = write(tmp_path / "evil.opml", content)
@@ -694,20 +794,28 @@ def test_entities_are_refused(tmp_path: Path, content: str, message: str) -> Non
 
 def test_a_billion_laughs_used_at_once_is_refused(tmp_path: Path) -> None:
     config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\n")
-    source = write(tmp_path / "evil.opml", f'<!DOCTYPE opml [<!ENTITY lol0 "lol">{LAUGHS}]><opml><body>'
-                                           '<outline text="&lol9;" xmlUrl="https://a.example.org/f"/></body></opml>')
+    source = write(
+        tmp_path / "evil.opml",
+        f'<!DOCTYPE opml [<!ENTITY lol0 "lol">{LAUGHS}]><opml><body>'
+        '<outline text="&lol9;" xmlUrl="https://a.example.org/f"/></body></opml>',
+    )
     result = run("import", str(source), "--config", str(config))
     assert result.exit_code == 2
-    assert result.stderr in (f"syndicator: error: {source}: entities that expand too far before the first feed: "
-                             "refused\n", f"syndicator: error: {source}: declares the XML entity 'lol0': refused (an "
-                             "entity can read local files or expand without bound; OPML needs none)\n")
+    assert result.stderr in (
+        f"syndicator: error: {source}: entities that expand too far before the first feed: refused\n",
+        f"syndicator: error: {source}: declares the XML entity 'lol0': refused (an "
+        "entity can read local files or expand without bound; OPML needs none)\n",
+    )
     assert config.read_text(encoding="utf-8") == "title: T\nlink: https://planet.example.org/\n"
 
 
 def test_many_outlines_of_one_name_are_numbered_in_order(tmp_path: Path) -> None:
-    config = write(tmp_path / "sites.yaml", "title: T\nlink: https://planet.example.org/\nsites:\n"
-                                            "  - name: Same\n    feed: https://x.example.org/f\n"
-                                            "  - name: Same (3)\n    feed: https://y.example.org/f\n")
+    config = write(
+        tmp_path / "sites.yaml",
+        "title: T\nlink: https://planet.example.org/\nsites:\n"
+        "  - name: Same\n    feed: https://x.example.org/f\n"
+        "  - name: Same (3)\n    feed: https://y.example.org/f\n",
+    )
     outlines = "".join(f'<outline text="Same" xmlUrl="https://f{n}.example.org/f"/>' for n in range(3000))
     source = write(tmp_path / "same.opml", f"<opml><body>{outlines}</body></opml>")
     assert run("import", str(source), "--config", str(config)).exit_code == 0

@@ -76,8 +76,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n")
             self.wfile.flush()
             time.sleep(0.05)
-            self.answer(200, b"<rss version='2.0'><channel><title>HINTED</title></channel></rss>",
-                        Content_Type="application/rss+xml")
+            self.answer(
+                200,
+                b"<rss version='2.0'><channel><title>HINTED</title></channel></rss>",
+                Content_Type="application/rss+xml",
+            )
         elif self.path == "/chunked-304":  # allowed: a 304 has no body whatever its headers say
             self.send_response(304)
             self.send_header("ETag", '"v1"')
@@ -106,9 +109,14 @@ def get(fetcher: Fetcher, farm: Farm, path: str, etag: str | None = None) -> obj
 
 def test_one_connection_serves_every_clean_answer(farm: Farm) -> None:
     with Fetcher("test/1", timeout=5, retries=0) as fetcher:
-        results = [get(fetcher, farm, "/feed"), get(fetcher, farm, "/feed", etag='"v1"'),
-                   get(fetcher, farm, "/moved"), get(fetcher, farm, "/broken"), get(fetcher, farm, "/missing"),
-                   get(fetcher, farm, "/feed")]
+        results = [
+            get(fetcher, farm, "/feed"),
+            get(fetcher, farm, "/feed", etag='"v1"'),
+            get(fetcher, farm, "/moved"),
+            get(fetcher, farm, "/broken"),
+            get(fetcher, farm, "/missing"),
+            get(fetcher, farm, "/feed"),
+        ]
     assert [type(result) for result in results] == [Fetched, NotModified, Fetched, Failed, Failed, Fetched]
     assert farm.connections == 1
     assert farm.cookies == [""] * 7  # the Set-Cookie of /feed never came back, on the same connection or not

@@ -46,8 +46,13 @@ def test_the_demo_planet_builds_without_a_network(tmp_path: Path) -> None:
     public = config.parent / "public"
     titles = entry_titles(public / "feed.xml")
     assert len(titles) == 11
-    for title in ("Episode 24: The night pilot", "A ring buffer you can read backwards", "Where the towpath ends",
-                  "First frost, and a sensor that disagrees", "A pocket timer in forty lines"):
+    for title in (
+        "Episode 24: The night pilot",
+        "A ring buffer you can read backwards",
+        "Where the towpath ends",
+        "First frost, and a sensor that disagrees",
+        "A pocket timer in forty lines",
+    ):
         assert title in titles  # one of each format: podcast RSS, Atom, RSS 2.0, RSS 1.0, JSON Feed
     index = (public / "index.html").read_text(encoding="utf-8")
     assert 'src="https://media.harbour-radio.example.org/episodes/24-night-pilot.mp3"' in index
@@ -70,8 +75,9 @@ def test_no_local_path_is_published(tmp_path: Path) -> None:
 def test_a_path_is_relative_to_the_folder_of_sites_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "feeds").mkdir()
     (tmp_path / "feeds" / "a.xml").write_text(rss(post(1)), encoding="utf-8")
-    config = write_config(tmp_path, [{"name": "A", "feed": "feeds/a.xml"},
-                                     {"name": "B", "feed": str(tmp_path / "feeds" / "a.xml")}])
+    config = write_config(
+        tmp_path, [{"name": "A", "feed": "feeds/a.xml"}, {"name": "B", "feed": str(tmp_path / "feeds" / "a.xml")}]
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -99,8 +105,10 @@ def test_a_missing_file_is_a_config_error_naming_its_line(tmp_path: Path) -> Non
     config = write_config(tmp_path, [{"name": "A", "feed": "a.xml"}, {"name": "B", "feed": "b.xml"}])
     result = build(config)
     assert result.exit_code == 2
-    assert result.output.strip() == (f"syndicator: error: {config}:7: sites[1].feed: 'b.xml' is neither an http(s) "
-                                     "URL nor a file (a path is relative to the folder of sites.yaml)")
+    assert result.output.strip() == (
+        f"syndicator: error: {config}:7: sites[1].feed: 'b.xml' is neither an http(s) "
+        "URL nor a file (a path is relative to the folder of sites.yaml)"
+    )
     assert not (tmp_path / "public").exists() and not (tmp_path / "cache").exists()
 
 
@@ -115,8 +123,11 @@ def test_what_cannot_be_read_is_a_file_failure_of_its_site(tmp_path: Path, kind:
         os.mkfifo(path)  # opening it must not wait for a writer
     result = localfile.read(FetchRequest(path.as_uri(), path.as_uri()), 1024)
     assert isinstance(result, Failed) and result.error.kind == "file" and result.requests == 0
-    expected = {"missing": "cannot read feed.xml: No such file or directory",
-                "folder": "cannot read feed.xml: Is a directory", "pipe": "feed.xml is not a regular file"}
+    expected = {
+        "missing": "cannot read feed.xml: No such file or directory",
+        "folder": "cannot read feed.xml: Is a directory",
+        "pipe": "feed.xml is not a regular file",
+    }
     assert result.error.message == expected[kind]
 
 
@@ -129,8 +140,9 @@ def test_a_file_that_stops_parsing_keeps_its_last_good_copy(tmp_path: Path) -> N
     result = build(config, now="2026-11-30T13:00:00Z")
     assert result.exit_code == 0, result.output
     assert entry_titles(tmp_path / "public" / "feed.xml") == ["Post 2", "Post 1"]
-    status = json.loads(CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO,
-                                                  "--json"]).output)
+    status = json.loads(
+        CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO, "--json"]).output
+    )
     assert next(row for row in status if row["name"] == "B")["health"] == "failing"
 
 
@@ -145,18 +157,29 @@ def test_a_local_file_larger_than_max_bytes_is_refused(tmp_path: Path) -> None:
 def test_a_page_cannot_point_a_site_at_a_local_file(tmp_path: Path, server: HTTPServer) -> None:
     secret = tmp_path / "secret.xml"
     secret.write_text(rss({"title": "Private notes", "guid": "p1"}), encoding="utf-8")
-    page = (f'<html><head><link rel="alternate" type="application/rss+xml" href="{secret.as_uri()}">'
-            "</head><body>hello</body></html>")
+    page = (
+        f'<html><head><link rel="alternate" type="application/rss+xml" href="{secret.as_uri()}">'
+        "</head><body>hello</body></html>"
+    )
     server.expect_request("/").respond_with_data(page, content_type="text/html")
     server.expect_request("/feed").respond_with_data("", status=302, headers={"Location": secret.as_uri()})
-    config = write_config(tmp_path, [{"name": "Page", "feed": server.url_for("/")},
-                                     {"name": "Redirect", "feed": server.url_for("/feed")},
-                                     {"name": "Mine", "feed": "mine.xml"}])
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "Page", "feed": server.url_for("/")},
+            {"name": "Redirect", "feed": server.url_for("/feed")},
+            {"name": "Mine", "feed": "mine.xml"},
+        ],
+    )
     (tmp_path / "mine.xml").write_text(rss(post(1)), encoding="utf-8")
     result = build(config)
     assert result.exit_code == 0, result.output
     assert "Private notes" not in published_text(tmp_path / "public")
-    status = {row["name"]: row for row in json.loads(
-        CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO, "--json"]).output)}
+    status = {
+        row["name"]: row
+        for row in json.loads(
+            CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO, "--json"]).output
+        )
+    }
     assert status["Page"]["failure_class"] == "not_a_feed"
     assert status["Redirect"]["failure_class"] == "redirect"

@@ -40,9 +40,41 @@ def old_root_element(text: str) -> str:
     return match.group(2).lower() if match else ""
 
 
-TOKENS = ["<", ">", "[", "]", "?", "!", "-", "/", " ", "\n", "a", "b", "<!--", "-->", "<?", "?>", "<?xml ?>",
-          "<!DOCTYPE", "<!doctype", "<rss>", "</rss>", "<b>", "</b>", "<b x='1'>", "</b >", "<B>", "</a>", "<a_b>",
-          "<b\n>", "<br/>", "<![CDATA[", "]]>", "x:feed"]
+TOKENS = [
+    "<",
+    ">",
+    "[",
+    "]",
+    "?",
+    "!",
+    "-",
+    "/",
+    " ",
+    "\n",
+    "a",
+    "b",
+    "<!--",
+    "-->",
+    "<?",
+    "?>",
+    "<?xml ?>",
+    "<!DOCTYPE",
+    "<!doctype",
+    "<rss>",
+    "</rss>",
+    "<b>",
+    "</b>",
+    "<b x='1'>",
+    "</b >",
+    "<B>",
+    "</a>",
+    "<a_b>",
+    "<b\n>",
+    "<br/>",
+    "<![CDATA[",
+    "]]>",
+    "x:feed",
+]
 texts = st.lists(st.sampled_from(TOKENS), max_size=12).map("".join)
 
 
@@ -58,24 +90,32 @@ def test_root_element_answers_as_the_old_prolog_regex(text: str) -> None:
     assert root_element(text) == old_root_element(text)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("<b>" * 100_000, False),
-    ("<b>" * 100_000 + "</b>", True),
-    ("<b>x " * 100_000 + "</i>", False),
-    ("</b>" + "<b>" * 100_000, False),
-], ids=["many-starts", "many-starts-then-end", "other-end", "end-before-starts"])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<b>" * 100_000, False),
+        ("<b>" * 100_000 + "</b>", True),
+        ("<b>x " * 100_000 + "</i>", False),
+        ("</b>" + "<b>" * 100_000, False),
+    ],
+    ids=["many-starts", "many-starts-then-end", "other-end", "end-before-starts"],
+)
 def test_holds_element_on_many_unclosed_starts(text: str, expected: bool) -> None:
     assert holds_element(text) is expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('<?xml version="1.0"?>\n<!DOCTYPE rss [<!ENTITY a "b">]>\n<!-- c -->\n<rss>', "rss"),
-    ("<!DOCTYPE x " + "[]" * 50_000, ""),
-    ("<!DOCTYPE x " + "[]" * 50_000 + "><feed>", "feed"),
-    ("<!--" * 100_000, ""),
-    ("<?" * 100_000, ""),
-    ("\n" * 100_000 + "<rdf:RDF>", "rdf"),
-], ids=["ordinary", "brackets-unclosed", "brackets-closed", "comments", "instructions", "blank-lines"])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('<?xml version="1.0"?>\n<!DOCTYPE rss [<!ENTITY a "b">]>\n<!-- c -->\n<rss>', "rss"),
+        ("<!DOCTYPE x " + "[]" * 50_000, ""),
+        ("<!DOCTYPE x " + "[]" * 50_000 + "><feed>", "feed"),
+        ("<!--" * 100_000, ""),
+        ("<?" * 100_000, ""),
+        ("\n" * 100_000 + "<rdf:RDF>", "rdf"),
+    ],
+    ids=["ordinary", "brackets-unclosed", "brackets-closed", "comments", "instructions", "blank-lines"],
+)
 def test_root_element_after_hostile_prologs(text: str, expected: str) -> None:
     assert root_element(text) == expected
 
@@ -85,14 +125,18 @@ def test_prolog_end_stops_at_an_unclosed_construct() -> None:
     assert prolog_end("<?xml?><!-- never closed <rss>") == len("<?xml?>")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("<rss><channel><item><title>t</title></item></channel></rss>", (8, 4)),
-    ("<a/><b x='1'/><c></c>", (4, 1)),
-    ("<a><!-- <b><c><d> --><![CDATA[<e><f>]]><?pi <g>?></a>", (2, 1)),
-    ("<a>" + "<b>" * 50 + "</b>" * 50 + "</a>", (102, 51)),
-    ("</x></y><a>", (3, 1)),
-    ("<a><!-- unclosed <b><c><d>", (1, 1)),
-], ids=["rss", "empty-elements", "comments-cdata-pi-skipped", "nested", "stray-end-tags", "unclosed-comment"])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<rss><channel><item><title>t</title></item></channel></rss>", (8, 4)),
+        ("<a/><b x='1'/><c></c>", (4, 1)),
+        ("<a><!-- <b><c><d> --><![CDATA[<e><f>]]><?pi <g>?></a>", (2, 1)),
+        ("<a>" + "<b>" * 50 + "</b>" * 50 + "</a>", (102, 51)),
+        ("</x></y><a>", (3, 1)),
+        ("<a><!-- unclosed <b><c><d>", (1, 1)),
+    ],
+    ids=["rss", "empty-elements", "comments-cdata-pi-skipped", "nested", "stray-end-tags", "unclosed-comment"],
+)
 def test_xml_shape_counts_tags_and_depth(text: str, expected: tuple[int, int]) -> None:
     assert xml_shape(text, 1_000, 1_000) == expected
 
@@ -104,15 +148,19 @@ def test_xml_shape_stops_past_a_limit() -> None:
     assert tags == 1_001 and depth == 0
 
 
-@pytest.mark.parametrize(("fragment", "deeper"), [
-    ("<div>" * 300, True),
-    ("<div>" * 200 + "</div>" * 200 + "<div>" * 200, False),
-    ("<p>" * 1_000 + "<li>" * 1_000 + "<br>" * 1_000 + "<a href=x>" * 1_000, False),
-    ("<b id=1>" * 300, True),
-    ("<script>" + "<div>" * 1_000 + "</script>", False),
-    ("<!--" + "<div>" * 1_000 + "-->", False),
-    ("<div/>" * 1_000, False),
-], ids=["deep", "shallow-repeated", "flat-elements", "formatting", "in-script", "in-comment", "self-closed"])
+@pytest.mark.parametrize(
+    ("fragment", "deeper"),
+    [
+        ("<div>" * 300, True),
+        ("<div>" * 200 + "</div>" * 200 + "<div>" * 200, False),
+        ("<p>" * 1_000 + "<li>" * 1_000 + "<br>" * 1_000 + "<a href=x>" * 1_000, False),
+        ("<b id=1>" * 300, True),
+        ("<script>" + "<div>" * 1_000 + "</script>", False),
+        ("<!--" + "<div>" * 1_000 + "-->", False),
+        ("<div/>" * 1_000, False),
+    ],
+    ids=["deep", "shallow-repeated", "flat-elements", "formatting", "in-script", "in-comment", "self-closed"],
+)
 def test_html_deeper_than(fragment: str, deeper: bool) -> None:
     assert html_deeper_than(fragment, 256) is deeper
 
@@ -123,10 +171,15 @@ def test_strip_tags_keeps_text_only() -> None:
 
 
 def test_tags_named_skips_comments_and_scripts() -> None:
-    page = ('<head><!-- <link rel="alternate" href="/old.xml"> --><script>"<link href=/js.xml>"</script>'
-            '<LINK rel="alternate" href="/a.xml"><base href="/b/"><link rel=x <link rel="alternate" href="/c.xml">')
+    page = (
+        '<head><!-- <link rel="alternate" href="/old.xml"> --><script>"<link href=/js.xml>"</script>'
+        '<LINK rel="alternate" href="/a.xml"><base href="/b/"><link rel=x <link rel="alternate" href="/c.xml">'
+    )
     assert list(tags_named(page, ("link", "base"))) == [
-        '<LINK rel="alternate" href="/a.xml">', '<base href="/b/">', '<link rel="alternate" href="/c.xml">']
+        '<LINK rel="alternate" href="/a.xml">',
+        '<base href="/b/">',
+        '<link rel="alternate" href="/c.xml">',
+    ]
 
 
 def test_tags_named_on_a_hostile_page() -> None:
@@ -141,14 +194,17 @@ def test_markup_opens_leaves_out_cdata_sections_and_comments() -> None:
     assert markup_opens("<a><![CDATA[<b><c>") == 2  # an unclosed section runs to the end
 
 
-@pytest.mark.parametrize(("text", "xml", "over"), [
-    ("<feed" + "".join(f' a{n}="v"' for n in range(11)) + ">", True, True),
-    ("<feed" + "".join(f' a{n}="v"' for n in range(10)) + ">", True, False),
-    ("<p" + "".join(f'a{n}="1"' for n in range(11)) + ">", False, True),  # HTML needs no space after a value
-    ("<p" + " a" * 11 + ">", False, True),  # nor a value
-    ('<img title="' + "many words " * 50 + '">', False, False),  # words of a quoted value are no attributes
-    ("<![CDATA[" + "prose words " * 50 + "]]>", True, False),  # nor the words of a CDATA section
-    ("<!-- <x" + " a" * 11 + "> -->", True, False),
-])
+@pytest.mark.parametrize(
+    ("text", "xml", "over"),
+    [
+        ("<feed" + "".join(f' a{n}="v"' for n in range(11)) + ">", True, True),
+        ("<feed" + "".join(f' a{n}="v"' for n in range(10)) + ">", True, False),
+        ("<p" + "".join(f'a{n}="1"' for n in range(11)) + ">", False, True),  # HTML needs no space after a value
+        ("<p" + " a" * 11 + ">", False, True),  # nor a value
+        ('<img title="' + "many words " * 50 + '">', False, False),  # words of a quoted value are no attributes
+        ("<![CDATA[" + "prose words " * 50 + "]]>", True, False),  # nor the words of a CDATA section
+        ("<!-- <x" + " a" * 11 + "> -->", True, False),
+    ],
+)
 def test_most_attributes_over_counts_the_attributes_of_one_tag(text: str, xml: bool, over: bool) -> None:
     assert most_attributes_over(text, 10, xml=xml) is over

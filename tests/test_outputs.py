@@ -20,9 +20,11 @@ HOSTILE_ITEM = {
     "link": "javascript:alert(1)",
     "guid isPermaLink='false'": "not a uri {1}",
     "pubDate": "Tue, 03 Nov 2026 10:00:00 GMT",
-    "description": ("&lt;p onclick='x()'&gt;Hi&lt;script&gt;alert(2)&lt;/script&gt;&lt;img src='/rel.png'&gt;"
-                    "&lt;iframe src='https://evil.example/'&gt;&lt;/iframe&gt;&lt;a href='data:x'&gt;d&lt;/a&gt;"
-                    "&lt;video src='https://media.example/v.mp4'&gt;&lt;/video&gt;]]&gt; &amp;#27;&lt;/p&gt;"),
+    "description": (
+        "&lt;p onclick='x()'&gt;Hi&lt;script&gt;alert(2)&lt;/script&gt;&lt;img src='/rel.png'&gt;"
+        "&lt;iframe src='https://evil.example/'&gt;&lt;/iframe&gt;&lt;a href='data:x'&gt;d&lt;/a&gt;"
+        "&lt;video src='https://media.example/v.mp4'&gt;&lt;/video&gt;]]&gt; &amp;#27;&lt;/p&gt;"
+    ),
     "author": "Mallory &lt;b&gt;",
 }
 
@@ -33,10 +35,14 @@ def publish(server: HTTPServer, tmp_path: Path, *items: dict[str, str], **settin
     return run_build(tmp_path, sites, NOW_ISO, **settings)
 
 
-@pytest.mark.parametrize("items", [
-    [post(1, day=1), post(2, day=2)],
-    [HOSTILE_ITEM, post(3, day=3), {"title": "", "description": "only text, no link or date"}],
-], ids=["ordinary", "hostile"])
+@pytest.mark.parametrize(
+    "items",
+    [
+        [post(1, day=1), post(2, day=2)],
+        [HOSTILE_ITEM, post(3, day=3), {"title": "", "description": "only text, no link or date"}],
+    ],
+    ids=["ordinary", "hostile"],
+)
 def test_outputs_are_valid_and_safe(server: HTTPServer, tmp_path: Path, items: list[dict[str, str]]) -> None:
     output = publish(server, tmp_path, *items)
     assert atom_problems((output / "feed.xml").read_bytes()) == []
@@ -68,7 +74,7 @@ def test_titles_are_escaped_exactly_once(server: HTTPServer, tmp_path: Path) -> 
     output = publish(server, tmp_path, post(1) | {"title": "AT&amp;T &lt;3"})
     index = (output / "index.html").read_text(encoding="utf-8")
     assert ">AT&amp;T &lt;3<" in index and "&amp;amp;" not in index
-    assert "<title type=\"text\">AT&amp;T &lt;3</title>" in (output / "feed.xml").read_text(encoding="utf-8")
+    assert '<title type="text">AT&amp;T &lt;3</title>' in (output / "feed.xml").read_text(encoding="utf-8")
     assert json.loads((output / "feed.json").read_text())["items"][0]["title"] == "AT&T <3"
 
 
@@ -117,13 +123,16 @@ def test_discover_of_a_page_without_feeds_fails(server: HTTPServer) -> None:
     assert "advertises no feed" in result.stderr and result.stdout == ""
 
 
-@pytest.mark.parametrize("url", [
-    pytest.param("ftp://x/", id="ftp"),
-    pytest.param("example.org", id="no-scheme"),
-    pytest.param("file:///etc/passwd", id="file"),
-    pytest.param("http://127.0.0.1:99999/", id="bad-port"),
-    pytest.param("http://127.0.0.1/a b", id="space"),
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("ftp://x/", id="ftp"),
+        pytest.param("example.org", id="no-scheme"),
+        pytest.param("file:///etc/passwd", id="file"),
+        pytest.param("http://127.0.0.1:99999/", id="bad-port"),
+        pytest.param("http://127.0.0.1/a b", id="space"),
+    ],
+)
 def test_discover_refuses_a_url_that_is_not_http_as_a_usage_error(server: HTTPServer, url: str) -> None:
     result = CliRunner().invoke(main, ["discover", url], catch_exceptions=False)
     assert result.exit_code == 2, result.output
@@ -143,11 +152,14 @@ def test_build_names_the_feed_it_followed_from_a_page(server: HTTPServer, tmp_pa
     assert f"followed the feed it advertises, {link}: put that URL in sites.yaml" in sites_page
 
 
-@pytest.mark.parametrize(("title", "shown"), [
-    pytest.param("A" * 2_000_000, "A" * 299 + "…", id="one-huge-word-is-cut-hard"),
-    pytest.param(" ".join(["word"] * 400_000), " ".join(["word"] * 59) + " …", id="cut-on-a-word-boundary"),
-    pytest.param("x" * 300, "x" * 300, id="300-characters-fit"),
-])
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [
+        pytest.param("A" * 2_000_000, "A" * 299 + "…", id="one-huge-word-is-cut-hard"),
+        pytest.param(" ".join(["word"] * 400_000), " ".join(["word"] * 59) + " …", id="cut-on-a-word-boundary"),
+        pytest.param("x" * 300, "x" * 300, id="300-characters-fit"),
+    ],
+)
 def test_long_titles_are_capped_in_every_output(server: HTTPServer, tmp_path: Path, title: str, shown: str) -> None:
     huge_summary = " ".join(["text"] * 200_000)  # about 1 MB: front-page summaries are capped too
     output = publish(server, tmp_path, post(1) | {"title": title, "description": huge_summary})
@@ -160,13 +172,16 @@ def test_long_titles_are_capped_in_every_output(server: HTTPServer, tmp_path: Pa
     assert len(index.encode()) < 20_000
 
 
-@pytest.mark.parametrize(("text", "shown"), [
-    pytest.param("a title", "a title", id="fits"),
-    pytest.param("0123456789", "0123456789", id="exactly-the-limit"),
-    pytest.param("one two three", "one two …", id="word-boundary"),
-    pytest.param("one two  three", "one two …", id="boundary-at-the-cut"),
-    pytest.param("x twelvetwelve", "x twelvet…", id="a-long-word-is-cut-inside"),
-])
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        pytest.param("a title", "a title", id="fits"),
+        pytest.param("0123456789", "0123456789", id="exactly-the-limit"),
+        pytest.param("one two three", "one two …", id="word-boundary"),
+        pytest.param("one two  three", "one two …", id="boundary-at-the-cut"),
+        pytest.param("x twelvetwelve", "x twelvet…", id="a-long-word-is-cut-inside"),
+    ],
+)
 def test_shorten(text: str, shown: str) -> None:
     assert shorten(text, 10) == shown
     assert len(shorten(text, 10)) <= 10

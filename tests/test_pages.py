@@ -52,17 +52,24 @@ def test_no_e_mail_address_of_an_author_is_published(server: HTTPServer, tmp_pat
     metas = [part.split("</p>")[0] for part in index.split('<p class="meta">')[1:]]
     # the bare address: the site name only
     assert [" · <bdi>Jane Doe</bdi> · " in meta for meta in metas] == [True, False]
-    authors = [e.findtext(f"{ATOM}author/{ATOM}name") for e in ET.parse(public / "feed.xml").getroot()
-               .findall(f"{ATOM}entry")]
+    authors = [
+        e.findtext(f"{ATOM}author/{ATOM}name") for e in ET.parse(public / "feed.xml").getroot().findall(f"{ATOM}entry")
+    ]
     assert authors == ["Jane Doe", None]  # no author is claimed for the site: it is named in atom:source
 
 
 def test_an_address_stored_by_an_earlier_version_is_not_published(tmp_path: Path) -> None:
     """Snapshots written before authors were cleaned in parse may hold an address; render removes it too."""
     site = Site("Blog", "https://blog.example.org/feed.xml")
-    entries = [SelectedEntry(site, StoredEntry(site.feed, Entry(id=str(n), title=f"Post {n}", author=author),
-                                               first_seen=NOW - timedelta(hours=n)))
-               for n, author in enumerate(["jane@example.org (Jane Doe)", "bare@example.org"])]
+    entries = [
+        SelectedEntry(
+            site,
+            StoredEntry(
+                site.feed, Entry(id=str(n), title=f"Post {n}", author=author), first_seen=NOW - timedelta(hours=n)
+            ),
+        )
+        for n, author in enumerate(["jane@example.org (Jane Doe)", "bare@example.org"])
+    ]
     config = Config(path=tmp_path / "sites.yaml", title="Planet", link="https://planet.example.org/", sites=(site,))
     render_site(config, entries, [SiteStatus(site, None, False, 2)], NOW, tmp_path / "public")
     feed = json.loads((tmp_path / "public" / "feed.json").read_text())
@@ -82,11 +89,15 @@ def test_read_more_only_when_the_page_shows_less_than_the_entry_holds(server: HT
     items = {
         "Complete": {"description": "A short and complete summary."},
         "Cut": {"description": "word " * 200},
-        "Excerpt": {"description": "The excerpt.",
-                    "content:encoded": "<![CDATA[<p>The excerpt.</p><p>And the rest of the post.</p>]]>"},
+        "Excerpt": {
+            "description": "The excerpt.",
+            "content:encoded": "<![CDATA[<p>The excerpt.</p><p>And the rest of the post.</p>]]>",
+        },
         "Same text": {"description": "All of it.", "content:encoded": "<![CDATA[<p>All of it.</p>]]>"},
-        "Picture": {"description": "A photo.",
-                    "content:encoded": '<![CDATA[<p>A photo.</p><img src="https://blog.example.org/a.jpg">]]>'},
+        "Picture": {
+            "description": "A photo.",
+            "content:encoded": '<![CDATA[<p>A photo.</p><img src="https://blog.example.org/a.jpg">]]>',
+        },
     }
     document = rss(*[{**post(n), "title": title, **fields} for n, (title, fields) in enumerate(items.items())])
     public = publish(server, tmp_path, document)
@@ -94,23 +105,35 @@ def test_read_more_only_when_the_page_shows_less_than_the_entry_holds(server: HT
     assert shown == {"Complete": False, "Cut": True, "Excerpt": True, "Same text": False, "Picture": True}
 
 
-DENIED = ("access denied: the server refuses syndicator (a login, a bot challenge or a rate wall); it is asked "
-          "less and less often, at most a week apart; check the URL in a browser, or ask the publisher to let the "
-          "syndicator User-Agent through")
+DENIED = (
+    "access denied: the server refuses syndicator (a login, a bot challenge or a rate wall); it is asked "
+    "less and less often, at most a week apart; check the URL in a browser, or ask the publisher to let the "
+    "syndicator User-Agent through"
+)
 
 
-@pytest.mark.parametrize(("status", "message"), [
-    pytest.param(410, "HTTP 410 — gone: remove or edit its entry in sites.yaml", id="410"),
-    pytest.param(403, f"HTTP 403 — {DENIED}", id="403"),
-    pytest.param(401, f"HTTP 401 — {DENIED}", id="401"),
-    pytest.param(500, "HTTP 500", id="500-no-advice"),
-])
-def test_sites_page_says_a_feed_never_worked_and_what_to_do(server: HTTPServer, tmp_path: Path, status: int,
-                                                            message: str) -> None:
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        pytest.param(410, "HTTP 410 — gone: remove or edit its entry in sites.yaml", id="410"),
+        pytest.param(403, f"HTTP 403 — {DENIED}", id="403"),
+        pytest.param(401, f"HTTP 401 — {DENIED}", id="401"),
+        pytest.param(500, "HTTP 500", id="500-no-advice"),
+    ],
+)
+def test_sites_page_says_a_feed_never_worked_and_what_to_do(
+    server: HTTPServer, tmp_path: Path, status: int, message: str
+) -> None:
     server.expect_request("/ok.xml").respond_with_data(rss(post(1)))
     server.expect_request("/broken.xml").respond_with_data("no", status=status)
-    config = write_config(tmp_path, [{"name": "Fine", "feed": server.url_for("/ok.xml")},
-                                     {"name": "Broken", "feed": server.url_for("/broken.xml")}], retries=0)
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "Fine", "feed": server.url_for("/ok.xml")},
+            {"name": "Broken", "feed": server.url_for("/broken.xml")},
+        ],
+        retries=0,
+    )
     assert build(config).exit_code == 0
     sites_html = (tmp_path / "public" / "sites.html").read_text()
     (row,) = [row for row in sites_html.split("<tr")[1:] if ">Broken<" in row]
@@ -120,11 +143,16 @@ def test_sites_page_says_a_feed_never_worked_and_what_to_do(server: HTTPServer, 
 
 # --- narrow screens ------------------------------------------------------------------------
 
-WIDE_SUMMARY = ("<![CDATA[<p>See https://ci.example.org/builds/1234567890/artifacts/logs/"
-                "test-output-very-long-name-without-breaks-0123456789abcdef.txt for details.</p>"
-                "<pre><code>def test_something_really_long_name(argument_one, argument_two, argument_three): pass"
-                "</code></pre><table><tr>" + "<th>Column</th>" * 8 + "</tr><tr>" + "<td>12345678901234</td>" * 8
-                + "</tr></table>]]>")
+WIDE_SUMMARY = (
+    "<![CDATA[<p>See https://ci.example.org/builds/1234567890/artifacts/logs/"
+    "test-output-very-long-name-without-breaks-0123456789abcdef.txt for details.</p>"
+    "<pre><code>def test_something_really_long_name(argument_one, argument_two, argument_three): pass"
+    "</code></pre><table><tr>"
+    + "<th>Column</th>" * 8
+    + "</tr><tr>"
+    + "<td>12345678901234</td>" * 8
+    + "</tr></table>]]>"
+)
 #: A phone's width and a desktop's (CSS px); the stylesheet's narrow layout applies below 40rem (640 px).
 WIDTHS = (390, 1280)
 
@@ -138,18 +166,25 @@ def wide_planet(server: HTTPServer, tmp_path: Path) -> Path:
     long_feed = "https://blog.example.org/" + "a-very-long-feed-path-" * 4 + "feed.xml"
     server.expect_request("/page").respond_with_data(
         f'<html><head><link rel="alternate" type="application/rss+xml" href="{long_feed}"></head></html>',
-        content_type="text/html")
-    config = write_config(tmp_path, [
-        {"name": "A Blog With A Fairly Long Name", "feed": server.url_for("/feed.xml")},
-        {"name": "Broken", "feed": server.url_for("/page")}], host_gap=0)
+        content_type="text/html",
+    )
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "A Blog With A Fairly Long Name", "feed": server.url_for("/feed.xml")},
+            {"name": "Broken", "feed": server.url_for("/page")},
+        ],
+        host_gap=0,
+    )
     assert build(config).exit_code == 0
     return tmp_path / "public"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("page", ["index.html", "sites.html"])
-def test_pages_fit_the_screen_and_keep_dates_on_one_line(browser: Browser, wide_planet: Path, page: str,
-                                                         width: int) -> None:
+def test_pages_fit_the_screen_and_keep_dates_on_one_line(
+    browser: Browser, wide_planet: Path, page: str, width: int
+) -> None:
     """In headless Chromium (tests/browser.py): nothing scrolls sideways, no date wraps."""
     with opened(browser, (wide_planet / page).as_uri(), width) as tab:
         layout = tab.check("facts")
@@ -185,46 +220,92 @@ def test_pages_keep_a_policy_that_forbids_scripts(wide_planet: Path, page: str) 
 def render_planet(tmp_path: Path, sites: list[Site], dates: list[datetime], **settings: Any) -> str:
     """index.html of a planet whose first site has one entry, "Post N", at each of ``dates`` (UTC)."""
     tmp_path.mkdir(exist_ok=True)
-    entries = [SelectedEntry(sites[0], StoredEntry(sites[0].feed, Entry(id=str(n), title=f"Post {n}", date=date),
-                                                   first_seen=date))
-               for n, date in enumerate(dates)]
-    config = Config(path=tmp_path / "sites.yaml", title="Planet", link="https://planet.example.org/",
-                    sites=tuple(sites), **settings)
+    entries = [
+        SelectedEntry(
+            sites[0], StoredEntry(sites[0].feed, Entry(id=str(n), title=f"Post {n}", date=date), first_seen=date)
+        )
+        for n, date in enumerate(dates)
+    ]
+    config = Config(
+        path=tmp_path / "sites.yaml", title="Planet", link="https://planet.example.org/", sites=tuple(sites), **settings
+    )
     render_site(config, entries, [SiteStatus(site, None, False, 0) for site in sites], NOW, tmp_path / "public")
     return (tmp_path / "public" / "index.html").read_text(encoding="utf-8")
 
 
 def front_page_outline(index: str) -> list[str]:
     """The day headings ("day 2026-11-29 Sunday 29 November 2026") and entry titles of a front page, in order."""
-    found = re.findall(r'<h2 class="day"><time datetime="([^"]*)">([^<]*)</time></h2>|<h2 dir="auto">([^<]*)</h2>',
-                       index)
+    found = re.findall(
+        r'<h2 class="day"><time datetime="([^"]*)">([^<]*)</time></h2>|<h2 dir="auto">([^<]*)</h2>', index
+    )
     return [f"day {day} {heading}" if day else title for day, heading, title in found]
 
 
-@pytest.mark.parametrize(("timezone", "outline"), [
-    pytest.param("UTC", ["day 2026-11-30 Monday 30 November 2026", "Post 0",
-                         "day 2026-11-29 Sunday 29 November 2026", "Post 1", "Post 2",
-                         "day 2026-11-28 Saturday 28 November 2026", "Post 3"], id="UTC"),
-    # 03:00 UTC on the 30th is still the evening of the 29th in New York; in Tokyo 18:00 UTC on the 29th is
-    # the 30th already, and 23:30 UTC on the 28th the 29th.
-    pytest.param("America/New_York", ["day 2026-11-29 Sunday 29 November 2026", "Post 0", "Post 1", "Post 2",
-                                      "day 2026-11-28 Saturday 28 November 2026", "Post 3"], id="New_York"),
-    pytest.param("Asia/Tokyo", ["day 2026-11-30 Monday 30 November 2026", "Post 0", "Post 1",
-                                "day 2026-11-29 Sunday 29 November 2026", "Post 2", "Post 3"], id="Tokyo"),
-])
+@pytest.mark.parametrize(
+    ("timezone", "outline"),
+    [
+        pytest.param(
+            "UTC",
+            [
+                "day 2026-11-30 Monday 30 November 2026",
+                "Post 0",
+                "day 2026-11-29 Sunday 29 November 2026",
+                "Post 1",
+                "Post 2",
+                "day 2026-11-28 Saturday 28 November 2026",
+                "Post 3",
+            ],
+            id="UTC",
+        ),
+        # 03:00 UTC on the 30th is still the evening of the 29th in New York; in Tokyo 18:00 UTC on the 29th is
+        # the 30th already, and 23:30 UTC on the 28th the 29th.
+        pytest.param(
+            "America/New_York",
+            [
+                "day 2026-11-29 Sunday 29 November 2026",
+                "Post 0",
+                "Post 1",
+                "Post 2",
+                "day 2026-11-28 Saturday 28 November 2026",
+                "Post 3",
+            ],
+            id="New_York",
+        ),
+        pytest.param(
+            "Asia/Tokyo",
+            [
+                "day 2026-11-30 Monday 30 November 2026",
+                "Post 0",
+                "Post 1",
+                "day 2026-11-29 Sunday 29 November 2026",
+                "Post 2",
+                "Post 3",
+            ],
+            id="Tokyo",
+        ),
+    ],
+)
 def test_the_front_page_groups_entries_under_the_day_they_were_posted_in_the_planets_timezone(
-        tmp_path: Path, timezone: str, outline: list[str]) -> None:
-    dates = [datetime(2026, 11, 30, 3, 0, tzinfo=UTC), datetime(2026, 11, 29, 18, 0, tzinfo=UTC),
-             datetime(2026, 11, 29, 9, 0, tzinfo=UTC), datetime(2026, 11, 28, 23, 30, tzinfo=UTC)]
+    tmp_path: Path, timezone: str, outline: list[str]
+) -> None:
+    dates = [
+        datetime(2026, 11, 30, 3, 0, tzinfo=UTC),
+        datetime(2026, 11, 29, 18, 0, tzinfo=UTC),
+        datetime(2026, 11, 29, 9, 0, tzinfo=UTC),
+        datetime(2026, 11, 28, 23, 30, tzinfo=UTC),
+    ]
     index = render_planet(tmp_path, [Site("Blog", "https://blog.example.org/feed.xml")], dates, timezone=timezone)
     assert front_page_outline(index) == outline
 
 
-@pytest.mark.parametrize(("day", "heading"), [
-    ("2026-11-30", "Monday 30 November 2026"),
-    ("2027-01-01", "Friday 1 January 2027"),
-    ("2028-02-29", "Tuesday 29 February 2028"),
-])
+@pytest.mark.parametrize(
+    ("day", "heading"),
+    [
+        ("2026-11-30", "Monday 30 November 2026"),
+        ("2027-01-01", "Friday 1 January 2027"),
+        ("2028-02-29", "Tuesday 29 February 2028"),
+    ],
+)
 def test_day_headings_name_the_week_day_and_month_in_english(day: str, heading: str) -> None:
     assert day_heading(day) == heading
 
@@ -237,8 +318,12 @@ def sidebar(index: str) -> list[str]:
 
 def test_the_sidebar_lists_every_subscription_by_name_with_its_face_home_page_and_feed(tmp_path: Path) -> None:
     sites = [
-        Site("zebra notes", "https://zebra.example.org/feed.xml", link="https://zebra.example.org/",
-             face="faces/zebra.png"),
+        Site(
+            "zebra notes",
+            "https://zebra.example.org/feed.xml",
+            link="https://zebra.example.org/",
+            face="faces/zebra.png",
+        ),
         Site("Apple <Blog>", "https://apple.example.org/feed.xml"),
         Site("مدونة", (tmp_path / "feed.xml").as_uri(), link="https://rtl.example.org/"),
     ]
@@ -266,6 +351,7 @@ def test_the_sidebar_is_on_the_front_page_only(tmp_path: Path) -> None:
 def test_the_logo_is_the_icon_when_no_favicon_is_set(tmp_path: Path) -> None:
     site = Site("Blog", "https://blog.example.org/feed.xml")
     assert '<link rel="icon" href="logo.svg">' in render_planet(tmp_path / "a", [site], [NOW], logo="logo.svg")
-    assert '<link rel="icon" href="fav.ico">' in render_planet(tmp_path / "b", [site], [NOW], logo="logo.svg",
-                                                               favicon="fav.ico")
+    assert '<link rel="icon" href="fav.ico">' in render_planet(
+        tmp_path / "b", [site], [NOW], logo="logo.svg", favicon="fav.ico"
+    )
     assert 'rel="icon"' not in render_planet(tmp_path / "c", [site], [NOW])

@@ -73,21 +73,29 @@ def visit(browser: Browser, demo: str) -> Callable[[str, int, str], Visit]:
                 for _ in range(3):  # the first links a keyboard reaches
                     tab.press("Tab", "Tab", 9)
                     focus.append(tab.check("focus"))
-                done[page, width, scheme] = Visit(list(tab.console), list(tab.requests), list(tab.refused), facts,
-                                                  problems, violations, focus)
+                done[page, width, scheme] = Visit(
+                    list(tab.console), list(tab.requests), list(tab.refused), facts, problems, violations, focus
+                )
         return done[page, width, scheme]
 
     return get
 
 
-every_view = pytest.mark.parametrize(("page", "width", "scheme"), [
-    pytest.param(page, width, scheme, id=f"{page}-{width}-{scheme}")
-    for page in PAGES for width in WIDTHS for scheme in SCHEMES])
+every_view = pytest.mark.parametrize(
+    ("page", "width", "scheme"),
+    [
+        pytest.param(page, width, scheme, id=f"{page}-{width}-{scheme}")
+        for page in PAGES
+        for width in WIDTHS
+        for scheme in SCHEMES
+    ],
+)
 
 
 @every_view
-def test_no_console_error_and_nothing_from_another_host(visit: Callable[..., Visit], demo: str, page: str,
-                                                        width: int, scheme: str) -> None:
+def test_no_console_error_and_nothing_from_another_host(
+    visit: Callable[..., Visit], demo: str, page: str, width: int, scheme: str
+) -> None:
     seen = visit(page, width, scheme)
     assert seen.console == []
     assert seen.refused == []  # nothing but the demo's server was asked (the players preload nothing)
@@ -100,8 +108,9 @@ def test_no_console_error_and_nothing_from_another_host(visit: Callable[..., Vis
 
 
 @every_view
-def test_nothing_scrolls_sideways_and_dates_stay_on_one_line(visit: Callable[..., Visit], page: str, width: int,
-                                                             scheme: str) -> None:
+def test_nothing_scrolls_sideways_and_dates_stay_on_one_line(
+    visit: Callable[..., Visit], page: str, width: int, scheme: str
+) -> None:
     facts = visit(page, width, scheme).facts
     assert facts["viewport"] == width
     assert facts["scroll_width"] <= width
@@ -109,8 +118,9 @@ def test_nothing_scrolls_sideways_and_dates_stay_on_one_line(visit: Callable[...
 
 
 @every_view
-def test_axe_finds_no_serious_accessibility_problem(visit: Callable[..., Visit], page: str, width: int,
-                                                    scheme: str) -> None:
+def test_axe_finds_no_serious_accessibility_problem(
+    visit: Callable[..., Visit], page: str, width: int, scheme: str
+) -> None:
     violations = visit(page, width, scheme).axe
     for violation in violations:
         print(f"axe: {violation['impact']} {violation['id']}: {violation['help']} {violation['nodes'][:3]}")
@@ -141,7 +151,8 @@ def test_dark_mode_follows_the_system(visit: Callable[..., Visit], page: str) ->
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_the_subscriptions_sit_beside_the_posts_on_a_wide_screen_and_after_them_on_a_phone(
-        visit: Callable[..., Visit], scheme: str) -> None:
+    visit: Callable[..., Visit], scheme: str
+) -> None:
     wide, phone = (visit("index.html", width, scheme).facts for width in WIDTHS)
     assert wide["aside"]["left"] >= wide["main"]["right"]
     assert wide["aside"]["top"] < wide["main"]["bottom"]
@@ -166,8 +177,9 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
-def test_screenshots_of_the_demo_planet(browser: Browser, demo: str, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_screenshots_of_the_demo_planet(
+    browser: Browser, demo: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """index.html and sites.html at 1280 and 390 px, light and dark, as PNG files whole pages tall."""
     shots = []
     for page in PAGES:

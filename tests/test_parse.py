@@ -34,40 +34,132 @@ def summary(entry: Entry) -> tuple[Any, ...]:
 
 #: file -> (format, feed title, feed link, [(id, title, link, author, date)])
 FORMATS = [
-    pytest.param("rss20.xml", "rss20", "RSS 2.0 Example", "https://rss.example.org/", [
-        ("tag:rss.example.org,2026:1", "Guid & pubDate", "https://rss.example.org/posts/1", "Alice",
-         utc(2026, 11, 2, 8)),
-        ("https://rss.example.org/posts/2", "No guid, link only", "https://rss.example.org/posts/2", None,
-         utc(2026, 11, 3, 9, 30)),
-        ("https://rss.example.org/posts/3", "Only dc:date", "https://rss.example.org/posts/3", None,
-         utc(2026, 11, 4, 13)),
-    ], id="rss-2.0"),
-    pytest.param("atom10.xml", "atom10", "Atom 1.0 Example", "https://atom.example.org/blog/", [
-        ("urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a", "Published & updated both",
-         "https://atom.example.org/blog/posts/both", "Bob", utc(2026, 11, 1, 9)),
-        ("tag:atom.example.org,2026:updated-only", "Updated only",
-         "https://atom.example.org/blog/posts/updated-only", None, utc(2026, 11, 3, 7)),
-    ], id="atom-1.0"),
-    pytest.param("atom03.xml", "atom03", "Atom 0.3 Example", "https://atom03.example.org/", [
-        ("tag:atom03.example.org,2026:1", "Issued and modified", "https://atom03.example.org/1", None,
-         utc(2026, 11, 3)),
-    ], id="atom-0.3-issued"),
-    pytest.param("rss10.rdf", "rss10", "RSS 1.0 Example", "https://rdf.example.org/", [
-        ("https://rdf.example.org/a", "RDF item", "https://rdf.example.org/a", "Carol", utc(2026, 10, 31, 23, 30)),
-    ], id="rss-1.0"),
-    pytest.param("rss091.xml", "rss091u", "RSS 0.91 Example", "https://old.example.org/", [
-        ("https://old.example.org/cafe", "Café opening", "https://old.example.org/cafe", None, None),
-    ], id="rss-0.91-latin1-undated"),
-    pytest.param("jsonfeed11.json", "json11", "JSON Feed 1.1 Example", "https://json.example.org/", [
-        ("json-1", "Published and modified", "https://json.example.org/posts/1", "Dana, Eve", utc(2026, 11, 2, 7)),
-        ("json-2", "Modified only", "https://json.example.org/posts/2", None, utc(2026, 11, 4)),
-    ], id="json-feed-1.1"),
-    pytest.param("jsonfeed10.json", "json1", "JSON Feed 1.0 Example", "https://json10.example.org/", [
-        ("https://json10.example.org/a", "Version one", "https://json10.example.org/a", "Frank", utc(2026, 11, 1, 12)),
-    ], id="json-feed-1.0"),
-    pytest.param("bozo_entries.xml", "rss20", "Undefined\u00a0entity", "https://bozo.example.org/", [
-        ("https://bozo.example.org/1", "Still\u00a0readable", "https://bozo.example.org/1", None, utc(2026, 11, 1)),
-    ], id="bozo-with-entries-accepted"),
+    pytest.param(
+        "rss20.xml",
+        "rss20",
+        "RSS 2.0 Example",
+        "https://rss.example.org/",
+        [
+            (
+                "tag:rss.example.org,2026:1",
+                "Guid & pubDate",
+                "https://rss.example.org/posts/1",
+                "Alice",
+                utc(2026, 11, 2, 8),
+            ),
+            (
+                "https://rss.example.org/posts/2",
+                "No guid, link only",
+                "https://rss.example.org/posts/2",
+                None,
+                utc(2026, 11, 3, 9, 30),
+            ),
+            (
+                "https://rss.example.org/posts/3",
+                "Only dc:date",
+                "https://rss.example.org/posts/3",
+                None,
+                utc(2026, 11, 4, 13),
+            ),
+        ],
+        id="rss-2.0",
+    ),
+    pytest.param(
+        "atom10.xml",
+        "atom10",
+        "Atom 1.0 Example",
+        "https://atom.example.org/blog/",
+        [
+            (
+                "urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a",
+                "Published & updated both",
+                "https://atom.example.org/blog/posts/both",
+                "Bob",
+                utc(2026, 11, 1, 9),
+            ),
+            (
+                "tag:atom.example.org,2026:updated-only",
+                "Updated only",
+                "https://atom.example.org/blog/posts/updated-only",
+                None,
+                utc(2026, 11, 3, 7),
+            ),
+        ],
+        id="atom-1.0",
+    ),
+    pytest.param(
+        "atom03.xml",
+        "atom03",
+        "Atom 0.3 Example",
+        "https://atom03.example.org/",
+        [
+            (
+                "tag:atom03.example.org,2026:1",
+                "Issued and modified",
+                "https://atom03.example.org/1",
+                None,
+                utc(2026, 11, 3),
+            ),
+        ],
+        id="atom-0.3-issued",
+    ),
+    pytest.param(
+        "rss10.rdf",
+        "rss10",
+        "RSS 1.0 Example",
+        "https://rdf.example.org/",
+        [
+            ("https://rdf.example.org/a", "RDF item", "https://rdf.example.org/a", "Carol", utc(2026, 10, 31, 23, 30)),
+        ],
+        id="rss-1.0",
+    ),
+    pytest.param(
+        "rss091.xml",
+        "rss091u",
+        "RSS 0.91 Example",
+        "https://old.example.org/",
+        [
+            ("https://old.example.org/cafe", "Café opening", "https://old.example.org/cafe", None, None),
+        ],
+        id="rss-0.91-latin1-undated",
+    ),
+    pytest.param(
+        "jsonfeed11.json",
+        "json11",
+        "JSON Feed 1.1 Example",
+        "https://json.example.org/",
+        [
+            ("json-1", "Published and modified", "https://json.example.org/posts/1", "Dana, Eve", utc(2026, 11, 2, 7)),
+            ("json-2", "Modified only", "https://json.example.org/posts/2", None, utc(2026, 11, 4)),
+        ],
+        id="json-feed-1.1",
+    ),
+    pytest.param(
+        "jsonfeed10.json",
+        "json1",
+        "JSON Feed 1.0 Example",
+        "https://json10.example.org/",
+        [
+            (
+                "https://json10.example.org/a",
+                "Version one",
+                "https://json10.example.org/a",
+                "Frank",
+                utc(2026, 11, 1, 12),
+            ),
+        ],
+        id="json-feed-1.0",
+    ),
+    pytest.param(
+        "bozo_entries.xml",
+        "rss20",
+        "Undefined\u00a0entity",
+        "https://bozo.example.org/",
+        [
+            ("https://bozo.example.org/1", "Still\u00a0readable", "https://bozo.example.org/1", None, utc(2026, 11, 1)),
+        ],
+        id="bozo-with-entries-accepted",
+    ),
 ]
 
 
@@ -98,16 +190,20 @@ def test_html_page_with_200_is_not_a_feed_and_names_advertised_feeds() -> None:
     assert caught.value.url == FETCH_URL
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    pytest.param((DATA / "malformed.xml").read_bytes(), "not a readable feed", id="malformed-xml-no-entries"),
-    pytest.param((DATA / "truncated.xml").read_bytes(), "not a readable feed", id="truncated-inside-first-item"),
-    pytest.param(b"", "not a feed", id="empty-body"),
-    pytest.param(b"this is plain text", "not a readable feed", id="plain-text"),
-    pytest.param(b'{"version": "https://jsonfeed.org/version/1.1", "items": [', "invalid JSON Feed",
-                 id="truncated-json-feed"),
-    pytest.param(b'{"rss": {"channel": {"item": []}}}', "JSON Feed", id="rss-in-json"),
-    pytest.param(b'{"version": "2", "items": []}', "not a JSON Feed", id="json-without-jsonfeed-version"),
-])
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        pytest.param((DATA / "malformed.xml").read_bytes(), "not a readable feed", id="malformed-xml-no-entries"),
+        pytest.param((DATA / "truncated.xml").read_bytes(), "not a readable feed", id="truncated-inside-first-item"),
+        pytest.param(b"", "not a feed", id="empty-body"),
+        pytest.param(b"this is plain text", "not a readable feed", id="plain-text"),
+        pytest.param(
+            b'{"version": "https://jsonfeed.org/version/1.1", "items": [', "invalid JSON Feed", id="truncated-json-feed"
+        ),
+        pytest.param(b'{"rss": {"channel": {"item": []}}}', "JSON Feed", id="rss-in-json"),
+        pytest.param(b'{"version": "2", "items": []}', "not a JSON Feed", id="json-without-jsonfeed-version"),
+    ],
+)
 def test_documents_that_are_not_feeds_raise_parse_error(body: bytes, words: str) -> None:
     with pytest.raises(ParseError, match=words) as caught:
         parse_feed(body, FETCH_URL, {}, NOW)
@@ -140,17 +236,20 @@ def test_repeated_guids_are_not_trusted() -> None:
 # --- dates ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("guid", "date"), [
-    pytest.param("pubdate-over-dc-date", utc(2026, 11, 2, 10), id="pubDate-before-dc:date"),
-    pytest.param("pubdate-over-atom-updated", utc(2026, 11, 2, 11), id="pubDate-before-updated"),
-    pytest.param("dc-date-only", utc(2026, 11, 4, 13), id="dc:date-alone"),
-    pytest.param("offset-converted-to-utc", utc(2026, 11, 2, 20), id="offset-to-utc"),
-    pytest.param("23-hours-ahead-is-kept", utc(2026, 12, 1, 11), id="within-a-day-ahead"),
-    # Without a usable date of their own, and no dated item after them: the document's oldest date.
-    pytest.param("25-hours-ahead-is-not", None, id="more-than-a-day-ahead"),
-    pytest.param("before-1995-is-not", None, id="epoch"),
-    pytest.param("no-date", None, id="undated"),
-])
+@pytest.mark.parametrize(
+    ("guid", "date"),
+    [
+        pytest.param("pubdate-over-dc-date", utc(2026, 11, 2, 10), id="pubDate-before-dc:date"),
+        pytest.param("pubdate-over-atom-updated", utc(2026, 11, 2, 11), id="pubDate-before-updated"),
+        pytest.param("dc-date-only", utc(2026, 11, 4, 13), id="dc:date-alone"),
+        pytest.param("offset-converted-to-utc", utc(2026, 11, 2, 20), id="offset-to-utc"),
+        pytest.param("23-hours-ahead-is-kept", utc(2026, 12, 1, 11), id="within-a-day-ahead"),
+        # Without a usable date of their own, and no dated item after them: the document's oldest date.
+        pytest.param("25-hours-ahead-is-not", None, id="more-than-a-day-ahead"),
+        pytest.param("before-1995-is-not", None, id="epoch"),
+        pytest.param("no-date", None, id="undated"),
+    ],
+)
 def test_date_fallbacks(guid: str, date: datetime | None) -> None:
     entries = {e.id: e for e in parse("rss_dates.xml").entries}
     assert entries[guid].date == (date or utc(2026, 11, 2, 10) - timedelta(seconds=1))  # just before the oldest
@@ -208,8 +307,20 @@ class Markup(html.parser.HTMLParser):
         self.attributes.extend((name, value or "") for name, value in attrs)
 
 
-FORBIDDEN_TAGS = {"script", "style", "iframe", "frame", "frameset", "form", "input", "object", "embed",
-                  "meta", "base", "svg"}
+FORBIDDEN_TAGS = {
+    "script",
+    "style",
+    "iframe",
+    "frame",
+    "frameset",
+    "form",
+    "input",
+    "object",
+    "embed",
+    "meta",
+    "base",
+    "svg",
+}
 
 
 def assert_harmless(fragment: str) -> None:
@@ -234,17 +345,22 @@ def test_hostile_content_is_sanitized() -> None:
 # --- through the build: a 200 that is not a feed is a failure ---------------------------
 
 
-@pytest.mark.parametrize(("name", "content_type", "kind_words"), [
-    pytest.param("html_page_no_feeds.html", "text/html", "an HTML page, not a feed", id="html-page"),
-    pytest.param("malformed.xml", "application/rss+xml", "not a readable feed", id="malformed-xml"),
-    pytest.param("truncated.xml", "application/rss+xml", "not a readable feed", id="truncated-xml"),
-])
-def test_build_treats_a_200_that_is_not_a_feed_as_a_failure(server: HTTPServer, tmp_path: Path, name: str,
-                                                             content_type: str, kind_words: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "content_type", "kind_words"),
+    [
+        pytest.param("html_page_no_feeds.html", "text/html", "an HTML page, not a feed", id="html-page"),
+        pytest.param("malformed.xml", "application/rss+xml", "not a readable feed", id="malformed-xml"),
+        pytest.param("truncated.xml", "application/rss+xml", "not a readable feed", id="truncated-xml"),
+    ],
+)
+def test_build_treats_a_200_that_is_not_a_feed_as_a_failure(
+    server: HTTPServer, tmp_path: Path, name: str, content_type: str, kind_words: str
+) -> None:
     server.expect_request("/bad").respond_with_data((DATA / name).read_bytes(), content_type=content_type)
     server.expect_request("/good").respond_with_data((DATA / "rss10.rdf").read_bytes())
-    config = write_config(tmp_path, [{"name": "Good", "feed": server.url_for("/good")},
-                                     {"name": "Bad", "feed": server.url_for("/bad")}])
+    config = write_config(
+        tmp_path, [{"name": "Good", "feed": server.url_for("/good")}, {"name": "Bad", "feed": server.url_for("/bad")}]
+    )
     result = build(config)
     assert result.exit_code == 0, result.output
     assert "2 requested (1 changed, 0 unchanged, 1 failed)" in result.stdout

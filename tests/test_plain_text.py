@@ -31,13 +31,17 @@ def json_entry(**item: object):  # type: ignore[no-untyped-def]
     return parse_feed(json_feed(**item).encode(), URL, {"content-type": "application/feed+json"}, NOW).entries[0]
 
 
-@pytest.mark.parametrize(("written", "expected"), [
-    ("A long evening&hellip;", "<p>A long evening…</p>"),
-    ("Fish &amp; chips", "<p>Fish &amp; chips</p>"),
-    ("Write &amp;lt;p&amp;gt; for a paragraph", "<p>Write &amp;lt;p&amp;gt; for a paragraph</p>"),
-    ("Q&A, R&D &copy 2026", "<p>Q&amp;A, R&amp;D &amp;copy 2026</p>"),
-    ("It&#8217;s &#x201C;fine&#x201D;", "<p>It’s “fine”</p>"),
-], ids=["named", "amp", "escaped-once-only", "no-semicolon-left-alone", "numeric"])
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("A long evening&hellip;", "<p>A long evening…</p>"),
+        ("Fish &amp; chips", "<p>Fish &amp; chips</p>"),
+        ("Write &amp;lt;p&amp;gt; for a paragraph", "<p>Write &amp;lt;p&amp;gt; for a paragraph</p>"),
+        ("Q&A, R&D &copy 2026", "<p>Q&amp;A, R&amp;D &amp;copy 2026</p>"),
+        ("It&#8217;s &#x201C;fine&#x201D;", "<p>It’s “fine”</p>"),
+    ],
+    ids=["named", "amp", "escaped-once-only", "no-semicolon-left-alone", "numeric"],
+)
 def test_json_summary_and_content_text_decode_references_once(written: str, expected: str) -> None:
     entry = json_entry(summary=written, content_text=written)
     assert (entry.summary, entry.content) == (expected, expected)
@@ -49,14 +53,12 @@ def test_json_summary_holding_markup_is_html_not_visible_tags() -> None:
 
 
 def test_json_title_and_author_names_decode_references_once() -> None:
-    entry = json_entry(title="Caf&eacute; &amp;lt;3", content_text="x",
-                       authors=[{"name": "Jos&eacute; &amp;amp; Ana"}])
+    entry = json_entry(title="Caf&eacute; &amp;lt;3", content_text="x", authors=[{"name": "Jos&eacute; &amp;amp; Ana"}])
     assert (entry.title, entry.author) == ("Café &lt;3", "José &amp; Ana")
 
 
 def test_rss_author_references_are_decoded_once() -> None:
-    document = rss({"title": "t", "link": "https://blog.example.org/1",
-                    "dc:creator": "Jos&amp;eacute; &amp;amp;lt;3"})
+    document = rss({"title": "t", "link": "https://blog.example.org/1", "dc:creator": "Jos&amp;eacute; &amp;amp;lt;3"})
     assert parse_feed(document.encode(), URL, {}, NOW).entries[0].author == "José &lt;3"
 
 
@@ -71,8 +73,19 @@ def test_plain_text_keeps_every_character_but_ordinary_white_space(text: str) ->
 
 
 def test_titles_summaries_and_names_keep_their_characters_in_every_source() -> None:
-    rss_entry = parse_feed(rss({"title": f"T {KEPT}", "link": "https://blog.example.org/1",
-                                "dc:creator": f"N {KEPT}", "description": f"S {KEPT}"}).encode(), URL, {}, NOW)
+    rss_entry = parse_feed(
+        rss(
+            {
+                "title": f"T {KEPT}",
+                "link": "https://blog.example.org/1",
+                "dc:creator": f"N {KEPT}",
+                "description": f"S {KEPT}",
+            }
+        ).encode(),
+        URL,
+        {},
+        NOW,
+    )
     entry = rss_entry.entries[0]
     assert (entry.title, entry.author, html_to_text(entry.summary)) == (f"T {KEPT}", f"N {KEPT}", f"S {KEPT}")
     entry = json_entry(title=f"T {KEPT}", summary=f"S {KEPT}", content_text="x", authors=[{"name": f"N {KEPT}"}])
@@ -86,7 +99,8 @@ def test_decode_references_is_one_pass() -> None:
 
 def test_published_json_feed_shows_the_character_not_the_reference(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/feed.json").respond_with_data(
-        json_feed(title="Day&nbsp;one", summary="A long evening&hellip;"), content_type="application/feed+json")
+        json_feed(title="Day&nbsp;one", summary="A long evening&hellip;"), content_type="application/feed+json"
+    )
     config = write_config(tmp_path, [{"name": "J", "feed": server.url_for("/feed.json")}])
     assert build(config).exit_code == 0
     item = json.loads((tmp_path / "public" / "feed.json").read_text())["items"][0]

@@ -77,18 +77,21 @@ def test_hub_is_one_url_or_a_list(tmp_path: Path) -> None:
     assert load_config(local_planet(tmp_path / "none")).hubs == ()
 
 
-@pytest.mark.parametrize(("value", "field", "problem"), [
-    ("ftp://hub.example.org/", "hub", "'ftp://hub.example.org/' is not an http(s) URL"),
-    ("hub.example.org", "hub", "'hub.example.org' is not an http(s) URL"),
-    (42, "hub", "42 is not an http(s) URL"),
-    ("https://user:secret@hub.example.org/", "hub", "credentials in a URL would be published on the site"),
-    ("https://hub.example.org/a b", "hub", "contains a space or a control character"),
-    (["https://a.example.org/", "javascript:alert(1)"], "hub[1]", "'javascript:alert(1)' is not an http(s) URL"),
-    (["https://a.example.org/", "https://a.example.org/"], "hub[1]", "'https://a.example.org/' is listed twice"),
-    ([], "hub", "must be an http(s) URL or a list of 1 to 4 of them"),
-    ([f"https://{n}.example.org/" for n in "abcde"], "hub", "must be an http(s) URL or a list of 1 to 4 of them"),
-    ({"url": "https://hub.example.org/"}, "hub", "is not an http(s) URL"),
-])
+@pytest.mark.parametrize(
+    ("value", "field", "problem"),
+    [
+        ("ftp://hub.example.org/", "hub", "'ftp://hub.example.org/' is not an http(s) URL"),
+        ("hub.example.org", "hub", "'hub.example.org' is not an http(s) URL"),
+        (42, "hub", "42 is not an http(s) URL"),
+        ("https://user:secret@hub.example.org/", "hub", "credentials in a URL would be published on the site"),
+        ("https://hub.example.org/a b", "hub", "contains a space or a control character"),
+        (["https://a.example.org/", "javascript:alert(1)"], "hub[1]", "'javascript:alert(1)' is not an http(s) URL"),
+        (["https://a.example.org/", "https://a.example.org/"], "hub[1]", "'https://a.example.org/' is listed twice"),
+        ([], "hub", "must be an http(s) URL or a list of 1 to 4 of them"),
+        ([f"https://{n}.example.org/" for n in "abcde"], "hub", "must be an http(s) URL or a list of 1 to 4 of them"),
+        ({"url": "https://hub.example.org/"}, "hub", "is not an http(s) URL"),
+    ],
+)
 def test_a_bad_hub_is_one_line_naming_it(tmp_path: Path, value: object, field: str, problem: str) -> None:
     config = local_planet(tmp_path, hub=value)
     result = build(config)
@@ -176,7 +179,8 @@ def test_a_changed_feed_is_announced_once_and_an_unchanged_one_never(server: HTT
 def test_a_hub_answering_500_warns_once_and_is_pinged_by_the_next_build(server: HTTPServer, tmp_path: Path) -> None:
     status = {"code": 500}
     server.expect_request("/hub", method="POST").respond_with_handler(
-        lambda request: Response("down for maintenance", status=status["code"]))
+        lambda request: Response("down for maintenance", status=status["code"])
+    )
     hub = server.url_for("/hub")
     config = served_planet(server, tmp_path, hub=hub)
 
@@ -185,7 +189,8 @@ def test_a_hub_answering_500_warns_once_and_is_pinged_by_the_next_build(server: 
     assert (tmp_path / "public" / "feed.xml").is_file()
     assert hub_warnings(failed.stderr) == [
         f"syndicator: warning: hub {hub} was not told that {TOPICS[0]} and {TOPICS[1]} changed: hub answered 500: "
-        "down for maintenance; the next build tries again"]
+        "down for maintenance; the next build tries again"
+    ]
     assert without_first_build_warning(failed.stderr).count("warning:") == 1
     assert len(hub_posts(server)) == 1
 
@@ -241,8 +246,9 @@ def test_a_hub_refusing_connections_warns_and_the_next_build_pings_it(tmp_path: 
         assert failed.exit_code == 0, failed.output
         warnings = hub_warnings(failed.stderr)
         assert len(warnings) == 1 and f"hub {url} was not told" in warnings[0]
-        assert re.search(r"changed: could not connect: .*refused.*; the next build tries again$", warnings[0],
-                         re.IGNORECASE), warnings[0]
+        assert re.search(
+            r"changed: could not connect: .*refused.*; the next build tries again$", warnings[0], re.IGNORECASE
+        ), warnings[0]
         assert hub.pings == []
 
         hub.server_activate()
@@ -301,8 +307,11 @@ def test_a_real_hub_delivers_the_planets_feed_to_a_subscriber(server: HTTPServer
             path = public / request.path.lstrip("/")
             if not path.is_file():
                 return Response("not found", status=404)
-            return Response(path.read_bytes(), headers={"Link": f'<{hub}>; rel="hub", <{topic}>; rel="self"'},
-                            content_type="application/atom+xml")
+            return Response(
+                path.read_bytes(),
+                headers={"Link": f'<{hub}>; rel="hub", <{topic}>; rel="self"'},
+                content_type="application/atom+xml",
+            )
 
         def subscriber(request: Request) -> Response:
             """A WebSub subscriber's callback: echo the challenge, record each delivery."""
@@ -315,8 +324,17 @@ def test_a_real_hub_delivers_the_planets_feed_to_a_subscriber(server: HTTPServer
         server.expect_request(re.compile(r"/feed\.(xml|json)")).respond_with_handler(static)
         server.expect_request("/callback").respond_with_handler(subscriber)
         callback = server.url_for("/callback")
-        answer = requests.post(hub, data={"hub.mode": "subscribe", "hub.topic": topic, "hub.callback": callback,
-                                          "hub.secret": secret, "hub.lease_seconds": "3600"}, timeout=10)
+        answer = requests.post(
+            hub,
+            data={
+                "hub.mode": "subscribe",
+                "hub.topic": topic,
+                "hub.callback": callback,
+                "hub.secret": secret,
+                "hub.lease_seconds": "3600",
+            },
+            timeout=10,
+        )
         assert answer.status_code == 202, answer.text
         assert [tuple(row) for row in storage.get_callbacks(topic)] == [(callback, secret)]  # intent verified
 
@@ -329,8 +347,9 @@ def test_a_real_hub_delivers_the_planets_feed_to_a_subscriber(server: HTTPServer
     assert len(delivered) == 1
     headers, body = delivered[0]
     assert body == (public / "feed.xml").read_bytes()
-    assert [link.get("href") for link in ET.fromstring(body).findall(f"{ATOM}link") if link.get("rel") == "hub"] \
-        == [hub]
+    assert [link.get("href") for link in ET.fromstring(body).findall(f"{ATOM}link") if link.get("rel") == "hub"] == [
+        hub
+    ]
     algorithm, _, signature = headers["X-Hub-Signature"].partition("=")
     assert algorithm == "sha512"
     assert hmac.compare_digest(signature, hmac.new(secret.encode(), body, hashlib.sha512).hexdigest())

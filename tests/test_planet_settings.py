@@ -26,23 +26,25 @@ def planet(tmp_path: Path, posts: int = 5, site: dict[str, object] | None = None
     return tmp_path / "public"
 
 
-@pytest.mark.parametrize(("setting", "value", "problem"), [
-    ("timezone", "Mars/Olympus", "'Mars/Olympus' is not a time zone; use an IANA name such as Europe/Berlin"),
-    ("date_format", "no percent", "must be a strftime format of at most 100 characters"),
-    ("date_format", "%99999999Y", "'%9' is not one of the codes allowed"),
-    ("date_format", "%Q %Y", "'%Q' is not one of the codes allowed"),
-    ("date_format", "%s", "'%s' is not one of the codes allowed"),
-    ("favicon", "img/%2e%2e/%2e%2e/x.png", "is neither an http(s) URL nor a relative path"),
-    ("logo", "#", "is neither an http(s) URL nor a relative path"),
-    ("feed_content", "teaser", "must be one of full, summary"),
-    ("page_entries", 0, "must be a whole number from 1 to 10000"),
-    ("activity_threshold", "1h", "must be at least 1 day"),
-    ("logo", "javascript:alert(1)", "is not an http(s) URL"),
-    ("favicon", "../secret.ico", "is neither an http(s) URL nor a relative path"),
-    ("description", "x" * 1001, "must be at most 1000 characters"),
-])
-def test_a_bad_page_setting_is_one_line_naming_it(tmp_path: Path, setting: str, value: object,
-                                                   problem: str) -> None:
+@pytest.mark.parametrize(
+    ("setting", "value", "problem"),
+    [
+        ("timezone", "Mars/Olympus", "'Mars/Olympus' is not a time zone; use an IANA name such as Europe/Berlin"),
+        ("date_format", "no percent", "must be a strftime format of at most 100 characters"),
+        ("date_format", "%99999999Y", "'%9' is not one of the codes allowed"),
+        ("date_format", "%Q %Y", "'%Q' is not one of the codes allowed"),
+        ("date_format", "%s", "'%s' is not one of the codes allowed"),
+        ("favicon", "img/%2e%2e/%2e%2e/x.png", "is neither an http(s) URL nor a relative path"),
+        ("logo", "#", "is neither an http(s) URL nor a relative path"),
+        ("feed_content", "teaser", "must be one of full, summary"),
+        ("page_entries", 0, "must be a whole number from 1 to 10000"),
+        ("activity_threshold", "1h", "must be at least 1 day"),
+        ("logo", "javascript:alert(1)", "is not an http(s) URL"),
+        ("favicon", "../secret.ico", "is neither an http(s) URL nor a relative path"),
+        ("description", "x" * 1001, "must be at most 1000 characters"),
+    ],
+)
+def test_a_bad_page_setting_is_one_line_naming_it(tmp_path: Path, setting: str, value: object, problem: str) -> None:
     (tmp_path / "a.xml").write_text(rss(post(1)), encoding="utf-8")
     config = write_config(tmp_path, [{"name": "A", "feed": "a.xml"}], **{setting: value})
     result = build(config)
@@ -51,11 +53,14 @@ def test_a_bad_page_setting_is_one_line_naming_it(tmp_path: Path, setting: str, 
     assert problem in result.stderr
 
 
-@pytest.mark.parametrize(("field", "value", "problem"), [
-    ("face", "data:image/png;base64,AAAA", "is not an http(s) URL"),
-    ("face", "/etc/faces/a.png", "is neither an http(s) URL nor a relative path"),
-    ("extra", ["a", "b"], "must be a mapping of names to values"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("face", "data:image/png;base64,AAAA", "is not an http(s) URL"),
+        ("face", "/etc/faces/a.png", "is neither an http(s) URL nor a relative path"),
+        ("extra", ["a", "b"], "must be a mapping of names to values"),
+    ],
+)
 def test_a_bad_site_field_is_one_line_naming_it(tmp_path: Path, field: str, value: object, problem: str) -> None:
     (tmp_path / "a.xml").write_text(rss(post(1)), encoding="utf-8")
     config = write_config(tmp_path, [{"name": "A", "feed": "a.xml", field: value}])
@@ -68,7 +73,7 @@ def test_times_show_in_the_planets_zone_and_format(tmp_path: Path) -> None:
     public = planet(tmp_path, posts=1, timezone="Europe/Berlin", date_format="%d.%m.%Y %H:%M %Z")
     index = (public / "index.html").read_text(encoding="utf-8")
     assert '<time datetime="2026-11-01T10:01:00Z">01.11.2026 11:01 CET</time>' in index
-    assert "Updated <time datetime=\"2026-11-30T12:00:00Z\">30.11.2026 13:00 CET</time>" in index
+    assert 'Updated <time datetime="2026-11-30T12:00:00Z">30.11.2026 13:00 CET</time>' in index
     sites = (public / "sites.html").read_text(encoding="utf-8")
     assert ">30.11.2026 13:00 CET</time>" in sites  # last success
     assert '<time datetime="2026-11-01T10:01:00Z">2026-11-01</time>' in sites  # last post: a date
@@ -96,9 +101,15 @@ def test_feed_content_summary_makes_lighter_feeds(tmp_path: Path) -> None:
 
 
 def test_owner_description_logo_favicon_and_faces_are_shown(tmp_path: Path) -> None:
-    public = planet(tmp_path, posts=1, site={"face": "https://a.example.org/me.png", "link": "https://a.example.org/"},
-                    owner="The Example Team", description="Posts from our members", logo="images/logo.svg",
-                    favicon="https://planet.example.org/favicon.ico")
+    public = planet(
+        tmp_path,
+        posts=1,
+        site={"face": "https://a.example.org/me.png", "link": "https://a.example.org/"},
+        owner="The Example Team",
+        description="Posts from our members",
+        logo="images/logo.svg",
+        favicon="https://planet.example.org/favicon.ico",
+    )
     index = (public / "index.html").read_text(encoding="utf-8")
     assert '<link rel="icon" href="https://planet.example.org/favicon.ico">' in index
     assert '<img class="logo" src="images/logo.svg" alt="" height="48">' in index
@@ -112,18 +123,21 @@ def test_owner_description_logo_favicon_and_faces_are_shown(tmp_path: Path) -> N
     assert feed.findtext(f"{ATOM}icon") == "https://planet.example.org/favicon.ico"
     assert feed.findtext(f"{ATOM}author/{ATOM}name") == "The Example Team"
     document = json.loads((public / "feed.json").read_text())
-    assert (document["description"], document["authors"]) == ("Posts from our members",
-                                                               [{"name": "The Example Team"}])
+    assert (document["description"], document["authors"]) == ("Posts from our members", [{"name": "The Example Team"}])
 
 
 def test_extra_reaches_the_templates(tmp_path: Path) -> None:
     theme = tmp_path / "theme"
     theme.mkdir()
-    (theme / "index.html").write_text("{% for e in front_entries %}[{{ e.site.extra.mastodon }}|"
-                                      "{{ e.site.extra.tags|join(',') }}]{% endfor %}", encoding="utf-8")
+    (theme / "index.html").write_text(
+        "{% for e in front_entries %}[{{ e.site.extra.mastodon }}|{{ e.site.extra.tags|join(',') }}]{% endfor %}",
+        encoding="utf-8",
+    )
     (tmp_path / "a.xml").write_text(rss(post(1)), encoding="utf-8")
-    config = write_config(tmp_path, [{"name": "A", "feed": "a.xml",
-                                      "extra": {"mastodon": "@a@example.social", "tags": ["python", "<b>"]}}])
+    config = write_config(
+        tmp_path,
+        [{"name": "A", "feed": "a.xml", "extra": {"mastodon": "@a@example.social", "tags": ["python", "<b>"]}}],
+    )
     assert build(config, "--templates", str(theme)).exit_code == 0
     assert (tmp_path / "public" / "index.html").read_text() == "[@a@example.social|python,&lt;b&gt;]"
 
@@ -136,8 +150,9 @@ def test_older_entries_are_on_pages_of_page_entries_each(tmp_path: Path) -> None
     assert not (public / "page4.html").exists()
     nav = {name: re.search(r'<nav class="pages"[^>]*>(.*?)</nav>', text) for name, text in pages.items()}
     assert nav["index.html"] and nav["index.html"][1] == '<a href="page2.html" rel="next">Older entries</a>'
-    assert nav["page2.html"] and nav["page2.html"][1] == ('<a href="index.html" rel="prev">Newer entries</a> · '
-                                                          '<a href="page3.html" rel="next">Older entries</a>')
+    assert nav["page2.html"] and nav["page2.html"][1] == (
+        '<a href="index.html" rel="prev">Newer entries</a> · <a href="page3.html" rel="next">Older entries</a>'
+    )
     assert nav["page3.html"] and nav["page3.html"][1] == '<a href="page2.html" rel="prev">Newer entries</a>'
     one_page = planet(tmp_path / "one", posts=2, page_entries=5)
     assert '<nav class="pages"' not in (one_page / "index.html").read_text() and not (one_page / "page2.html").exists()
@@ -150,5 +165,8 @@ def test_the_sites_page_says_when_each_site_is_checked_next_and_why(tmp_path: Pa
     assert build(config).exit_code == 0
     cells = re.findall(r'<td data-label="Next check">(.*?)</td>', (tmp_path / "public" / "sites.html").read_text())
     assert cells[0] == "every build"  # A: a local file
-    assert re.fullmatch(r'<time datetime="2026-1[12]-\d\dT\d\d:\d\d:\d\dZ">2026-1[12]-\d\d \d\d:\d\d UTC</time> '
-                        r'<span class="note">[^<]+</span>', cells[1]), cells[1]
+    assert re.fullmatch(
+        r'<time datetime="2026-1[12]-\d\dT\d\d:\d\d:\d\dZ">2026-1[12]-\d\d \d\d:\d\d UTC</time> '
+        r'<span class="note">[^<]+</span>',
+        cells[1],
+    ), cells[1]

@@ -30,8 +30,9 @@ def test_warm_build_with_nothing_due_makes_no_requests(server: HTTPServer, tmp_p
     assert warm["entries"] == 2  # the snapshots are reused without network
 
 
-def test_force_with_nothing_changed_is_all_304_and_parses_nothing(server: HTTPServer, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_force_with_nothing_changed_is_all_304_and_parses_nothing(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     feeds = [Feed(server, f"/f{n}.xml", etag=f'"e{n}"') for n in range(3)]
     config = write_config(tmp_path, [site(f) for f in feeds], **FAST)
     build(config)
@@ -46,8 +47,13 @@ def test_force_with_nothing_changed_is_all_304_and_parses_nothing(server: HTTPSe
 
 def test_validators_are_sent_back_exactly_and_nothing_else(server: HTTPServer, tmp_path: Path) -> None:
     modified = "Sun, 29 Nov 2026 08:00:00 GMT"
-    feed = Feed(server, "/feed.xml", etag='W/"a, b"', last_modified=modified,
-                headers={"Set-Cookie": "session=abc; Path=/", "Date": http_date(NOW)})
+    feed = Feed(
+        server,
+        "/feed.xml",
+        etag='W/"a, b"',
+        last_modified=modified,
+        headers={"Set-Cookie": "session=abc; Path=/", "Date": http_date(NOW)},
+    )
     config = write_config(tmp_path, [site(feed)], **FAST)
     build(config)
     build(config, later(minutes=1), "--force")
@@ -62,8 +68,9 @@ def test_validators_are_sent_back_exactly_and_nothing_else(server: HTTPServer, t
 
 
 def test_a_future_last_modified_is_not_sent_back(server: HTTPServer, tmp_path: Path) -> None:
-    feed = Feed(server, "/feed.xml", etag=None, last_modified=http_date(later(days=2)),
-                headers={"Date": http_date(NOW)})
+    feed = Feed(
+        server, "/feed.xml", etag=None, last_modified=http_date(later(days=2)), headers={"Date": http_date(NOW)}
+    )
     config = write_config(tmp_path, [site(feed)], **FAST)
     build(config)
     second = build(config, later(minutes=1), "--force")
@@ -85,13 +92,17 @@ class TwoDates(Feed):
         return response
 
 
-@pytest.mark.parametrize(("dates", "sent_back"), [
-    pytest.param((NOW, later(days=3)), False, id="disagreeing, the present first"),
-    pytest.param((later(days=3), NOW), False, id="disagreeing, the future first"),
-    pytest.param((later(days=3), later(days=3)), True, id="one date repeated"),
-])
-def test_two_date_lines_that_disagree_are_no_date(server: HTTPServer, tmp_path: Path,
-                                                  dates: tuple[datetime, datetime], sent_back: bool) -> None:
+@pytest.mark.parametrize(
+    ("dates", "sent_back"),
+    [
+        pytest.param((NOW, later(days=3)), False, id="disagreeing, the present first"),
+        pytest.param((later(days=3), NOW), False, id="disagreeing, the future first"),
+        pytest.param((later(days=3), later(days=3)), True, id="one date repeated"),
+    ],
+)
+def test_two_date_lines_that_disagree_are_no_date(
+    server: HTTPServer, tmp_path: Path, dates: tuple[datetime, datetime], sent_back: bool
+) -> None:
     # RFC 9110 sections 5.3 and 6.6.1: Date holds one value; two that disagree make it invalid, and the
     # build's own clock (--now) stands in. A Last-Modified 2 days ahead of --now is then not sent back.
     feed = TwoDates(server, dates, etag=None, last_modified=http_date(later(days=2)))
@@ -113,8 +124,7 @@ def test_a_200_with_the_stored_etag_but_a_new_body_is_parsed(server: HTTPServer,
     assert "Post 3" in (tmp_path / "public" / "index.html").read_text()
 
 
-def test_permanent_redirect_moves_the_fetch_url_and_drops_old_validators(server: HTTPServer,
-                                                                         tmp_path: Path) -> None:
+def test_permanent_redirect_moves_the_fetch_url_and_drops_old_validators(server: HTTPServer, tmp_path: Path) -> None:
     old = Feed(server, "/old.xml", etag='"old"')
     new = Feed(server, "/new.xml", etag='"new"')
     config = write_config(tmp_path, [site(old, "Blog")], **FAST)
@@ -180,8 +190,13 @@ def test_429_retry_after_is_honoured_and_stops_the_host(server: HTTPServer, tmp_
 
 
 def test_503_with_a_retry_after_date_is_honoured(server: HTTPServer, tmp_path: Path) -> None:
-    Feed(server, "/down.xml", status=503, etag=None,
-         headers={"Date": http_date(NOW), "Retry-After": http_date(later(days=3, minutes=1))})
+    Feed(
+        server,
+        "/down.xml",
+        status=503,
+        etag=None,
+        headers={"Date": http_date(NOW), "Retry-After": http_date(later(days=3, minutes=1))},
+    )
     config = write_config(tmp_path, [{"name": "Down", "feed": server.url_for("/down.xml")}], **FAST)
     report = build(config, expect=3)
     assert report["failed_by_class"] == {"http_5xx": 1}
@@ -206,8 +221,14 @@ def test_gone_waits_for_the_site_entry_to_change(server: HTTPServer, tmp_path: P
 def test_not_found_climbs_the_slow_ladder(server: HTTPServer, tmp_path: Path) -> None:
     Feed(server, "/ok.xml")
     Feed(server, "/missing.xml", status=404, etag=None)
-    config = write_config(tmp_path, [{"name": "OK", "feed": server.url_for("/ok.xml")},
-                                     {"name": "Missing", "feed": server.url_for("/missing.xml")}], **FAST)
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "OK", "feed": server.url_for("/ok.xml")},
+            {"name": "Missing", "feed": server.url_for("/missing.xml")},
+        ],
+        **FAST,
+    )
     build(config)
     assert status(config)["Missing"]["interval_seconds"] == 3600
     build(config, later(hours=2), "--site", "Missing")
@@ -216,8 +237,9 @@ def test_not_found_climbs_the_slow_ladder(server: HTTPServer, tmp_path: Path) ->
     assert row["Missing"]["failure_class"] == "http_404"
 
 
-def test_an_identical_invalid_body_is_not_parsed_again(server: HTTPServer, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_identical_invalid_body_is_not_parsed_again(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     Feed(server, "/ok.xml")
     broken = Feed(server, "/broken.xml", body="<rss><channel><title>half", etag=None)
     config = write_config(tmp_path, [site(Feed(server, "/x.xml")), site(broken, "Broken")], **FAST)
@@ -247,8 +269,9 @@ def test_site_option_fetches_just_those_sites(server: HTTPServer, tmp_path: Path
 
 def test_status_shows_each_sites_schedule(server: HTTPServer, tmp_path: Path) -> None:
     feed = Feed(server, "/feed.xml", etag='"v1"', last_modified="Sun, 29 Nov 2026 08:00:00 GMT")
-    config = write_config(tmp_path, [site(feed, "Blog"), {"name": "Never", "feed": server.url_for("/never.xml")}],
-                          **FAST)
+    config = write_config(
+        tmp_path, [site(feed, "Blog"), {"name": "Never", "feed": server.url_for("/never.xml")}], **FAST
+    )
     before = status(config)
     assert before["Blog"]["health"] == "new" and before["Blog"]["due_now"] is True
     Feed(server, "/never.xml", status=500, etag=None)
@@ -276,8 +299,9 @@ def test_status_without_a_cache_shows_every_site_as_new(tmp_path: Path) -> None:
 
 
 def test_interval_settings_are_validated(tmp_path: Path) -> None:
-    config = write_config(tmp_path, [{"name": "B", "feed": "https://b.example/feed"}],
-                          min_interval="2h", default_interval="1h")
+    config = write_config(
+        tmp_path, [{"name": "B", "feed": "https://b.example/feed"}], min_interval="2h", default_interval="1h"
+    )
     result = run("build", "--config", str(config))
     assert result.exit_code == 2
     assert "min_interval: min_interval (7200 s) must not exceed default_interval (3600 s)" in result.stderr

@@ -86,8 +86,7 @@ def pool(fake: FakeTime, **settings: Any) -> HostPool[Job, Done]:
 
 def run(fake: FakeTime, jobs: list[Job], **settings: Any) -> list[tuple[Job, Done | Skipped]]:
     """Run ``jobs`` on a fresh pool; every yielded (job, result) in order."""
-    return list(pool(fake, **settings).run(jobs, host=lambda j: j.host, work=fake.work,
-                                           judge=lambda d: d.job.verdict))
+    return list(pool(fake, **settings).run(jobs, host=lambda j: j.host, work=fake.work, judge=lambda d: d.job.verdict))
 
 
 def jobs_of(host: str, count: int, seconds: float = 1.0, **fields: Any) -> list[Job]:
@@ -137,8 +136,9 @@ def test_hosts_take_turns() -> None:
 
 def test_host_gap_spaces_the_starts_of_one_host() -> None:
     fake = FakeTime()
-    runs = done(run(fake, jobs_of("a", 4, seconds=0.1) + jobs_of("b", 2, seconds=0.1),
-                    workers=4, per_host=2, host_gap=0.5))
+    runs = done(
+        run(fake, jobs_of("a", 4, seconds=0.1) + jobs_of("b", 2, seconds=0.1), workers=4, per_host=2, host_gap=0.5)
+    )
     starts = {host: [d.start for d in runs if d.job.host == host] for host in ("a", "b")}
     assert starts["a"] == pytest.approx([0.0, 0.5, 1.0, 1.5])
     assert starts["b"] == pytest.approx([0.0, 0.5])  # hosts are paced apart, not one after the other
@@ -156,11 +156,15 @@ def test_a_stop_verdict_skips_the_rest_of_that_host() -> None:
     assert (p.stats["a"].started, p.stats["a"].skipped, p.stats["b"].skipped) == (1, 2, 0)
 
 
-@pytest.mark.parametrize(("verdicts", "ran"), [
-    (["failed", "failed", "ok", "ok"], 2),
-    (["failed", "ok", "failed", "failed", "ok", "ok"], 4),  # the "ok" resets the count
-    (["failed", "ok", "failed", "ok", "failed", "ok"], 6),
-], ids=["two-in-a-row", "reset-then-two", "never-two-in-a-row"])
+@pytest.mark.parametrize(
+    ("verdicts", "ran"),
+    [
+        (["failed", "failed", "ok", "ok"], 2),
+        (["failed", "ok", "failed", "failed", "ok", "ok"], 4),  # the "ok" resets the count
+        (["failed", "ok", "failed", "ok", "failed", "ok"], 6),
+    ],
+    ids=["two-in-a-row", "reset-then-two", "never-two-in-a-row"],
+)
 def test_breaker_skips_a_host_after_consecutive_failures(verdicts: list[Verdict], ran: int) -> None:
     fake = FakeTime()
     jobs = [Job("a", n, verdict=v) for n, v in enumerate(verdicts, 1)] + [Job("b", 1, verdict="failed")]

@@ -22,7 +22,7 @@ def connect(url: str) -> psycopg.Connection:
     return conn
 
 
-def test_a_committed_row_is_seen_by_another_connection(pg_database: str) -> None:  # noqa: F811
+def test_a_committed_row_is_seen_by_another_connection(pg_database: str) -> None:
     with connect(pg_database) as writer, connect(pg_database) as reader:
         writer.execute("CREATE TABLE entries (id serial PRIMARY KEY, title text NOT NULL)")
         writer.commit()
@@ -34,7 +34,7 @@ def test_a_committed_row_is_seen_by_another_connection(pg_database: str) -> None
         reader.commit()
 
 
-def test_skip_locked_skips_a_row_locked_by_another_connection(pg_database: str) -> None:  # noqa: F811
+def test_skip_locked_skips_a_row_locked_by_another_connection(pg_database: str) -> None:
     claim = "SELECT id FROM jobs WHERE NOT done ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED"
     with connect(pg_database) as first, connect(pg_database) as second:
         first.execute("CREATE TABLE jobs (id int PRIMARY KEY, done boolean NOT NULL DEFAULT false)")
@@ -63,7 +63,9 @@ seen: list[str] = []
 
 @pytest.mark.parametrize("round_", [1, 2, 3])
 def test_each_test_gets_its_own_empty_database(
-    pg_database: str, postgres_url: str, round_: int  # noqa: F811
+    pg_database: str,
+    postgres_url: str,
+    round_: int,
 ) -> None:
     url = urlsplit(pg_database)
     assert url.scheme == "postgresql" and url.hostname == "127.0.0.1" and url.port

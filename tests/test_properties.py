@@ -27,13 +27,48 @@ from .conftest import build, post, rss, write_config
 
 #: URLs that have broken URL handling somewhere, and pieces to build more from.
 URLS = [
-    "http://[oops/1", "http://[::1]/feed", "http://[::1", "http://[fe80::1%25eth0]/x", "http://[::ffff:1.2.3.4]/",
-    "http://[]/", "http://[v1.x]/", "http://a:99999/", "http://a:x/", "http://a:-1/", "http://%zz/", "http://a/%",
-    "http://a/%zz%", "http://a/\x00b", "http://a\x01b/", "http://a/\x7f", "http://\u4f8b\u3048.\u30c6\u30b9\u30c8/p",
-    "http://xn--/", "http://xn--zz/", "http://.", "http://..", "https:///x", "http://", "http:", "//evil.example/x",
-    "javascript:alert(1)", "data:text/html,x", "mailto:", "", " ", "\t", "/relative/path", "?q=1", "#frag",
-    "http://a/b c", "http://a/\u202e", "http://user:pass@a/", "http://a@b@c/", "HTTP://A/", "http://a/" + "x" * 70_000,
-    "http://" + "a." * 200 + "/", "http://[" + "1:" * 100 + "]/",
+    "http://[oops/1",
+    "http://[::1]/feed",
+    "http://[::1",
+    "http://[fe80::1%25eth0]/x",
+    "http://[::ffff:1.2.3.4]/",
+    "http://[]/",
+    "http://[v1.x]/",
+    "http://a:99999/",
+    "http://a:x/",
+    "http://a:-1/",
+    "http://%zz/",
+    "http://a/%",
+    "http://a/%zz%",
+    "http://a/\x00b",
+    "http://a\x01b/",
+    "http://a/\x7f",
+    "http://\u4f8b\u3048.\u30c6\u30b9\u30c8/p",
+    "http://xn--/",
+    "http://xn--zz/",
+    "http://.",
+    "http://..",
+    "https:///x",
+    "http://",
+    "http:",
+    "//evil.example/x",
+    "javascript:alert(1)",
+    "data:text/html,x",
+    "mailto:",
+    "",
+    " ",
+    "\t",
+    "/relative/path",
+    "?q=1",
+    "#frag",
+    "http://a/b c",
+    "http://a/\u202e",
+    "http://user:pass@a/",
+    "http://a@b@c/",
+    "HTTP://A/",
+    "http://a/" + "x" * 70_000,
+    "http://" + "a." * 200 + "/",
+    "http://[" + "1:" * 100 + "]/",
 ]
 hostile_url = st.one_of(
     st.sampled_from(URLS),
@@ -41,8 +76,23 @@ hostile_url = st.one_of(
     st.text(alphabet=st.characters(codec="utf-8"), max_size=40),
     st.text(alphabet="[]:%@/?#.\\ 1aZ\x00\x7f\u00e9", max_size=30).map(lambda s: "http://" + s),
 )
-PLACES = ["guid", "link", "item-base", "channel-base", "enclosure", "image", "atom-link", "atom-base", "json-url",
-          "json-external", "json-attachment", "location", "content-location", "html-base", "html-alternate"]
+PLACES = [
+    "guid",
+    "link",
+    "item-base",
+    "channel-base",
+    "enclosure",
+    "image",
+    "atom-link",
+    "atom-base",
+    "json-url",
+    "json-external",
+    "json-attachment",
+    "location",
+    "content-location",
+    "html-base",
+    "html-alternate",
+]
 
 
 def _xml_text(value: str) -> str:
@@ -59,19 +109,26 @@ def hostile_response(place: str, value: str) -> Callable[[], Response]:
     elif place == "channel-base":
         body = rss(item).replace("<channel>", f"<channel xml:base={quoteattr(value)}>")
     elif place == "enclosure":
-        body = rss({**item, f"enclosure url={quoteattr(value)} type=\"audio/mpeg\" length=\"1\"": ""})
+        body = rss({**item, f'enclosure url={quoteattr(value)} type="audio/mpeg" length="1"': ""})
     elif place == "image":
         body = rss({**item, "description": escape(f"<p>text <img src={quoteattr(value)}></p>")})
     elif place in ("atom-link", "atom-base"):
         link = f"<link href={quoteattr(value)}/>" if place == "atom-link" else '<link href="/post/2"/>'
         base = f" xml:base={quoteattr(value)}" if place == "atom-base" else ""
-        body = ('<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"' + base + '><title>H</title>'
-                '<id>urn:h</id><updated>2026-11-01T10:00:00Z</updated><entry><id>urn:h:2</id><title>Post 2</title>'
-                f"{link}<updated>2026-11-01T10:02:00Z</updated><content type=\"html\">&lt;p&gt;x&lt;/p&gt;</content>"
-                "</entry></feed>")
+        body = (
+            '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"' + base + "><title>H</title>"
+            "<id>urn:h</id><updated>2026-11-01T10:00:00Z</updated><entry><id>urn:h:2</id><title>Post 2</title>"
+            f'{link}<updated>2026-11-01T10:02:00Z</updated><content type="html">&lt;p&gt;x&lt;/p&gt;</content>'
+            "</entry></feed>"
+        )
     elif place.startswith("json"):
-        entry = {"id": "2", "title": "Post 2", "content_html": "<p>x</p>", "date_published": "2026-11-01T10:02:00Z",
-                 "url": "https://hostile.example/posts/2"}
+        entry = {
+            "id": "2",
+            "title": "Post 2",
+            "content_html": "<p>x</p>",
+            "date_published": "2026-11-01T10:02:00Z",
+            "url": "https://hostile.example/posts/2",
+        }
         key = {"json-url": "url", "json-external": "external_url"}.get(place)
         if key:
             entry[key] = value
@@ -80,16 +137,22 @@ def hostile_response(place: str, value: str) -> Callable[[], Response]:
         body = json.dumps({"version": "https://jsonfeed.org/version/1.1", "title": "H", "items": [entry]})
         return lambda: Response(body, content_type="application/feed+json")
     elif place == "location":
-        return lambda: Response("", status=301, headers=[("Location", value.encode("utf-8", "replace")
-                                                           .decode("latin-1"))])
+        return lambda: Response(
+            "", status=301, headers=[("Location", value.encode("utf-8", "replace").decode("latin-1"))]
+        )
     elif place == "content-location":
-        return lambda: Response(rss(item), content_type="application/rss+xml",
-                                headers=[("Content-Location", value.encode("utf-8", "replace").decode("latin-1"))])
+        return lambda: Response(
+            rss(item),
+            content_type="application/rss+xml",
+            headers=[("Content-Location", value.encode("utf-8", "replace").decode("latin-1"))],
+        )
     else:
         tag = f"<base href={quoteattr(value)}>" if place == "html-base" else ""
         alternate = quoteattr(value if place == "html-alternate" else "/feed.xml")
-        page = (f"<!DOCTYPE html><html><head>{tag}<link rel=\"alternate\" type=\"application/rss+xml\" "
-                f"href={alternate}></head><body>a page</body></html>")
+        page = (
+            f'<!DOCTYPE html><html><head>{tag}<link rel="alternate" type="application/rss+xml" '
+            f"href={alternate}></head><body>a page</body></html>"
+        )
         return lambda: Response(page, content_type="text/html")
     return lambda: Response(body, content_type="application/rss+xml")
 
@@ -98,14 +161,22 @@ def hostile_response(place: str, value: str) -> Callable[[], Response]:
 def two_site_build(http: HTTPServer, hostile: Callable[[], Response], **settings: object) -> Iterator[Path]:
     """A folder with sites.yaml naming the healthy and the hostile site, served by ``http``."""
     http.clear()
-    http.expect_request("/healthy.xml").respond_with_data(rss(post(1, host="healthy.example")),
-                                                          content_type="application/rss+xml")
+    http.expect_request("/healthy.xml").respond_with_data(
+        rss(post(1, host="healthy.example")), content_type="application/rss+xml"
+    )
     http.expect_request("/hostile.xml").respond_with_handler(lambda request: hostile())
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        write_config(root, [{"name": "Healthy", "feed": http.url_for("/healthy.xml")},
-                            {"name": "Hostile", "feed": http.url_for("/hostile.xml")}], retries=0, host_gap=0,
-                     **settings)
+        write_config(
+            root,
+            [
+                {"name": "Healthy", "feed": http.url_for("/healthy.xml")},
+                {"name": "Hostile", "feed": http.url_for("/hostile.xml")},
+            ],
+            retries=0,
+            host_gap=0,
+            **settings,
+        )
         yield root
 
 
@@ -117,8 +188,13 @@ def assert_healthy_published(root: Path) -> None:
     json.loads((root / "public" / "feed.json").read_text())  # whole and readable
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(place=st.sampled_from(PLACES), value=hostile_url)
 def test_a_hostile_url_anywhere_never_stops_the_build(_session_server: HTTPServer, place: str, value: str) -> None:
     if place == "location":  # a usable redirect to another host would ask DNS: only loopback and unusable targets
@@ -130,8 +206,7 @@ def test_a_hostile_url_anywhere_never_stops_the_build(_session_server: HTTPServe
 @st.composite
 def heavy_document(draw: st.DrawFn) -> tuple[str, bytes, str]:
     """A document with one very large or very deep part, or a bogus charset."""
-    kind = draw(st.sampled_from(["title", "summary", "nesting", "charset-header", "charset-declaration",
-                                 "many-items"]))
+    kind = draw(st.sampled_from(["title", "summary", "nesting", "charset-header", "charset-declaration", "many-items"]))
     size = draw(st.sampled_from([1_000_000, 300_000]))
     piece = draw(st.sampled_from(["a", "<b>", "&amp;", "<a href='x'>", "\u00e9", " ", "&#", "<![CDATA[", "<!--"]))
     content_type = "application/rss+xml"
@@ -155,12 +230,17 @@ def heavy_document(draw: st.DrawFn) -> tuple[str, bytes, str]:
     return kind, body.encode("utf-8"), content_type
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
 @given(document=heavy_document())
-def test_huge_deep_or_mislabelled_documents_never_stop_the_build(_session_server: HTTPServer,
-                                                                  document: tuple[str, bytes, str]) -> None:
+def test_huge_deep_or_mislabelled_documents_never_stop_the_build(
+    _session_server: HTTPServer, document: tuple[str, bytes, str]
+) -> None:
     _, body, content_type = document
     with two_site_build(_session_server, lambda: Response(body, content_type=content_type)) as root:
         assert_healthy_published(root)

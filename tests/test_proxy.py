@@ -65,7 +65,8 @@ def fetch(url: str) -> Fetched | Failed:
 
 
 def test_a_feed_is_fetched_through_the_proxy_the_environment_names(
-        proxy: _Proxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    proxy: _Proxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / ".netrc").write_text("machine feeds.invalid login me password secret\n")
     monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.server_address[1]}")
@@ -86,8 +87,9 @@ def test_no_proxy_sends_a_host_direct(proxy: _Proxy, server: HTTPServer, monkeyp
     assert [path for path, _ in proxy.seen] == [server.url_for("/feed.xml")]
 
 
-def test_without_a_proxy_the_environment_names_nothing_is_proxied(proxy: _Proxy,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_proxy_the_environment_names_nothing_is_proxied(
+    proxy: _Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     result = fetch(UNREACHABLE)
@@ -119,8 +121,9 @@ def clear_ca_variables(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("variable", ["REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"])
-def test_a_ca_bundle_from_the_environment_is_trusted(https_server: tuple[str, Path], variable: str,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_ca_bundle_from_the_environment_is_trusted(
+    https_server: tuple[str, Path], variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url, bundle = https_server
     clear_ca_variables(monkeypatch)
     refused = fetch(url)
@@ -129,8 +132,9 @@ def test_a_ca_bundle_from_the_environment_is_trusted(https_server: tuple[str, Pa
     assert isinstance(fetch(url), Fetched)
 
 
-def test_a_ca_bundle_variable_naming_nothing_is_one_clear_error(tmp_path: Path, server: HTTPServer,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_ca_bundle_variable_naming_nothing_is_one_clear_error(
+    tmp_path: Path, server: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
     clear_ca_variables(monkeypatch)
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
@@ -142,8 +146,9 @@ def test_a_ca_bundle_variable_naming_nothing_is_one_clear_error(tmp_path: Path, 
     assert not (tmp_path / "public").exists()
 
 
-def test_the_threads_of_a_build_share_the_proxy_setting(proxy: _Proxy, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_threads_of_a_build_share_the_proxy_setting(
+    proxy: _Proxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.server_address[1]}")
     sites = [{"name": f"Site {n}", "feed": f"http://feeds{n}.invalid/feed.xml"} for n in range(6)]
     config = write_config(tmp_path, sites, host_gap=0)

@@ -18,8 +18,13 @@ OURS = ["feed.json", "feed.xml", "index.html", "opml.xml", "sites.html", "style.
 
 def git_checkout(folder: Path) -> dict[str, str]:
     """A folder shaped like a fresh clone of a GitHub Pages branch; returns {relative path: text}."""
-    files = {".git/HEAD": "ref: refs/heads/gh-pages\n", ".git/objects/ab/cdef": "blob",
-             ".git/config": "[core]\n", "CNAME": "planet.example.org\n", ".nojekyll": ""}
+    files = {
+        ".git/HEAD": "ref: refs/heads/gh-pages\n",
+        ".git/objects/ab/cdef": "blob",
+        ".git/config": "[core]\n",
+        "CNAME": "planet.example.org\n",
+        ".nojekyll": "",
+    }
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
@@ -123,9 +128,13 @@ def test_a_change_inside_git_does_not_render_again(tmp_path: Path, server: HTTPS
 
 def test_static_folders_are_copied_byte_for_byte_the_planets_winning(tmp_path: Path) -> None:
     theme = tmp_path / "theme"
-    for folder, files in ((theme / "static", {"images/logo.png": b"\x89PNG theme", "robots.txt": b"theme"}),
-                          (tmp_path / "static", {"images/logo.png": b"\x89PNG\r\n\x1a\n\x00planet",
-                                                 ".hidden": b"x", "faces/a.jpg": b"\xff\xd8"})):
+    for folder, files in (
+        (theme / "static", {"images/logo.png": b"\x89PNG theme", "robots.txt": b"theme"}),
+        (
+            tmp_path / "static",
+            {"images/logo.png": b"\x89PNG\r\n\x1a\n\x00planet", ".hidden": b"x", "faces/a.jpg": b"\xff\xd8"},
+        ),
+    ):
         for name, data in files.items():
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_bytes(data)
@@ -144,9 +153,11 @@ def test_static_folders_are_copied_byte_for_byte_the_planets_winning(tmp_path: P
 def test_a_theme_page_becomes_a_file_of_its_own(tmp_path: Path) -> None:
     theme = tmp_path / "theme"
     theme.mkdir()
-    (theme / "rss20.xml").write_text('<rss version="2.0"><channel><title>{{ planet.title }}</title>'
-                                     "{% for e in entries %}<item><title>{{ e.title }}</title></item>{% endfor %}"
-                                     "</channel></rss>\n")
+    (theme / "rss20.xml").write_text(
+        '<rss version="2.0"><channel><title>{{ planet.title }}</title>'
+        "{% for e in entries %}<item><title>{{ e.title }}</title></item>{% endfor %}"
+        "</channel></rss>\n"
+    )
     (theme / "about.html").write_text('{% extends "_layout.html" %}{% block main %}About us{% endblock %}')
     (theme / "_partial.html").write_text("a partial")
     (theme / "notes.md").write_text("not a page")
@@ -154,8 +165,10 @@ def test_a_theme_page_becomes_a_file_of_its_own(tmp_path: Path) -> None:
     config = local_planet(tmp_path)
     assert build(config, "--templates", str(theme)).exit_code == 0
     public = tmp_path / "public"
-    assert (public / "rss20.xml").read_text() == \
-        '<rss version="2.0"><channel><title>Planet Test</title><item><title>Post 1</title></item></channel></rss>\n'
+    assert (
+        (public / "rss20.xml").read_text()
+        == '<rss version="2.0"><channel><title>Planet Test</title><item><title>Post 1</title></item></channel></rss>\n'
+    )
     about = (public / "about.html").read_text()
     assert "About us" in about and "<title>Planet Test</title>" in about
     assert (public / "extra.css").read_text() == "{{ not a template }}"

@@ -33,9 +33,11 @@ def _subscription(**changes: object) -> Subscription:
 
 
 def _live(now: datetime = NOW, lease: int = 86400, **changes: object) -> Subscription:
-    verdict = push.verify(_subscription(state="requested", requested=now),
-                          {"hub.mode": "subscribe", "hub.topic": FEED, "hub.challenge": "c",
-                           "hub.lease_seconds": str(lease)}, now)
+    verdict = push.verify(
+        _subscription(state="requested", requested=now),
+        {"hub.mode": "subscribe", "hub.topic": FEED, "hub.challenge": "c", "hub.lease_seconds": str(lease)},
+        now,
+    )
     assert verdict.subscription is not None
     return replace(verdict.subscription, **changes)  # type: ignore[arg-type]
 
@@ -85,7 +87,7 @@ def test_verification_echoes_the_challenge_only_for_our_topic_and_mode() -> None
 def test_a_lease_is_clamped_and_a_denial_is_recorded() -> None:
     asked = _subscription(state="requested")
     params = {"hub.mode": "subscribe", "hub.topic": FEED, "hub.challenge": "c"}
-    long = push.verify(asked, {**params, "hub.lease_seconds": str(10 ** 12)}, NOW).subscription
+    long = push.verify(asked, {**params, "hub.lease_seconds": str(10**12)}, NOW).subscription
     short = push.verify(asked, {**params, "hub.lease_seconds": "1"}, NOW).subscription
     assert long is not None and long.lease_seconds == push.MAX_LEASE
     assert short is not None and short.lease_seconds == 1  # as granted: live for one second only
@@ -191,8 +193,9 @@ def endpoint(tmp_path: Path) -> Iterator[tuple[str, PushState, Metrics, list[int
     state = PushState.open(tmp_path)
     metrics = Metrics()
     woken: list[int] = []
-    app = App(state, metrics, max_bytes=1000, wake=lambda: woken.append(1), healthy=lambda: (True, "ok"),
-              clock=lambda: NOW)
+    app = App(
+        state, metrics, max_bytes=1000, wake=lambda: woken.append(1), healthy=lambda: (True, "ok"), clock=lambda: NOW
+    )
     server = create_server(app, host="127.0.0.1", port=0, threads=2)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -216,21 +219,33 @@ def test_the_callback_verifies_intent_and_records_the_lease(endpoint: Endpoint) 
     base, state, _, _ = endpoint
     state.save(_subscription(state="requested", requested=NOW))
     url = callback_url(base, "token-abc")
-    answer = requests.get(url, params={"hub.mode": "subscribe", "hub.topic": FEED, "hub.challenge": "xyz",
-                                       "hub.lease_seconds": "600"}, timeout=5)
+    answer = requests.get(
+        url,
+        params={"hub.mode": "subscribe", "hub.topic": FEED, "hub.challenge": "xyz", "hub.lease_seconds": "600"},
+        timeout=5,
+    )
     assert (answer.status_code, answer.text) == (200, "xyz")
     stored = state.subscription(FEED)
     assert stored is not None and stored.state == "live" and stored.lease_seconds == 600
-    for params in ({"hub.mode": "subscribe", "hub.topic": "https://evil.example/", "hub.challenge": "xyz"},
-                   {"hub.mode": "unsubscribe", "hub.topic": FEED, "hub.challenge": "xyz"}):
+    for params in (
+        {"hub.mode": "subscribe", "hub.topic": "https://evil.example/", "hub.challenge": "xyz"},
+        {"hub.mode": "unsubscribe", "hub.topic": FEED, "hub.challenge": "xyz"},
+    ):
         refused = requests.get(url, params=params, timeout=5)
         assert refused.status_code == 404 and "xyz" not in refused.text
-    assert requests.get(callback_url(base, "unknown"), params={"hub.mode": "subscribe", "hub.topic": FEED,
-                                                                 "hub.challenge": "xyz"}, timeout=5).status_code == 404
+    assert (
+        requests.get(
+            callback_url(base, "unknown"),
+            params={"hub.mode": "subscribe", "hub.topic": FEED, "hub.challenge": "xyz"},
+            timeout=5,
+        ).status_code
+        == 404
+    )
 
 
 def test_only_a_rightly_signed_notification_reaches_the_inbox(
-        endpoint: tuple[str, PushState, Metrics, list[int]]) -> None:
+    endpoint: tuple[str, PushState, Metrics, list[int]],
+) -> None:
     base, state, metrics, woken = endpoint
     state.save(_live())
     url = callback_url(base, "token-abc")
@@ -254,8 +269,12 @@ def test_only_a_rightly_signed_notification_reaches_the_inbox(
     assert stored is not None and stored.rejected == 3 and stored.notifications == 4
     assert requests.post(callback_url(base, "unknown"), data=body, timeout=5).status_code == 410
     too_big = b"x" * 1001
-    assert requests.post(url, data=too_big, headers={"X-Hub-Signature": _signed("secret-xyz", too_big)},
-                         timeout=5).status_code == 413
+    assert (
+        requests.post(
+            url, data=too_big, headers={"X-Hub-Signature": _signed("secret-xyz", too_big)}, timeout=5
+        ).status_code
+        == 413
+    )
     assert len(state.pending()) == 4
 
 

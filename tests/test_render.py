@@ -40,8 +40,11 @@ def planet(server: HTTPServer, tmp_path: Path) -> Path:
     sites = [
         {"name": "Atom Site", "feed": serve(server, "/atom.xml", "atom10.xml"), "link": "https://atom.example.org/"},
         {"name": "JSON <b>Site</b> & Co", "feed": serve(server, "/feed.json", "jsonfeed11.json")},
-        {"name": "Evil <script>alert('name')</script>", "feed": serve(server, "/evil.xml", "hostile.xml"),
-         "link": "https://evil.example.org/"},
+        {
+            "name": "Evil <script>alert('name')</script>",
+            "feed": serve(server, "/evil.xml", "hostile.xml"),
+            "link": "https://evil.example.org/",
+        },
         {"name": "Gone", "feed": server.url_for("/gone.xml"), "link": "https://gone.example.org/"},
     ]
     server.expect_request("/gone.xml").respond_with_data("gone", status=410)
@@ -52,7 +55,14 @@ def planet(server: HTTPServer, tmp_path: Path) -> Path:
 
 def test_all_files_are_published_and_nothing_is_left_behind(planet: Path) -> None:
     assert sorted(p.name for p in planet.iterdir()) == [
-        ".syndicator-output", "feed.json", "feed.xml", "index.html", "opml.xml", "sites.html", "style.css"]
+        ".syndicator-output",
+        "feed.json",
+        "feed.xml",
+        "index.html",
+        "opml.xml",
+        "sites.html",
+        "style.css",
+    ]
     assert sorted(p.name for p in planet.parent.iterdir()) == [".public.lock", "cache", "public", "sites.yaml"]
 
 
@@ -78,7 +88,9 @@ def test_feed_xml_is_atom_with_the_required_elements(planet: Path, server: HTTPS
     assert both.findtext(f"{ATOM}id") == "urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a"  # kept as the feed gave it
     assert both.find(f"{ATOM}link").get("href") == "https://atom.example.org/blog/posts/both"  # type: ignore[union-attr]
     assert (both.findtext(f"{ATOM}published"), both.findtext(f"{ATOM}updated")) == (
-        "2026-11-01T09:00:00Z", "2026-11-05T10:00:00Z")
+        "2026-11-01T09:00:00Z",
+        "2026-11-05T10:00:00Z",
+    )
     assert both.findtext(f"{ATOM}author/{ATOM}name") == "Bob"
     source = both.find(f"{ATOM}source")
     assert source is not None
@@ -128,8 +140,19 @@ def test_no_script_reaches_a_page(planet: Path, page: str) -> None:
 def test_no_script_reaches_the_feeds(planet: Path) -> None:
     root = ET.parse(planet / "feed.xml").getroot()
     assert {element.tag.split("}")[-1] for element in root.iter()} <= {
-        "feed", "id", "title", "updated", "link", "author", "name", "generator", "entry", "published",
-        "source", "content"}
+        "feed",
+        "id",
+        "title",
+        "updated",
+        "link",
+        "author",
+        "name",
+        "generator",
+        "entry",
+        "published",
+        "source",
+        "content",
+    }
     for entry in atom_entries(planet / "feed.xml"):
         assert_harmless(entry.findtext(f"{ATOM}content") or "")
         link = entry.find(f"{ATOM}link")
@@ -149,16 +172,21 @@ def site_row(sites_html: str, name: str) -> str:
     return row
 
 
-@pytest.mark.parametrize(("second_build", "badge"), [
-    pytest.param("2026-11-22T12:00:00Z", None, id="failing-for-2-days-no-badge"),
-    pytest.param("2026-11-24T13:00:00Z", "last seen 2026-11-20", id="failing-for-4-days-badge"),
-])
-def test_sites_page_shows_last_seen_badge_after_stale_after(server: HTTPServer, tmp_path: Path,
-                                                            second_build: str, badge: str | None) -> None:
+@pytest.mark.parametrize(
+    ("second_build", "badge"),
+    [
+        pytest.param("2026-11-22T12:00:00Z", None, id="failing-for-2-days-no-badge"),
+        pytest.param("2026-11-24T13:00:00Z", "last seen 2026-11-20", id="failing-for-4-days-badge"),
+    ],
+)
+def test_sites_page_shows_last_seen_badge_after_stale_after(
+    server: HTTPServer, tmp_path: Path, second_build: str, badge: str | None
+) -> None:
     server.expect_oneshot_request("/feed.xml").respond_with_data(rss(post(1)))
     server.expect_request("/feed.xml").respond_with_data("oops", status=500)
-    config = write_config(tmp_path, [{"name": "Flaky", "feed": server.url_for("/feed.xml")}],
-                          retries=0)  # no 1 s retry pause
+    config = write_config(
+        tmp_path, [{"name": "Flaky", "feed": server.url_for("/feed.xml")}], retries=0
+    )  # no 1 s retry pause
     assert build(config, now="2026-11-20T12:00:00Z").exit_code == 0
     first_row = site_row((tmp_path / "public" / "sites.html").read_text(), "Flaky")
     assert "badge" not in first_row and "error" not in first_row
@@ -186,9 +214,26 @@ def test_same_state_and_clock_give_byte_identical_output(planet: Path) -> None:
         cache, output = folder / f"cache-{seed}", folder / f"out-{seed}"
         shutil.copytree(folder / "cache", cache)
         environment = {**os.environ, "PYTHONHASHSEED": seed}
-        subprocess.run([sys.executable, "-c", "from syndicator.cli import main; main()", "build",
-                        "--config", str(folder / "sites.yaml"), "--cache", str(cache), "--output", str(output),
-                        "--now", NOW_ISO, "-qq"], check=True, env=environment, cwd=folder)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from syndicator.cli import main; main()",
+                "build",
+                "--config",
+                str(folder / "sites.yaml"),
+                "--cache",
+                str(cache),
+                "--output",
+                str(output),
+                "--now",
+                NOW_ISO,
+                "-qq",
+            ],
+            check=True,
+            env=environment,
+            cwd=folder,
+        )
         outputs.append(tree(output))
     assert outputs[0] == outputs[1] == tree(planet)
 
@@ -210,7 +255,12 @@ def test_empty_build_fails_with_exit_3_and_leaves_the_output_untouched(server: H
     assert "public is unchanged" in result.stderr.splitlines()[-1]
     assert tree(tmp_path / "public") == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        ".public.lock", "cache", "fresh-cache", "public", "sites.yaml"]
+        ".public.lock",
+        "cache",
+        "fresh-cache",
+        "public",
+        "sites.yaml",
+    ]
 
 
 def test_empty_build_publishes_no_folder_at_all(server: HTTPServer, tmp_path: Path) -> None:
@@ -234,13 +284,15 @@ def test_templates_can_be_overridden_and_still_autoescape(server: HTTPServer, tm
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "index.html").write_text(
-        "<ul>{% for e in entries %}<li>{{ e.title }} ({{ e.site_name }})</li>{% endfor %}</ul>\n")
+        "<ul>{% for e in entries %}<li>{{ e.title }} ({{ e.site_name }})</li>{% endfor %}</ul>\n"
+    )
     config = write_config(tmp_path, [{"name": "<i>Evil</i>", "feed": server.url_for("/text.xml")}])
     result = build(config, "--templates", str(templates))
     assert result.exit_code == 0, result.output
     index = (tmp_path / "public" / "index.html").read_text()
-    assert index == ("<ul><li>if a &lt; b &amp;&amp; &lt;script&gt;x&lt;/script&gt; "
-                     "(&lt;i&gt;Evil&lt;/i&gt;)</li></ul>\n")
+    assert index == (
+        "<ul><li>if a &lt; b &amp;&amp; &lt;script&gt;x&lt;/script&gt; (&lt;i&gt;Evil&lt;/i&gt;)</li></ul>\n"
+    )
     assert "<table" in (tmp_path / "public" / "sites.html").read_text()  # the bundled one
 
 
@@ -255,12 +307,16 @@ def test_a_folder_syndicator_did_not_write_is_never_replaced(server: HTTPServer,
     assert tree(mine) == {"thesis.txt": b"precious"}
 
 
-@pytest.mark.parametrize("published", [
-    pytest.param(".", id="current-folder"),
-    pytest.param("site/..", id="dot-dot"),
-])
-def test_output_given_as_the_current_folder(server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            published: str) -> None:
+@pytest.mark.parametrize(
+    "published",
+    [
+        pytest.param(".", id="current-folder"),
+        pytest.param("site/..", id="dot-dot"),
+    ],
+)
+def test_output_given_as_the_current_folder(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, published: str
+) -> None:
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
     folder = tmp_path / "www"
     folder.mkdir()
@@ -289,7 +345,6 @@ def test_each_build_replaces_what_it_wrote_and_keeps_the_rest(server: HTTPServer
     assert sorted(p.name for p in tmp_path.iterdir()) == [".public.lock", "cache", "public", "sites.yaml"]
 
 
-
 def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     """A kill between the two renames leaves only .public.old; the next publish
     restores it first, so even a failing publish leaves the old site online."""
@@ -306,8 +361,9 @@ def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("target_exists", [True, False], ids=["link-to-a-folder", "link-to-nothing-yet"])
-def test_output_that_is_a_symlink_is_published_into_its_target(server: HTTPServer, tmp_path: Path,
-                                                               target_exists: bool) -> None:
+def test_output_that_is_a_symlink_is_published_into_its_target(
+    server: HTTPServer, tmp_path: Path, target_exists: bool
+) -> None:
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
     config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
     real = tmp_path / "releases" / "www"
@@ -321,13 +377,12 @@ def test_output_that_is_a_symlink_is_published_into_its_target(server: HTTPServe
         assert result.exit_code == 0, result.output
         assert webroot.is_symlink() and webroot.resolve() == real.resolve()
         assert (real / "index.html").is_file()
-        assert f"Updated <time datetime=\"{now}\">" in (real / "index.html").read_text()  # this build's
+        assert f'Updated <time datetime="{now}">' in (real / "index.html").read_text()  # this build's
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "releases", "sites.yaml", "webroot"]
     assert sorted(p.name for p in real.parent.iterdir()) == [".www.lock", "www"]
 
 
-def test_a_symlink_left_as_the_retired_output_does_not_break_later_builds(server: HTTPServer,
-                                                                          tmp_path: Path) -> None:
+def test_a_symlink_left_as_the_retired_output_does_not_break_later_builds(server: HTTPServer, tmp_path: Path) -> None:
     """Older versions moved a symlinked --output aside as .NAME.old; the link is removed, never followed."""
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
     config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
@@ -343,26 +398,66 @@ def test_a_symlink_left_as_the_retired_output_does_not_break_later_builds(server
     assert (tmp_path / "webroot" / "index.html").is_file()
 
 
-@pytest.mark.parametrize(("name", "text", "line", "message"), [
-    pytest.param("index.html", '{% extends "_layout.html" %}\n{% block main %}{% for e in entries %}{{ e.title }\n'
-                 "{% endblock %}\n", 2, "unexpected '}'", id="syntax-error"),
-    pytest.param("sites.html", "<p>sites</p>\n\n{{ nosuchvar.x }}\n", 3, "'nosuchvar' is undefined",
-                 id="undefined-variable"),
-    pytest.param("feed.xml", "<feed>\n{{ entries[99999].title }}\n</feed>\n", 2, "list object has no element 99999",
-                 id="undefined-item"),
-    pytest.param("opml.xml", "<opml>\n{% for s in sites %}\n{{ 1 // 0 }}\n{% endfor %}\n</opml>\n", 3,
-                 "by zero", id="error-in-an-expression"),
-    pytest.param("_layout.html", "<html>\n{{ planet.nosuchsetting }}\n</html>\n", 2, "has no attribute",
-                 id="in-the-layout-of-another-template"),
-    pytest.param("feed.xml", "<feed>\n\n{{ entries[0]|tojson }}\n</feed>\n", 3, "not JSON serializable",
-                 id="a-jinja2-filter-given-the-wrong-value"),
-    pytest.param("sites.html", '<p>\n{{ "%d"|format("x") }}\n</p>\n', 2, "number is required",
-                 id="a-format-string-that-does-not-fit"),
-    pytest.param("opml.xml", "{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}\n{{ r(0) }}\n", 1, "recursion",
-                 id="a-macro-recursing-without-end"),
-])
-def test_template_error_names_the_file_and_line(server: HTTPServer, tmp_path: Path, name: str, text: str,
-                                                line: int, message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text", "line", "message"),
+    [
+        pytest.param(
+            "index.html",
+            '{% extends "_layout.html" %}\n{% block main %}{% for e in entries %}{{ e.title }\n{% endblock %}\n',
+            2,
+            "unexpected '}'",
+            id="syntax-error",
+        ),
+        pytest.param(
+            "sites.html", "<p>sites</p>\n\n{{ nosuchvar.x }}\n", 3, "'nosuchvar' is undefined", id="undefined-variable"
+        ),
+        pytest.param(
+            "feed.xml",
+            "<feed>\n{{ entries[99999].title }}\n</feed>\n",
+            2,
+            "list object has no element 99999",
+            id="undefined-item",
+        ),
+        pytest.param(
+            "opml.xml",
+            "<opml>\n{% for s in sites %}\n{{ 1 // 0 }}\n{% endfor %}\n</opml>\n",
+            3,
+            "by zero",
+            id="error-in-an-expression",
+        ),
+        pytest.param(
+            "_layout.html",
+            "<html>\n{{ planet.nosuchsetting }}\n</html>\n",
+            2,
+            "has no attribute",
+            id="in-the-layout-of-another-template",
+        ),
+        pytest.param(
+            "feed.xml",
+            "<feed>\n\n{{ entries[0]|tojson }}\n</feed>\n",
+            3,
+            "not JSON serializable",
+            id="a-jinja2-filter-given-the-wrong-value",
+        ),
+        pytest.param(
+            "sites.html",
+            '<p>\n{{ "%d"|format("x") }}\n</p>\n',
+            2,
+            "number is required",
+            id="a-format-string-that-does-not-fit",
+        ),
+        pytest.param(
+            "opml.xml",
+            "{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}\n{{ r(0) }}\n",
+            1,
+            "recursion",
+            id="a-macro-recursing-without-end",
+        ),
+    ],
+)
+def test_template_error_names_the_file_and_line(
+    server: HTTPServer, tmp_path: Path, name: str, text: str, line: int, message: str
+) -> None:
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
     config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
     assert build(config).exit_code == 0
@@ -403,13 +498,14 @@ def test_a_missing_included_template_is_named(server: HTTPServer, tmp_path: Path
     result = build(config, "--templates", str(templates))
     assert result.exit_code == 6
     assert without_first_build_warning(result.stderr).startswith(
-        f"syndicator: error: template {templates / 'index.html'}:2: parts/entry.html not found in {templates}, "), \
-        result.stderr
+        f"syndicator: error: template {templates / 'index.html'}:2: parts/entry.html not found in {templates}, "
+    ), result.stderr
     assert not (tmp_path / "public").exists()
 
 
-def test_an_exception_in_our_own_code_called_by_a_template_is_a_bug(server: HTTPServer, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_exception_in_our_own_code_called_by_a_template_is_a_bug(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(text: str) -> str:
         raise RuntimeError("bug in a filter")
 

@@ -26,13 +26,19 @@ def planet(server: HTTPServer, tmp_path: Path, **settings: object) -> Path:
     server.expect_request("/a.xml", headers={"If-None-Match": '"v1"'}).respond_with_data("", status=304)
     server.expect_request("/a.xml").respond_with_data(rss(UNDATED), headers={"ETag": '"v1"'})
     server.expect_request("/b.xml").respond_with_data(rss(post(2, host="b.example.org")))
-    return write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")},
-                                   {"name": "B", "feed": server.url_for("/b.xml")}], retries=0, **settings)
+    return write_config(
+        tmp_path,
+        [{"name": "A", "feed": server.url_for("/a.xml")}, {"name": "B", "feed": server.url_for("/b.xml")}],
+        retries=0,
+        **settings,
+    )
 
 
 def published_dates(public: Path) -> dict[str, str]:
-    return {entry.findtext(f"{ATOM}title") or "": entry.findtext(f"{ATOM}published") or ""
-            for entry in ET.parse(public / "feed.xml").getroot().findall(f"{ATOM}entry")}
+    return {
+        entry.findtext(f"{ATOM}title") or "": entry.findtext(f"{ATOM}published") or ""
+        for entry in ET.parse(public / "feed.xml").getroot().findall(f"{ATOM}entry")
+    }
 
 
 def test_a_lost_cache_loses_no_history(server: HTTPServer, tmp_path: Path) -> None:
@@ -62,8 +68,9 @@ def test_a_lost_cache_loses_no_history(server: HTTPServer, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("ci", ["true", ""])
-def test_an_empty_cache_without_restore_from_says_so_once(server: HTTPServer, tmp_path: Path, ci: str,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_empty_cache_without_restore_from_says_so_once(
+    server: HTTPServer, tmp_path: Path, ci: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A warning in CI, where caches get lost; a new planet's first build elsewhere says it only with -v."""
     monkeypatch.setenv("CI", ci)
     config = planet(server, tmp_path)
@@ -83,18 +90,36 @@ def test_an_empty_cache_without_restore_from_says_so_once(server: HTTPServer, tm
     assert "holds no state" in verbose.stderr and "syndicator: warning:" not in verbose.stderr
 
 
-@pytest.mark.parametrize(("content", "problem"), [
-    (b"not gzip at all", "not a syndicator state file"),
-    (gzip.compress(b'{"format": "something else"}\n'), "not a syndicator state file"),
-    (gzip.compress(json.dumps({"format": "syndicator-state", "version": 1, "schema": SCHEMA_VERSION + 1}).encode()),
-     f"a state file of format 1, schema {SCHEMA_VERSION + 1}; this syndicator reads format 1, schema"),
-    (gzip.compress(json.dumps({"format": "syndicator-state", "version": 1, "schema": SCHEMA_VERSION,
-                               "planet": "https://planet.example.org/"}).encode()
-                   + b'\n{"table": "sources", "columns": ["url"], "rows": 2}\n["https://x.example/f"]\n'),
-     "a damaged state file (it ends before its last row)"),
-])
-def test_a_state_file_that_cannot_be_loaded_is_a_warning(server: HTTPServer, tmp_path: Path, content: bytes,
-                                                          problem: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"not gzip at all", "not a syndicator state file"),
+        (gzip.compress(b'{"format": "something else"}\n'), "not a syndicator state file"),
+        (
+            gzip.compress(
+                json.dumps({"format": "syndicator-state", "version": 1, "schema": SCHEMA_VERSION + 1}).encode()
+            ),
+            f"a state file of format 1, schema {SCHEMA_VERSION + 1}; this syndicator reads format 1, schema",
+        ),
+        (
+            gzip.compress(
+                json.dumps(
+                    {
+                        "format": "syndicator-state",
+                        "version": 1,
+                        "schema": SCHEMA_VERSION,
+                        "planet": "https://planet.example.org/",
+                    }
+                ).encode()
+                + b'\n{"table": "sources", "columns": ["url"], "rows": 2}\n["https://x.example/f"]\n'
+            ),
+            "a damaged state file (it ends before its last row)",
+        ),
+    ],
+)
+def test_a_state_file_that_cannot_be_loaded_is_a_warning(
+    server: HTTPServer, tmp_path: Path, content: bytes, problem: str
+) -> None:
     (tmp_path / "state.json.gz").write_bytes(content)
     config = planet(server, tmp_path, restore_from="state.json.gz")
     result = build(config)
@@ -122,8 +147,9 @@ def test_the_state_file_holds_every_row_and_loads_back_the_same(server: HTTPServ
         expected = {table: sorted(map(list, original.dump(table)[1])) for table in TABLES}
         with Store.open(tmp_path / "other") as copy:
             base = tmp_path.resolve().as_uri()
-            assert statefile.load(copy, data, "test", "https://planet.example.org/", base) == \
-                sum(len(rows) for rows in expected.values())
+            assert statefile.load(copy, data, "test", "https://planet.example.org/", base) == sum(
+                len(rows) for rows in expected.values()
+            )
             assert {table: sorted(map(list, copy.dump(table)[1])) for table in TABLES} == expected
             with pytest.raises(Exception, match="the state is not empty"):
                 statefile.load(copy, data, "test", "https://planet.example.org/", base)
@@ -161,7 +187,6 @@ def test_the_example_ci_files_keep_the_cache_and_publish_the_output() -> None:
         assert "snapshot: true" in text and "restore_from: https://" in text and statefile.NAME in text
 
 
-
 def test_a_state_file_that_cannot_be_fetched_for_now_stops_the_build(server: HTTPServer, tmp_path: Path) -> None:
     """Going on would publish an empty state over the good one: the build stops before fetching, and the
     next one, with the cache still empty, tries again."""
@@ -174,8 +199,9 @@ def test_a_state_file_that_cannot_be_fetched_for_now_stops_the_build(server: HTT
     server.clear_log()
     stopped = build(config, now=LATER)
     assert stopped.exit_code == 5
-    assert stopped.stderr.startswith(f"syndicator: error: could not restore the state from "
-                                     f"{server.url_for('/state')}: HTTP 503")
+    assert stopped.stderr.startswith(
+        f"syndicator: error: could not restore the state from {server.url_for('/state')}: HTTP 503"
+    )
     assert [request.path for request, _ in server.log] == ["/state"]  # no feed was fetched
     assert (tmp_path / "public" / statefile.NAME).read_bytes() == good  # the published state stays
     server.expect_oneshot_request("/state").respond_with_data(good)
@@ -192,8 +218,10 @@ def test_the_state_of_another_planet_is_not_loaded(server: HTTPServer, tmp_path:
     config = planet(server, tmp_path, restore_from="theirs.json.gz", link="https://other.example.org/")
     result = build(config, now=LATER)
     assert result.exit_code == 0
-    assert "no state restored: theirs.json.gz: the state of another planet ('https://planet.example.org/', not " \
-           "'https://other.example.org/')" in result.stderr
+    assert (
+        "no state restored: theirs.json.gz: the state of another planet ('https://planet.example.org/', not "
+        "'https://other.example.org/')" in result.stderr
+    )
 
 
 def test_local_feeds_are_written_relative_and_restored_in_another_folder(tmp_path: Path) -> None:
@@ -201,8 +229,9 @@ def test_local_feeds_are_written_relative_and_restored_in_another_folder(tmp_pat
     first.mkdir()
     (first / "a.xml").write_text(rss(UNDATED), encoding="utf-8")
     (tmp_path / "outside.xml").write_text(rss(post(3)), encoding="utf-8")
-    config = write_config(first, [{"name": "A", "feed": "a.xml"}, {"name": "Outside", "feed": "../outside.xml"}],
-                          snapshot=True)
+    config = write_config(
+        first, [{"name": "A", "feed": "a.xml"}, {"name": "Outside", "feed": "../outside.xml"}], snapshot=True
+    )
     assert build(config).exit_code == 0
     data = (first / "public" / statefile.NAME).read_bytes()
     text = gzip.decompress(data).decode()
@@ -212,14 +241,16 @@ def test_local_feeds_are_written_relative_and_restored_in_another_folder(tmp_pat
     shutil.copytree(first, moved, ignore=shutil.ignore_patterns("cache", "public"))
     (moved / "state.json.gz").write_bytes(data)
     (moved / "b.xml").write_text(rss(post(2)), encoding="utf-8")
-    config = write_config(moved, [{"name": "A", "feed": "a.xml"}, {"name": "B", "feed": "b.xml"}],
-                          restore_from="state.json.gz")
+    config = write_config(
+        moved, [{"name": "A", "feed": "a.xml"}, {"name": "B", "feed": "b.xml"}], restore_from="state.json.gz"
+    )
     assert build(config, now=LATER).exit_code == 0
     assert published_dates(moved / "public")["Undated post"] == "2026-11-30T12:00:00Z"  # first seen in the first
 
 
 def test_a_state_file_that_unpacks_too_far_is_refused_without_reading_it_all(
-        server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(statefile, "MAX_LINE", 1000)
     (tmp_path / "bomb.json.gz").write_bytes(gzip.compress(b"0" * 100_000))
     config = planet(server, tmp_path, restore_from="bomb.json.gz")

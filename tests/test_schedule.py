@@ -40,9 +40,13 @@ class SimFeed:
         if digest == self.state.snapshot_hash:
             observation = Observation(request, NotModified(URL))
         else:
-            observation = Observation(request, Fetched(URL, b"x" + digest.encode()),
-                                      ParsedFeed("T", None, entries, hints=self.hints), body_hash=digest,
-                                      snapshot_hash=digest)
+            observation = Observation(
+                request,
+                Fetched(URL, b"x" + digest.encode()),
+                ParsedFeed("T", None, entries, hints=self.hints),
+                body_hash=digest,
+                snapshot_hash=digest,
+            )
         state = new_state(self.state, observation, now)
         plan = schedule.plan(state, now, policy)
         self.state = replace(state, next_attempt=plan.next_attempt, interval=plan.interval, reason=plan.reason)
@@ -60,9 +64,11 @@ class SimFeed:
 
 def every(seconds: float, since: datetime = NOW - timedelta(days=30)) -> Callable[[datetime], list[datetime]]:
     """Publication times every ``seconds`` from ``since`` up to the clock."""
+
     def published(now: datetime) -> list[datetime]:
         count = int((now - since).total_seconds() // seconds)
         return [since + timedelta(seconds=seconds * k) for k in range(max(0, count - 20), count + 1)]
+
     return published
 
 
@@ -112,8 +118,9 @@ def test_hourly_feed_after_dormancy_is_checked_often_at_once() -> None:
     dormant = [p for p in plans if p.next_attempt is not None and p.next_attempt < start_hourly]
     assert max(p.interval for p in dormant) == POLICY.max_interval
     checked = [NOW] + [p.next_attempt for p in plans[:-1]]
-    after = [p for p, at in zip(plans, checked, strict=True)
-             if at is not None and at > start_hourly + timedelta(hours=2)]
+    after = [
+        p for p, at in zip(plans, checked, strict=True) if at is not None and at > start_hourly + timedelta(hours=2)
+    ]
     assert after and after[0].interval <= HOUR  # the first document with the new posts is enough
 
 
@@ -142,8 +149,11 @@ def test_single_burst_raises_the_rate_at_once_and_decays() -> None:
         plans.append(feed.check(now))
         checked.append(now)
         now = plans[-1].next_attempt or now
-    during = [plan.interval for plan, at in zip(plans, checked, strict=True)
-              if burst_at + timedelta(hours=3) < at < burst_at + timedelta(days=2)]
+    during = [
+        plan.interval
+        for plan, at in zip(plans, checked, strict=True)
+        if burst_at + timedelta(hours=3) < at < burst_at + timedelta(days=2)
+    ]
     assert during and during[0] < DAY / 3 and min(during) <= 2 * HOUR  # the burst raised the rate at once
     late = [plan.interval for plan, at in zip(plans, checked, strict=True) if at > burst_at + timedelta(days=14)]
     assert statistics.median(late) > 3 * min(during)  # and quiet decays it
@@ -212,8 +222,10 @@ def test_a_feed_that_turns_over_between_checks_is_checked_sooner_whatever_its_hi
 
 def test_a_short_feed_changing_is_not_taken_for_an_overflow() -> None:
     """A feed that lists only its latest two posts is all new after any change."""
+
     def two_latest(now: datetime) -> list[datetime]:
         return every(6 * HOUR)(now)[-2:]
+
     plans = SimFeed(two_latest).run(6)
     assert not any("missed" in plan.reason for plan in plans)
 

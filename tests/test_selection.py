@@ -24,8 +24,7 @@ C = Site("Gamma", "https://c.example.org/feed", "https://c.example.org/")
 
 def stored(site: Site, name: str, date: datetime | None, first_seen: datetime = NOW) -> StoredEntry:
     host = site.link or "https://x.example.org/"
-    return StoredEntry(site.feed, Entry(id=f"{host}{name}", title=name, link=f"{host}{name}", date=date),
-                       first_seen)
+    return StoredEntry(site.feed, Entry(id=f"{host}{name}", title=name, link=f"{host}{name}", date=date), first_seen)
 
 
 def days_ago(days: float) -> datetime:
@@ -52,8 +51,11 @@ def test_items_per_feed_is_the_cap(cap: int) -> None:
 
 
 def test_undated_entries_sort_by_first_seen() -> None:
-    entries = [stored(A, "dated", days_ago(2)), stored(A, "undated-recent", None, first_seen=days_ago(1)),
-               stored(A, "undated-old", None, first_seen=days_ago(10))]
+    entries = [
+        stored(A, "dated", days_ago(2)),
+        stored(A, "undated-recent", None, first_seen=days_ago(1)),
+        stored(A, "undated-old", None, first_seen=days_ago(10)),
+    ]
     assert titles(select_entries([A], {A.feed: entries}, 5)) == ["undated-recent", "dated", "undated-old"]
 
 
@@ -94,17 +96,21 @@ def test_readme_says_which_site_a_shared_feed_is_credited_to() -> None:
 
 def test_a_post_reached_through_two_feeds_shows_once() -> None:
     post_a = stored(A, "shared", days_ago(1))
-    post_b = StoredEntry(B.feed, Entry(id="other-id", title="shared (syndicated)", link=post_a.entry.link,
-                                       date=days_ago(1)), NOW)
+    post_b = StoredEntry(
+        B.feed, Entry(id="other-id", title="shared (syndicated)", link=post_a.entry.link, date=days_ago(1)), NOW
+    )
     selected = select_entries([B, A], {A.feed: [post_a], B.feed: [post_b]}, 5)
     assert len(selected) == 1
     assert selected[0].site == A  # credited to the site whose home page is on the post's host
 
 
-@pytest.mark.parametrize(("shared_id", "shown"), [
-    pytest.param("1", 2, id="feed-local-ids-are-not-shared"),
-    pytest.param("tag:example.org,2026:post-1", 1, id="uri-ids-are-global"),
-])
+@pytest.mark.parametrize(
+    ("shared_id", "shown"),
+    [
+        pytest.param("1", 2, id="feed-local-ids-are-not-shared"),
+        pytest.param("tag:example.org,2026:post-1", 1, id="uri-ids-are-global"),
+    ],
+)
 def test_posts_of_two_sites_merge_only_on_a_global_id(shared_id: str, shown: int) -> None:
     post_a = StoredEntry(A.feed, Entry(id=shared_id, title="A1", link="https://a.example.org/1", date=NOW), NOW)
     post_b = StoredEntry(B.feed, Entry(id=shared_id, title="B1", link="https://b.example.org/1", date=NOW), NOW)
@@ -119,15 +125,24 @@ def source(**fields: object) -> SourceState:
     return SourceState(url=A.feed, fetch_url=A.feed, **fields)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("state", "stale"), [
-    pytest.param(None, False, id="never-attempted"),
-    pytest.param(source(last_attempt=NOW, last_success=NOW), False, id="fresh"),
-    pytest.param(source(last_attempt=NOW, last_success=days_ago(3.9), error_kind="timeout"), False,
-                 id="failing-for-less-than-stale-after"),
-    pytest.param(source(last_attempt=NOW, last_success=days_ago(4.1), error_kind="timeout"), True,
-                 id="failing-for-more-than-stale-after"),
-    pytest.param(source(last_attempt=NOW, error_kind="http_404"), True, id="never-worked"),
-])
+@pytest.mark.parametrize(
+    ("state", "stale"),
+    [
+        pytest.param(None, False, id="never-attempted"),
+        pytest.param(source(last_attempt=NOW, last_success=NOW), False, id="fresh"),
+        pytest.param(
+            source(last_attempt=NOW, last_success=days_ago(3.9), error_kind="timeout"),
+            False,
+            id="failing-for-less-than-stale-after",
+        ),
+        pytest.param(
+            source(last_attempt=NOW, last_success=days_ago(4.1), error_kind="timeout"),
+            True,
+            id="failing-for-more-than-stale-after",
+        ),
+        pytest.param(source(last_attempt=NOW, error_kind="http_404"), True, id="never-worked"),
+    ],
+)
 def test_site_is_stale_after_stale_after_without_success(state: SourceState | None, stale: bool) -> None:
     states = {A.feed: state} if state else {}
     (status,) = site_statuses([A], states, {A.feed: 1}, NOW, stale_after=4 * 86400)
@@ -141,21 +156,35 @@ def test_site_is_stale_after_stale_after_without_success(state: SourceState | No
 def test_build_caps_each_feed_and_merges(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/busy.xml").respond_with_data(rss(*[post(n, day=n) for n in range(1, 9)]))
     server.expect_request("/quiet.xml").respond_with_data(
-        rss(post(20, day=2, host="quiet.example.org"), post(21, day=7, host="quiet.example.org")))
-    config = write_config(tmp_path, [{"name": "Busy", "feed": server.url_for("/busy.xml")},
-                                     {"name": "Quiet", "feed": server.url_for("/quiet.xml")}])
+        rss(post(20, day=2, host="quiet.example.org"), post(21, day=7, host="quiet.example.org"))
+    )
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "Busy", "feed": server.url_for("/busy.xml")},
+            {"name": "Quiet", "feed": server.url_for("/quiet.xml")},
+        ],
+    )
     result = build(config)
     assert result.exit_code == 0, result.output
     assert "7 entries written" in result.stdout
     assert entry_titles(tmp_path / "public" / "feed.xml") == [
-        "Post 8", "Post 21", "Post 7", "Post 6", "Post 5", "Post 4", "Post 20"]  # 21 is day 7 at 10:21
+        "Post 8",
+        "Post 21",
+        "Post 7",
+        "Post 6",
+        "Post 5",
+        "Post 4",
+        "Post 20",
+    ]  # 21 is day 7 at 10:21
 
 
 def test_failed_feed_falls_back_to_its_last_good_copy_with_a_warning(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_oneshot_request("/feed.xml").respond_with_data(rss(post(1), post(2, day=2)))
     server.expect_request("/feed.xml").respond_with_data("down for maintenance", status=503)
-    config = write_config(tmp_path, [{"name": "Flaky Blog", "feed": server.url_for("/feed.xml")}],
-                          retries=0)  # no 1 s retry pause
+    config = write_config(
+        tmp_path, [{"name": "Flaky Blog", "feed": server.url_for("/feed.xml")}], retries=0
+    )  # no 1 s retry pause
     assert build(config, now="2026-11-28T12:00:00Z").exit_code == 0
     result = build(config, "--force", now="2026-11-30T18:00:00Z")
     assert result.exit_code == 0, result.output
@@ -188,15 +217,18 @@ def test_a_failure_is_reported_once_not_on_every_later_build(server: HTTPServer,
 def test_a_gone_feed_says_what_to_do_and_then_stays_quiet(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/good.xml").respond_with_data(rss(post(1)))
     server.expect_request("/gone.xml").respond_with_data("gone", status=410)
-    config = write_config(tmp_path, [{"name": "Good", "feed": server.url_for("/good.xml")},
-                                     {"name": "Gone", "feed": server.url_for("/gone.xml")}])
+    config = write_config(
+        tmp_path,
+        [{"name": "Good", "feed": server.url_for("/good.xml")}, {"name": "Gone", "feed": server.url_for("/gone.xml")}],
+    )
     first = build(config)
     assert "'Gone'" in first.stderr and "remove or edit its entry in sites.yaml" in first.stderr
     assert build(config, now="2026-12-07T12:00:00Z").stderr == ""  # on hold: not requested, not repeated
 
 
 def test_an_empty_build_blames_the_network_only_when_every_request_failed_to_connect(
-        server: HTTPServer, tmp_path: Path) -> None:
+    server: HTTPServer, tmp_path: Path
+) -> None:
     server.expect_request("/typo.xml").respond_with_data("not found", status=404)
     config = write_config(tmp_path, [{"name": "Typo", "feed": server.url_for("/typo.xml")}])
     result = build(config)
@@ -208,8 +240,10 @@ def test_an_empty_build_blames_the_network_only_when_every_request_failed_to_con
 def test_feed_that_never_worked_contributes_nothing_and_is_an_error(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/good.xml").respond_with_data(rss(post(1)))
     server.expect_request("/typo.xml").respond_with_data("not found", status=404)
-    config = write_config(tmp_path, [{"name": "Good", "feed": server.url_for("/good.xml")},
-                                     {"name": "Typo", "feed": server.url_for("/typo.xml")}])
+    config = write_config(
+        tmp_path,
+        [{"name": "Good", "feed": server.url_for("/good.xml")}, {"name": "Typo", "feed": server.url_for("/typo.xml")}],
+    )
     result = build(config)
     assert result.exit_code == 0, result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("syndicator: error:")]
@@ -237,8 +271,11 @@ def test_a_podcast_carried_by_two_feeds_shows_each_episode_once_for_its_owner() 
     mirror = Site("Mirror", "https://mirror.example.net/feed", "https://mirror.example.net/")
 
     def tagged(site: Site, n: int) -> StoredEntry:
-        return StoredEntry(site.feed, Entry(id=f"tag:a.example.org,2026:ep{n}", title=f"{site.name} {n}",
-                                            link=show, date=days_ago(n)), NOW)
+        return StoredEntry(
+            site.feed,
+            Entry(id=f"tag:a.example.org,2026:ep{n}", title=f"{site.name} {n}", link=show, date=days_ago(n)),
+            NOW,
+        )
 
     snapshots = {A.feed: [tagged(A, n) for n in (1, 2, 3)], mirror.feed: [tagged(mirror, n) for n in (1, 2, 3)]}
     selected = select_entries([mirror, A], snapshots, 5)
@@ -247,15 +284,23 @@ def test_a_podcast_carried_by_two_feeds_shows_each_episode_once_for_its_owner() 
 
 def test_a_link_shared_inside_one_feed_does_not_name_a_post_of_another_feed() -> None:
     show = "https://a.example.org/show"
-    announcement = StoredEntry(B.feed, Entry(id="https://b.example.org/new-show", title="Listen to A's show",
-                                             link=show, date=days_ago(4)), NOW)
+    announcement = StoredEntry(
+        B.feed, Entry(id="https://b.example.org/new-show", title="Listen to A's show", link=show, date=days_ago(4)), NOW
+    )
     selected = select_entries([A, B], {A.feed: [episode(A, n, show) for n in (1, 2, 3)], B.feed: [announcement]}, 5)
     assert titles(selected) == ["Episode 1", "Episode 2", "Episode 3", "Listen to A's show"]
 
 
 def test_a_feed_whose_items_link_to_one_index_page_shows_them_all(server: HTTPServer, tmp_path: Path) -> None:
-    items = [{"title": f"Episode {n}", "link": "https://pod.example.org/show", "guid isPermaLink=\"false\"": f"ep{n}",
-              "pubDate": f"Mon, {n + 8:02d} Nov 2026 10:00:00 GMT"} for n in (3, 2, 1)]
+    items = [
+        {
+            "title": f"Episode {n}",
+            "link": "https://pod.example.org/show",
+            'guid isPermaLink="false"': f"ep{n}",
+            "pubDate": f"Mon, {n + 8:02d} Nov 2026 10:00:00 GMT",
+        }
+        for n in (3, 2, 1)
+    ]
     server.expect_request("/pod.xml").respond_with_data(rss(*items))
     config = write_config(tmp_path, [{"name": "Podcast", "feed": server.url_for("/pod.xml")}])
     result = build(config)
@@ -266,8 +311,12 @@ def test_a_feed_whose_items_link_to_one_index_page_shows_them_all(server: HTTPSe
 
 
 @settings(max_examples=600)
-@given(st.one_of(st.from_regex(r"\A[a-zA-Z][a-zA-Z0-9+.-]{0,5}:[\x21-\x7e]{0,20}\Z"),
-                 st.from_regex(r"\A(https?|tag|urn):(//)?[\[\]a-z0-9.:%@-]{0,12}(/[\x21-\x7e]{0,8})?\Z")))
+@given(
+    st.one_of(
+        st.from_regex(r"\A[a-zA-Z][a-zA-Z0-9+.-]{0,5}:[\x21-\x7e]{0,20}\Z"),
+        st.from_regex(r"\A(https?|tag|urn):(//)?[\[\]a-z0-9.:%@-]{0,12}(/[\x21-\x7e]{0,8})?\Z"),
+    )
+)
 def test_the_shortcuts_for_post_keys_of_ids_give_what_urllib_gives(entry_id: str) -> None:
     """An id is a post key when it is a global URI that urllib can split; the shortcuts skip urllib."""
     usable = selection._GLOBAL_ID.match(entry_id) is not None and urls.split(entry_id) is not None

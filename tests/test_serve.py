@@ -136,12 +136,14 @@ def rewrite(config: Path, text: str, mtime_ns: int | None = None) -> None:
 
 
 def planet_yaml(sites: list[dict[str, str]], **settings: Any) -> str:
-    return yaml.safe_dump({"title": "Planet Test", "link": "https://planet.example.org/", **settings,
-                           "sites": sites}, sort_keys=False)
+    return yaml.safe_dump(
+        {"title": "Planet Test", "link": "https://planet.example.org/", **settings, "sites": sites}, sort_keys=False
+    )
 
 
 def live_subscription(serve: ServeProcess, folder: Path, source: str) -> dict[str, Any]:
     """Wait until ``source``'s subscription is live; return its row."""
+
     def live() -> dict[str, Any] | None:
         row = subscription(folder, source)
         return row if row is not None and row["state"] == "live" else None
@@ -216,9 +218,12 @@ def in_process(config_path: Path, clock: Clock, heartbeat: float | None = None) 
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     port = free_port()
-    server = Server(load_config(config_path), ServeOptions(host="127.0.0.1", port=port,
-                                                           public_url=f"http://127.0.0.1:{port}",
-                                                           heartbeat=heartbeat, clock=clock))
+    server = Server(
+        load_config(config_path),
+        ServeOptions(
+            host="127.0.0.1", port=port, public_url=f"http://127.0.0.1:{port}", heartbeat=heartbeat, clock=clock
+        ),
+    )
     failures: list[BaseException] = []
     thread_errors: list[tuple[str, BaseException]] = []
     previous_hook = threading.excepthook
@@ -264,8 +269,9 @@ def in_process(config_path: Path, clock: Clock, heartbeat: float | None = None) 
 
 
 @pytest.mark.parametrize("advertise", ["header", "document"])
-def test_a_feed_advertising_a_hub_gets_a_verified_lease(tmp_path: Path, hub: WebSubHub, feeds: FeedServer,
-                                                        spawn: Callable[..., ServeProcess], advertise: str) -> None:
+def test_a_feed_advertising_a_hub_gets_a_verified_lease(
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess], advertise: str
+) -> None:
     blog = feeds.feed("blog", hub=hub.url, advertise=advertise)
     plain = feeds.feed("plain")  # advertises no hub: polled only
     source = blog.url + "?from=sites.yaml"  # the topic must be the advertised self URL, not this one
@@ -289,8 +295,9 @@ def test_a_feed_advertising_a_hub_gets_a_verified_lease(tmp_path: Path, hub: Web
 # --- 2. signed delivery ---------------------------------------------------------------------------------------------
 
 
-def test_a_signed_delivery_is_published_without_a_poll(tmp_path: Path, hub: WebSubHub, feeds: FeedServer,
-                                                       spawn: Callable[..., ServeProcess]) -> None:
+def test_a_signed_delivery_is_published_without_a_poll(
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     blog = feeds.feed("blog", hub=hub.url)
     config = write_config(tmp_path, [site(blog)])
     serve = spawn(config)
@@ -305,8 +312,10 @@ def test_a_signed_delivery_is_published_without_a_poll(tmp_path: Path, hub: WebS
     assert answer.status_code == 202, answer.text
     assert sum(1 for hit in feeds.hits if "python-requests" in hit.user_agent) == hub_fetches + 1  # the hub's GET
 
-    serve.wait_for(lambda: "Pushed post" in page(tmp_path) and "Pushed post" in page(tmp_path, "feed.xml"),
-                   "the pushed post in index.html and feed.xml")
+    serve.wait_for(
+        lambda: "Pushed post" in page(tmp_path) and "Pushed post" in page(tmp_path, "feed.xml"),
+        "the pushed post in index.html and feed.xml",
+    )
     assert len(feeds.syndicator_gets("blog")) == polls  # it came by push: syndicator did not fetch the feed
     assert stored_entries(tmp_path, "Pushed post") == 1
     serve.wait_metric("syndicator_push_notifications_total", 1.0, verdict="stored")
@@ -320,7 +329,8 @@ def test_a_signed_delivery_is_published_without_a_poll(tmp_path: Path, hub: WebS
 
 
 def test_forged_and_unsigned_deliveries_are_acknowledged_counted_and_discarded(
-        tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]) -> None:
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     blog = feeds.feed("blog", hub=hub.url)
     config = write_config(tmp_path, [site(blog)])
     serve = spawn(config)
@@ -335,12 +345,21 @@ def test_forged_and_unsigned_deliveries_are_acknowledged_counted_and_discarded(
     with session() as http:
         answers = [
             http.post(callback, data=forged, headers=content_type, timeout=WAIT),
-            http.post(callback, data=forged, timeout=WAIT,
-                      headers={**content_type, "X-Hub-Signature": sign("not the secret", forged)}),
-            http.post(callback, data=forged, timeout=WAIT,
-                      headers={**content_type, "X-Hub-Signature": sign(secret, other)}),
-            http.post(callback, data=forged, timeout=WAIT,
-                      headers={**content_type, "X-Hub-Signature": tampered(sign(secret, forged))}),
+            http.post(
+                callback,
+                data=forged,
+                timeout=WAIT,
+                headers={**content_type, "X-Hub-Signature": sign("not the secret", forged)},
+            ),
+            http.post(
+                callback, data=forged, timeout=WAIT, headers={**content_type, "X-Hub-Signature": sign(secret, other)}
+            ),
+            http.post(
+                callback,
+                data=forged,
+                timeout=WAIT,
+                headers={**content_type, "X-Hub-Signature": tampered(sign(secret, forged))},
+            ),
         ]
         assert [a.status_code for a in answers] == [202, 202, 202, 202]
         assert serve.metric("syndicator_push_notifications_total", verdict="unsigned") == 1.0
@@ -351,24 +370,31 @@ def test_forged_and_unsigned_deliveries_are_acknowledged_counted_and_discarded(
         assert rejected is not None and rejected["rejected"] == 4 and rejected["notifications"] == 0
 
         # A callback we do not know: 410 Gone, so its hub stops.
-        gone = http.post(f"{serve.base}/websub/{token[:-4]}abcd", data=forged,
-                         headers={**content_type, "X-Hub-Signature": sign(secret, forged)}, timeout=WAIT)
+        gone = http.post(
+            f"{serve.base}/websub/{token[:-4]}abcd",
+            data=forged,
+            headers={**content_type, "X-Hub-Signature": sign(secret, forged)},
+            timeout=WAIT,
+        )
         assert gone.status_code == 410
         assert serve.metric("syndicator_push_notifications_total", verdict="unknown_callback") == 1.0
 
         # Verification of intent: the challenge is echoed only for our callback, topic and mode.
         def verify(url: str, **params: str) -> requests.Response:
-            return http.get(url, params={"hub.challenge": "challenge-4711", "hub.lease_seconds": "432000", **params},
-                            timeout=WAIT)
+            return http.get(
+                url, params={"hub.challenge": "challenge-4711", "hub.lease_seconds": "432000", **params}, timeout=WAIT
+            )
 
         right = verify(callback, **{"hub.mode": "subscribe", "hub.topic": blog.url})
         assert (right.status_code, right.text) == (200, "challenge-4711")  # a hub may re-verify a live lease
-        for url, mode, topic in [(callback, "subscribe", blog.url + "?other"),
-                                 (callback, "subscribe", feeds.url + "/feeds/other.xml"),
-                                 (callback, "unsubscribe", blog.url),
-                                 (callback, "publish", blog.url),
-                                 (f"{serve.base}/websub/{token[:-4]}abcd", "subscribe", blog.url),
-                                 (f"{serve.base}/websub/", "subscribe", blog.url)]:
+        for url, mode, topic in [
+            (callback, "subscribe", blog.url + "?other"),
+            (callback, "subscribe", feeds.url + "/feeds/other.xml"),
+            (callback, "unsubscribe", blog.url),
+            (callback, "publish", blog.url),
+            (f"{serve.base}/websub/{token[:-4]}abcd", "subscribe", blog.url),
+            (f"{serve.base}/websub/", "subscribe", blog.url),
+        ]:
             wrong = verify(url, **{"hub.mode": mode, "hub.topic": topic})
             assert wrong.status_code == 404, (url, mode, topic)
             assert "challenge-4711" not in wrong.text
@@ -376,11 +402,14 @@ def test_forged_and_unsigned_deliveries_are_acknowledged_counted_and_discarded(
 
         # A genuine delivery sent after the forgeries is stored: once it shows, so would they have.
         genuine = blog.document([*blog.posts, replace(blog.posts[0], key="urn:genuine", title="Genuine post")])
-        ok = http.post(callback, data=genuine, headers={**content_type, "X-Hub-Signature": sign(secret, genuine)},
-                       timeout=WAIT)
+        ok = http.post(
+            callback, data=genuine, headers={**content_type, "X-Hub-Signature": sign(secret, genuine)}, timeout=WAIT
+        )
         assert ok.status_code == 202
-    serve.wait_for(lambda: "Genuine post" in page(tmp_path) and "Genuine post" in page(tmp_path, "feed.xml"),
-                   "the genuine delivery on the site")
+    serve.wait_for(
+        lambda: "Genuine post" in page(tmp_path) and "Genuine post" in page(tmp_path, "feed.xml"),
+        "the genuine delivery on the site",
+    )
     assert stored_entries(tmp_path, "Genuine post") == 1
     for name in ("index.html", "feed.xml"):
         assert "Forged post" not in page(tmp_path, name)
@@ -392,8 +421,9 @@ def test_forged_and_unsigned_deliveries_are_acknowledged_counted_and_discarded(
 # --- 4. a notification delivered twice -----------------------------------------------------------------------------
 
 
-def test_a_notification_delivered_twice_is_stored_once(tmp_path: Path, hub: WebSubHub, feeds: FeedServer,
-                                                       spawn: Callable[..., ServeProcess]) -> None:
+def test_a_notification_delivered_twice_is_stored_once(
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     blog = feeds.feed("blog", hub=hub.url)
     config = write_config(tmp_path, [site(blog)])
     serve = spawn(config)
@@ -409,8 +439,9 @@ def test_a_notification_delivered_twice_is_stored_once(tmp_path: Path, hub: WebS
         for _ in range(2):
             assert http.post(callback, data=body, headers=headers, timeout=WAIT).status_code == 202
     committed = inbox(tmp_path)  # before the 202s: each row still pending (its body) or already stored
-    assert len(committed) == 2 and all(stored == body or verdict in ("stored", "duplicate")
-                                       for stored, verdict in committed)
+    assert len(committed) == 2 and all(
+        stored == body or verdict in ("stored", "duplicate") for stored, verdict in committed
+    )
     serve.wait_metric("syndicator_push_notifications_total", 1.0, verdict="duplicate")
     assert serve.metric("syndicator_push_notifications_total", verdict="stored") == 1.0
     serve.wait_for(lambda: "Twice post" in page(tmp_path, "feed.xml"), "the pushed post in feed.xml")
@@ -427,8 +458,11 @@ def test_a_notification_delivered_twice_is_stored_once(tmp_path: Path, hub: WebS
 
 def site_and_state(folder: Path, source: str) -> dict[str, str]:
     """SHA-256 of every published file, of the stored entries and of the source's state row."""
-    digests = {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-               for path in sorted((folder / "public").rglob("*")) if path.is_file()}
+    digests = {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted((folder / "public").rglob("*"))
+        if path.is_file()
+    }
     with sqlite(folder / "cache" / "state.sqlite") as db:
         for table, order in (("entries", "source, position"), ("seen", "source, id")):
             rows = db.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()  # noqa: S608 - our names
@@ -438,8 +472,9 @@ def site_and_state(folder: Path, source: str) -> dict[str, str]:
     return digests
 
 
-def test_a_replayed_notification_never_rolls_the_site_back(tmp_path: Path, hub: WebSubHub, feeds: FeedServer,
-                                                           spawn: Callable[..., ServeProcess]) -> None:
+def test_a_replayed_notification_never_rolls_the_site_back(
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     blog = feeds.feed("blog", hub=hub.url)
     config = write_config(tmp_path, [site(blog)])
     serve = spawn(config)
@@ -454,16 +489,20 @@ def test_a_replayed_notification_never_rolls_the_site_back(tmp_path: Path, hub: 
     version_2 = blog.document()
     as_atom = {"Content-Type": "application/atom+xml"}
     with session() as http:
+
         def deliver(body: bytes) -> None:
-            answer = http.post(callback, data=body, timeout=WAIT,
-                               headers={**as_atom, "X-Hub-Signature": sign(row["secret"], body)})
+            answer = http.post(
+                callback, data=body, timeout=WAIT, headers={**as_atom, "X-Hub-Signature": sign(row["secret"], body)}
+            )
             assert answer.status_code == 202
 
         deliver(version_1)
         serve.wait_for(lambda: "Version one" in page(tmp_path), "version 1 on the site")
         deliver(version_2)
-        serve.wait_for(lambda: "Version two" in page(tmp_path) and "Posted after" in page(tmp_path, "feed.xml"),
-                       "version 2 on the site")
+        serve.wait_for(
+            lambda: "Version two" in page(tmp_path) and "Posted after" in page(tmp_path, "feed.xml"),
+            "version 2 on the site",
+        )
         serve.wait_metric("syndicator_push_notifications_total", 2.0, verdict="stored")
         before = site_and_state(tmp_path, blog.url)
 
@@ -488,7 +527,8 @@ def test_a_replayed_notification_never_rolls_the_site_back(tmp_path: Path, hub: 
 
 
 def test_a_hub_that_dies_silently_costs_freshness_only_until_the_next_normal_poll(
-        tmp_path: Path, hub: WebSubHub, feeds: FeedServer) -> None:
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer
+) -> None:
     clock = Clock()
     # A feed posting every hour for a day: push is late once about three posts are expected without one.
     blog = feeds.feed("blog", hub=hub.url, posts=24, start=clock() - timedelta(minutes=30))
@@ -543,8 +583,10 @@ def test_a_lease_is_renewed_a_fifth_of_the_way_before_it_ends(tmp_path: Path, fe
         blog = feeds.feed("blog", hub=hub.url)
         config = write_config(tmp_path, [site(blog)])
         with in_process(config, clock) as serve:
-            first = serve.wait_for(lambda: (row := subscription(tmp_path, blog.url)) is not None
-                                   and row["state"] == "live" and row, "a live subscription")
+            first = serve.wait_for(
+                lambda: (row := subscription(tmp_path, blog.url)) is not None and row["state"] == "live" and row,
+                "a live subscription",
+            )
             verified = datetime.fromisoformat(first["verified"])
             expires = datetime.fromisoformat(first["lease_expires"])
             assert first["lease_seconds"] == 600
@@ -554,22 +596,32 @@ def test_a_lease_is_renewed_a_fifth_of_the_way_before_it_ends(tmp_path: Path, fe
 
             clock.advance(timedelta(seconds=490))  # past the renewal, 480 s after verification
             serve.wait_for(lambda: len(hub.sent("subscribe")) == 2, "the renewal request")
-            renewed = serve.wait_for(lambda: (row := subscription(tmp_path, blog.url)) is not None
-                                     and row["state"] == "live" and row["verified"] != first["verified"] and row,
-                                     "the renewal to be verified")
+            renewed = serve.wait_for(
+                lambda: (
+                    (row := subscription(tmp_path, blog.url)) is not None
+                    and row["state"] == "live"
+                    and row["verified"] != first["verified"]
+                    and row
+                ),
+                "the renewal to be verified",
+            )
             assert datetime.fromisoformat(renewed["lease_expires"]) >= expires + timedelta(seconds=490)
             assert renewed["token"] == first["token"] and renewed["secret"] == first["secret"]
             assert hub.callbacks(blog.url) == [(f"{serve.base}/websub/{first['token']}", first["secret"])]
             assert serve.metric("syndicator_live_leases") == 1.0
-            serve.wait_for(lambda: serve.metric("syndicator_hub_requests_total", mode="subscribe",
-                                                result="accepted") == 2.0, "the renewal counted")
+            serve.wait_for(
+                lambda: serve.metric("syndicator_hub_requests_total", mode="subscribe", result="accepted") == 2.0,
+                "the renewal counted",
+            )
 
             # A renewal that fails does not count as live, though the lease has not ended.
             hub.stop()
             renewal = datetime.fromisoformat(renewed["next_action"])
             clock.advance(renewal - clock() + timedelta(seconds=10))
-            serve.wait_for(lambda: (row := subscription(tmp_path, blog.url)) is not None and row["state"] == "failed",
-                           "the failed renewal")
+            serve.wait_for(
+                lambda: (row := subscription(tmp_path, blog.url)) is not None and row["state"] == "failed",
+                "the failed renewal",
+            )
             assert datetime.fromisoformat(renewed["lease_expires"]) > clock()
             serve.wait_for(lambda: serve.metric("syndicator_live_leases") == 0.0, "no live lease")
             assert serve.metric("syndicator_hub_requests_total", mode="subscribe", result="refused") == 1.0
@@ -577,8 +629,9 @@ def test_a_lease_is_renewed_a_fifth_of_the_way_before_it_ends(tmp_path: Path, fe
         hub.stop()
 
 
-def test_a_short_lease_is_not_renewed_at_once(tmp_path: Path, feeds: FeedServer,
-                                              spawn: Callable[..., ServeProcess]) -> None:
+def test_a_short_lease_is_not_renewed_at_once(
+    tmp_path: Path, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     hub = WebSubHub(tmp_path, lease=60)  # flask-websub's own shortest lease
     try:
         blog = feeds.feed("blog", hub=hub.url)
@@ -597,7 +650,8 @@ def test_a_short_lease_is_not_renewed_at_once(tmp_path: Path, feeds: FeedServer,
 
 
 def test_sigterm_stops_cleanly_and_a_restart_releases_the_overdue_sources_gradually(
-        tmp_path: Path, feeds: FeedServer, spawn: Callable[..., ServeProcess]) -> None:
+    tmp_path: Path, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     count, workers = 16, 2
     blogs = [feeds.feed(f"f{n:02d}", posts=2) for n in range(count)]
     # One host, no gap between requests and no per-host cap below the workers: only the recovery paces the fetches.
@@ -619,16 +673,21 @@ def test_sigterm_stops_cleanly_and_a_restart_releases_the_overdue_sources_gradua
     rank = {b.url: (7 * n) % count for n, b in enumerate(blogs)}  # 0: most overdue
     with sqlite(tmp_path / "cache" / "state.sqlite") as db:
         for url, position in rank.items():
-            db.execute("UPDATE sources SET next_attempt = ? WHERE url = ?",
-                       ((now - timedelta(minutes=10 * (count - position))).isoformat(), url))
+            db.execute(
+                "UPDATE sources SET next_attempt = ? WHERE url = ?",
+                ((now - timedelta(minutes=10 * (count - position))).isoformat(), url),
+            )
         db.commit()
 
     restarted = time.monotonic()
     serve = spawn(config, "--workers", str(workers), public=False)
     serve.wait_healthy()
     assert stored_entries(tmp_path) == entries  # nothing lost across the restart
-    serve.wait_for(lambda: len(feeds.syndicator_gets()) == 2 * count, "every overdue feed fetched",
-                   timeout=WAIT + 2 * count / workers)
+    serve.wait_for(
+        lambda: len(feeds.syndicator_gets()) == 2 * count,
+        "every overdue feed fetched",
+        timeout=WAIT + 2 * count / workers,
+    )
     hits = [hit for hit in feeds.syndicator_gets() if hit.at >= restarted]
     assert len(hits) == count and {hit.path for hit in hits} == {f"/feeds/{b.name}.xml" for b in blogs}
 
@@ -646,7 +705,8 @@ def test_sigterm_stops_cleanly_and_a_restart_releases_the_overdue_sources_gradua
 
 
 def test_a_stop_stores_and_publishes_what_was_acknowledged_and_a_restart_reads_the_inbox(
-        tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]) -> None:
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     blog = feeds.feed("blog", hub=hub.url)
     config = write_config(tmp_path, [site(blog)])
     serve = spawn(config)
@@ -668,8 +728,10 @@ def test_a_stop_stores_and_publishes_what_was_acknowledged_and_a_restart_reads_t
     # A notification committed by a serve that died before reading it is read at the next start.
     late = blog.add("After the crash")
     with sqlite(tmp_path / "cache" / "push.sqlite") as db:
-        db.execute("INSERT INTO notifications (token, received, content_type, body) VALUES (?, ?, ?, ?)",
-                   (row["token"], datetime.now(UTC).isoformat(), "application/atom+xml", blog.document([late])))
+        db.execute(
+            "INSERT INTO notifications (token, received, content_type, body) VALUES (?, ?, ?, ?)",
+            (row["token"], datetime.now(UTC).isoformat(), "application/atom+xml", blog.document([late])),
+        )
         db.commit()
     polls = len(feeds.syndicator_gets())
     serve = spawn(config)
@@ -680,8 +742,9 @@ def test_a_stop_stores_and_publishes_what_was_acknowledged_and_a_restart_reads_t
     assert serve.terminate() == 0
 
 
-def test_a_stop_closes_the_http_server_on_its_own_thread(tmp_path: Path, feeds: FeedServer,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stop_closes_the_http_server_on_its_own_thread(
+    tmp_path: Path, feeds: FeedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Closed from another thread, waitress's listening socket could vanish while the http thread waits on it
     # (it died of EBADF once): the close must run on the http thread, which polls rather than selects.
     from waitress import wasyncore
@@ -712,8 +775,9 @@ def test_a_stop_closes_the_http_server_on_its_own_thread(tmp_path: Path, feeds: 
 # --- 7. one at a time ------------------------------------------------------------------------------------------------
 
 
-def test_a_build_or_a_second_serve_on_the_same_cache_exits_4(tmp_path: Path, feeds: FeedServer,
-                                                             spawn: Callable[..., ServeProcess]) -> None:
+def test_a_build_or_a_second_serve_on_the_same_cache_exits_4(
+    tmp_path: Path, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     blog = feeds.feed("blog")
     config = write_config(tmp_path, [site(blog)])
     serve = spawn(config, public=False)
@@ -735,8 +799,9 @@ def test_a_build_or_a_second_serve_on_the_same_cache_exits_4(tmp_path: Path, fee
 # --- 8. sites.yaml changes while serving -----------------------------------------------------------------------------
 
 
-def test_sites_yaml_changes_are_applied_while_serving(tmp_path: Path, hub: WebSubHub, feeds: FeedServer,
-                                                      spawn: Callable[..., ServeProcess]) -> None:
+def test_sites_yaml_changes_are_applied_while_serving(
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     alpha, beta = feeds.feed("alpha", hub=hub.url), feeds.feed("beta", hub=hub.url)
     config = write_config(tmp_path, [site(alpha), site(beta)])
     serve = spawn(config)
@@ -767,23 +832,26 @@ def test_sites_yaml_changes_are_applied_while_serving(tmp_path: Path, hub: WebSu
     assert config.stat().st_mtime_ns == mtime
     serve.process.send_signal(signal.SIGHUP)
     serve.wait_for(lambda: hub.sent("unsubscribe", beta.url), "an unsubscribe request for beta at the hub")
-    serve.wait_for(lambda: hub.callbacks(beta.url) == [] and subscription(tmp_path, beta.url) is None,
-                   "the hub and serve to forget beta's subscription")
+    serve.wait_for(
+        lambda: hub.callbacks(beta.url) == [] and subscription(tmp_path, beta.url) is None,
+        "the hub and serve to forget beta's subscription",
+    )
     assert [r.callback for r in hub.sent("unsubscribe")] == [f"{serve.base}/websub/{beta_row['token']}"]
     assert (beta.url, f"{serve.base}/websub/{beta_row['token']}") not in hub.rows()
     serve.wait_metric("syndicator_live_leases", 1.0)
     assert len(hub.callbacks(alpha.url)) == 1  # alpha stays
-    serve.wait_for(lambda: "beta post" not in page(tmp_path) and "alpha post 3" in page(tmp_path),
-                   "the site without beta")
+    serve.wait_for(
+        lambda: "beta post" not in page(tmp_path) and "alpha post 3" in page(tmp_path), "the site without beta"
+    )
     assert f"serve: read {config} again: 2 sites (feeds: 0 added, 1 removed)" in serve.log()
     errors = [line for line in serve.log().splitlines() if line.startswith("syndicator: error:")]
     assert len(errors) == 2 and all(str(config) in error for error in errors), errors
     assert serve.terminate() == 0
 
 
-def test_changed_deliveries_apply_to_the_events_stored_after_a_reread(tmp_path: Path, hub: WebSubHub,
-                                                                      feeds: FeedServer, server: Any,
-                                                                      spawn: Callable[..., ServeProcess]) -> None:
+def test_changed_deliveries_apply_to_the_events_stored_after_a_reread(
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, server: Any, spawn: Callable[..., ServeProcess]
+) -> None:
     from .test_deliveries import Hook
 
     first, second = Hook(server, "a"), Hook(server, "b")
@@ -833,8 +901,11 @@ def test_healthz_and_metrics(tmp_path: Path, feeds: FeedServer, spawn: Callable[
     families = list(text_string_to_metric_families(answer.text))
     # A labelled counter has no sample before its first count (no hub request without --public-url): its family
     # must still be declared.
-    names = {name for name, _ in samples} | {family.name + ("_total" if family.type == "counter" else "")
-                                             for family in families} | {family.name for family in families}
+    names = (
+        {name for name, _ in samples}
+        | {family.name + ("_total" if family.type == "counter" else "") for family in families}
+        | {family.name for family in families}
+    )
     missing = [name for name in readme_metrics() if name not in names]
     assert missing == [], missing
     assert samples[("syndicator_fetches_total", frozenset({("outcome", "fetched"), ("kind", "")}))] == 1.0
@@ -846,9 +917,9 @@ def test_healthz_and_metrics(tmp_path: Path, feeds: FeedServer, spawn: Callable[
 # --- 10. notifications over max_bytes ---------------------------------------------------------------------------------
 
 
-def test_a_notification_over_max_bytes_gets_413_and_nothing_is_stored(tmp_path: Path, hub: WebSubHub,
-                                                                       feeds: FeedServer,
-                                                                       spawn: Callable[..., ServeProcess]) -> None:
+def test_a_notification_over_max_bytes_gets_413_and_nothing_is_stored(
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     limit = 1024
     blog = feeds.feed("b", hub=hub.url, posts=1)
     assert len(blog.document()) < limit
@@ -869,6 +940,7 @@ def test_a_notification_over_max_bytes_gets_413_and_nothing_is_stored(tmp_path: 
     far_over = padded(huge, 10 * limit)
     content_type = "application/atom+xml"
     with session() as http:
+
         def send(body: bytes, chunked: bool = False) -> int:
             headers = {"Content-Type": content_type, "X-Hub-Signature": sign(secret, body)}
             data: Any = iter([body[:100], body[100:]]) if chunked else body
@@ -893,9 +965,9 @@ def test_a_notification_over_max_bytes_gets_413_and_nothing_is_stored(tmp_path: 
 # --- found by a fresh-clone tester -----------------------------------------------------------------------------------
 
 
-def test_a_feed_unchanged_since_the_last_build_is_still_subscribed(tmp_path: Path, hub: WebSubHub,
-                                                                    feeds: FeedServer,
-                                                                    spawn: Callable[..., ServeProcess]) -> None:
+def test_a_feed_unchanged_since_the_last_build_is_still_subscribed(
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     # After a build the feed is not due for an hour, and its next answer would be a 304 or the same body,
     # neither parsed: serve reads its document once, unconditionally, to find the hub.
     blog = feeds.feed("blog", hub=hub.url)
@@ -909,8 +981,9 @@ def test_a_feed_unchanged_since_the_last_build_is_still_subscribed(tmp_path: Pat
     assert serve.terminate() == 0
 
 
-def test_a_stop_does_not_wait_for_a_fetch_that_hangs(tmp_path: Path, feeds: FeedServer,
-                                                     spawn: Callable[..., ServeProcess]) -> None:
+def test_a_stop_does_not_wait_for_a_fetch_that_hangs(
+    tmp_path: Path, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     import socket
 
     held: list[socket.socket] = []
@@ -936,8 +1009,9 @@ def test_a_stop_does_not_wait_for_a_fetch_that_hangs(tmp_path: Path, feeds: Feed
         listener.close()
 
 
-def test_a_cache_removed_while_serving_stops_serve_with_one_line(tmp_path: Path, feeds: FeedServer,
-                                                                 spawn: Callable[..., ServeProcess]) -> None:
+def test_a_cache_removed_while_serving_stops_serve_with_one_line(
+    tmp_path: Path, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
     import shutil
 
     config = write_config(tmp_path, [site(feeds.feed("blog"))])
@@ -951,15 +1025,19 @@ def test_a_cache_removed_while_serving_stops_serve_with_one_line(tmp_path: Path,
     assert "Traceback" not in serve.log()
 
 
-@pytest.mark.parametrize(("option", "value", "problem"), [
-    ("--listen", "999.1.1.1:8080", "cannot listen there"),
-    ("--listen", "127.0.0.1:99999", "is not HOST:PORT"),
-    ("--public-url", "http://127.0.0.1:8080/?x=1", "has a query or fragment"),
-    ("--public-url", "http://user:secret@127.0.0.1:8080/", "credentials"),
-    ("--public-url", "ftp://127.0.0.1/", "http"),
-])
-def test_a_bad_listen_or_public_url_is_one_line(tmp_path: Path, feeds: FeedServer, option: str, value: str,
-                                                problem: str) -> None:
+@pytest.mark.parametrize(
+    ("option", "value", "problem"),
+    [
+        ("--listen", "999.1.1.1:8080", "cannot listen there"),
+        ("--listen", "127.0.0.1:99999", "is not HOST:PORT"),
+        ("--public-url", "http://127.0.0.1:8080/?x=1", "has a query or fragment"),
+        ("--public-url", "http://user:secret@127.0.0.1:8080/", "credentials"),
+        ("--public-url", "ftp://127.0.0.1/", "http"),
+    ],
+)
+def test_a_bad_listen_or_public_url_is_one_line(
+    tmp_path: Path, feeds: FeedServer, option: str, value: str, problem: str
+) -> None:
     config = write_config(tmp_path, [site(feeds.feed("blog"))])
     result = run_cli("serve", "--config", str(config), option, value)
     assert result.returncode == 2, result.stderr

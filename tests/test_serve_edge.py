@@ -36,16 +36,18 @@ def exchange(base: str, raw: bytes) -> bytes:
     return answer
 
 
-@pytest.mark.parametrize("framing", [
-    b"POST /websub/x HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
-    b"0\r\n\r\n",
-    b"POST /websub/x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 40\r\n\r\n"
-    b"0\r\n\r\n",
-    b"POST /websub/x HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
-    b"0\r\n\r\n",
-], ids=["cl-then-te", "te-then-cl", "te-in-http-1.0"])
+@pytest.mark.parametrize(
+    "framing",
+    [
+        b"POST /websub/x HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        b"POST /websub/x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 40\r\n\r\n0\r\n\r\n",
+        b"POST /websub/x HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+    ],
+    ids=["cl-then-te", "te-then-cl", "te-in-http-1.0"],
+)
 def test_a_request_framed_twice_is_refused_and_what_it_smuggles_never_runs(
-        tmp_path: Path, feeds: FeedServer, spawn: Callable[..., ServeProcess], framing: bytes) -> None:
+    tmp_path: Path, feeds: FeedServer, spawn: Callable[..., ServeProcess], framing: bytes
+) -> None:
     config = write_config(tmp_path, [site(feeds.feed("blog"))])
     serve = spawn(config, public=False)
     serve.wait_healthy()
@@ -55,14 +57,16 @@ def test_a_request_framed_twice_is_refused_and_what_it_smuggles_never_runs(
     assert b"\nHTTP/1." not in answer, answer  # the connection closed: the smuggled GET got no answer
     assert b"\r\n\r\nok" not in answer
     # The same requests framed once are served: the 400 is the double framing's, not the route's.
-    plain = exchange(serve.base, b"POST /websub/x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n"
-                                 b"Connection: close\r\n\r\n")
+    plain = exchange(
+        serve.base, b"POST /websub/x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
     assert plain.startswith(b"HTTP/1.1 410"), plain
     assert serve.process.poll() is None
 
 
 def test_a_client_trickling_a_request_or_idling_is_let_go_and_push_goes_on(
-        tmp_path: Path, hub: WebSubHub, feeds: FeedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(callbacks, "REQUEST_DEADLINE", 1.0)
     monkeypatch.setattr(callbacks, "IDLE_TIMEOUT", 1.0)
     blog = feeds.feed("blog", hub=hub.url)
@@ -97,21 +101,27 @@ def test_a_client_trickling_a_request_or_idling_is_let_go_and_push_goes_on(
             idler.close()
 
         # Push still works.
-        serve.wait_for(lambda: any(s.state == "live" for s in serve.server._subscriptions.values()),  # noqa: SLF001
-                       "a live subscription")
+        serve.wait_for(
+            lambda: any(s.state == "live" for s in serve.server._subscriptions.values()),  # noqa: SLF001
+            "a live subscription",
+        )
         subscription = next(iter(serve.server._subscriptions.values()))  # noqa: SLF001
         post = blog.add("After the slow clients")
         body = blog.document([post])
         with session() as http:
-            answer = http.post(f"{serve.base}/websub/{subscription.token}", data=body, timeout=WAIT,
-                               headers={"Content-Type": "application/atom+xml",
-                                        "X-Hub-Signature": sign(subscription.secret, body)})
+            answer = http.post(
+                f"{serve.base}/websub/{subscription.token}",
+                data=body,
+                timeout=WAIT,
+                headers={"Content-Type": "application/atom+xml", "X-Hub-Signature": sign(subscription.secret, body)},
+            )
         assert answer.status_code == 202
         serve.wait_for(lambda: "After the slow clients" in page(tmp_path), "the pushed post on the site")
 
 
 def test_a_notification_that_breaks_the_parser_is_its_own_and_a_slow_parse_leaves_the_loop_turning(
-        tmp_path: Path, hub: WebSubHub, feeds: FeedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blog = feeds.feed("blog", hub=hub.url)
     config = write_config(tmp_path, [site(blog)])
     real = parse.parse_feed
@@ -126,8 +136,10 @@ def test_a_notification_that_breaks_the_parser_is_its_own_and_a_slow_parse_leave
 
     monkeypatch.setattr(parse, "parse_feed", parse_feed)
     with in_process(config, Clock()) as serve:
-        serve.wait_for(lambda: any(s.state == "live" for s in serve.server._subscriptions.values()),  # noqa: SLF001
-                       "a live subscription")
+        serve.wait_for(
+            lambda: any(s.state == "live" for s in serve.server._subscriptions.values()),  # noqa: SLF001
+            "a live subscription",
+        )
         serve.wait_for(lambda: "blog post 3" in page(tmp_path), "the first poll's posts on the site")
         subscription = next(iter(serve.server._subscriptions.values()))  # noqa: SLF001
         callback = f"{serve.base}/websub/{subscription.token}"
@@ -135,14 +147,22 @@ def test_a_notification_that_breaks_the_parser_is_its_own_and_a_slow_parse_leave
         def deliver(title: str) -> None:
             body = blog.document([blog.add(title)])
             with session() as http:
-                answer = http.post(callback, data=body, timeout=WAIT,
-                                   headers={"Content-Type": "application/atom+xml",
-                                            "X-Hub-Signature": sign(subscription.secret, body)})
+                answer = http.post(
+                    callback,
+                    data=body,
+                    timeout=WAIT,
+                    headers={
+                        "Content-Type": "application/atom+xml",
+                        "X-Hub-Signature": sign(subscription.secret, body),
+                    },
+                )
             assert answer.status_code == 202
 
         deliver("Breaks the parser")
-        serve.wait_for(lambda: serve.metric("syndicator_push_notifications_total", verdict="failed") == 1.0,
-                       "the broken notification marked failed")
+        serve.wait_for(
+            lambda: serve.metric("syndicator_push_notifications_total", verdict="failed") == 1.0,
+            "the broken notification marked failed",
+        )
         assert any("could not be stored; the feed is polled instead" in line for line in serve.lines)
 
         deliver("Slow to parse")

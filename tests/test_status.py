@@ -20,8 +20,9 @@ WHOLE_SECONDS = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:Z|\+00:00)"
 
 
 def status(config: Path, *args: str) -> str:
-    result = CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO, *args],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        main, ["status", "--config", str(config), "--now", NOW_ISO, *args], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -58,10 +59,16 @@ def test_a_feed_on_hold_has_no_interval(server: HTTPServer, tmp_path: Path) -> N
     server.expect_request("/ok.xml").respond_with_data(rss(post(1)))
     server.expect_request("/gone.xml").respond_with_data("gone", status=410)
     server.expect_request("/denied.xml").respond_with_data("no", status=403)  # slow ladder, not held
-    config = write_config(tmp_path, [{"name": "Fine", "feed": server.url_for("/ok.xml")},
-                                     {"name": "Gone", "feed": server.url_for("/gone.xml")},
-                                     {"name": "Denied", "feed": server.url_for("/denied.xml")}],
-                          retries=0, host_gap=0)
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "Fine", "feed": server.url_for("/ok.xml")},
+            {"name": "Gone", "feed": server.url_for("/gone.xml")},
+            {"name": "Denied", "feed": server.url_for("/denied.xml")},
+        ],
+        retries=0,
+        host_gap=0,
+    )
     assert build(config).exit_code == 0
     found = blocks(status(config))
     assert re.search(r"   interval: [\d.]+ (min|h)   reason: habits: ", found["Fine"])
@@ -73,10 +80,25 @@ def test_a_feed_on_hold_has_no_interval(server: HTTPServer, tmp_path: Path) -> N
 def test_status_shows_a_daily_interval_in_hours_not_minutes() -> None:
     from syndicator.cli import _status_text
 
-    row = {"name": "Daily", "feed": "https://a.example.org/feed", "fetch_url": None, "health": "ok",
-           "stale": False, "last_attempt": None, "last_success": None, "last_change": None, "next_due": None,
-           "due_now": False, "interval_seconds": 86400.0, "reason": "observed", "failure_class": None,
-           "failure_message": None, "failures": 0, "etag": None, "last_modified": None}
+    row = {
+        "name": "Daily",
+        "feed": "https://a.example.org/feed",
+        "fetch_url": None,
+        "health": "ok",
+        "stale": False,
+        "last_attempt": None,
+        "last_success": None,
+        "last_change": None,
+        "next_due": None,
+        "due_now": False,
+        "interval_seconds": 86400.0,
+        "reason": "observed",
+        "failure_class": None,
+        "failure_message": None,
+        "failures": 0,
+        "etag": None,
+        "last_modified": None,
+    }
     assert "interval: 24 h " in _status_text(row)
 
 
@@ -87,9 +109,23 @@ def test_status_shows_the_websub_side_of_a_subscribed_feed(server: HTTPServer, t
     assert build(config, now=NOW_ISO).exit_code == 0
     now = datetime.fromisoformat(NOW_ISO.replace("Z", "+00:00"))
     pushed = PushState.open(tmp_path / "cache")
-    pushed.save(Subscription(feed, feed, "https://hub.example.net/", ("https://hub.example.net/",), "t", "s",
-                             state="live", verified=now, lease_seconds=86400,
-                             lease_expires=now + timedelta(days=1), last_push=now, notifications=3, rejected=2))
+    pushed.save(
+        Subscription(
+            feed,
+            feed,
+            "https://hub.example.net/",
+            ("https://hub.example.net/",),
+            "t",
+            "s",
+            state="live",
+            verified=now,
+            lease_seconds=86400,
+            lease_expires=now + timedelta(days=1),
+            last_push=now,
+            notifications=3,
+            rejected=2,
+        )
+    )
     pushed.close()
     text = blocks(status(config))
     assert "push: push healthy (live)   hub: https://hub.example.net/   lease until: " in text["A"]

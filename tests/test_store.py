@@ -32,9 +32,16 @@ def state(**changes: object) -> SourceState:
 
 
 def entry(n: int, **changes: object) -> Entry:
-    base = Entry(id=f"https://blog.example.org/{n}", title=f"Post {n}", link=f"https://blog.example.org/{n}",
-                 author="Alice", date=NOW - timedelta(days=n), updated=NOW - timedelta(days=n, hours=-1),
-                 summary="<p>s</p>", content="<p>c</p>")
+    base = Entry(
+        id=f"https://blog.example.org/{n}",
+        title=f"Post {n}",
+        link=f"https://blog.example.org/{n}",
+        author="Alice",
+        date=NOW - timedelta(days=n),
+        updated=NOW - timedelta(days=n, hours=-1),
+        summary="<p>s</p>",
+        content="<p>c</p>",
+    )
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -49,14 +56,21 @@ def test_new_database_is_wal_with_a_schema_version(tmp_path: Path) -> None:
         pass
     assert read_db(tmp_path / "cache", "PRAGMA journal_mode") == [("wal",)]
     assert read_db(tmp_path / "cache", "SELECT value FROM meta WHERE key = 'schema_version'") == [
-        (str(SCHEMA_VERSION),)]
+        (str(SCHEMA_VERSION),)
+    ]
 
 
 def test_state_and_snapshot_round_trip(tmp_path: Path) -> None:
-    saved = state(etag='W/"1"', last_modified="Sun, 01 Nov 2026 10:00:00 GMT", last_attempt=NOW,
-                  last_success=NOW, last_change=NOW, title="Blog", failures=0,
-                  history=(Check(NOW - timedelta(hours=1), 3600.0, True, 2),
-                           Check(NOW, 3600.0, True, 10, overflowed=True)))
+    saved = state(
+        etag='W/"1"',
+        last_modified="Sun, 01 Nov 2026 10:00:00 GMT",
+        last_attempt=NOW,
+        last_success=NOW,
+        last_change=NOW,
+        title="Blog",
+        failures=0,
+        history=(Check(NOW - timedelta(hours=1), 3600.0, True, 2), Check(NOW, 3600.0, True, 10, overflowed=True)),
+    )
     entries = [entry(1), entry(2, date=None, author=None, link=None, updated=None)]
     with Store.open(tmp_path) as store:
         store.save(saved, entries, NOW)
@@ -69,12 +83,24 @@ def test_state_and_snapshot_round_trip(tmp_path: Path) -> None:
     assert stored[URL][0].first_seen.utcoffset() == timedelta(0)
 
 
-@pytest.mark.parametrize("outcome", [
-    pytest.param(state(last_attempt=NOW + timedelta(hours=1), last_success=NOW + timedelta(hours=1)),
-                 id="not-modified"),
-    pytest.param(state(last_attempt=NOW + timedelta(hours=1), last_success=NOW, failures=1, error_kind="http_5xx",
-                       error_message="HTTP 500"), id="failed"),
-])
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        pytest.param(
+            state(last_attempt=NOW + timedelta(hours=1), last_success=NOW + timedelta(hours=1)), id="not-modified"
+        ),
+        pytest.param(
+            state(
+                last_attempt=NOW + timedelta(hours=1),
+                last_success=NOW,
+                failures=1,
+                error_kind="http_5xx",
+                error_message="HTTP 500",
+            ),
+            id="failed",
+        ),
+    ],
+)
 def test_saving_state_without_entries_keeps_the_snapshot(tmp_path: Path, outcome: SourceState) -> None:
     with Store.open(tmp_path) as store:
         store.save(state(last_success=NOW), [entry(1), entry(2)], NOW)
@@ -144,8 +170,11 @@ def published(feed_xml: Path) -> dict[str, str]:
 
 def test_undated_entry_keeps_its_first_seen_date_across_builds(server: HTTPServer, tmp_path: Path) -> None:
     undated = {"title": "Undated", "link": "https://blog.example.org/undated", "description": "no date"}
-    future = {"title": "From the future", "link": "https://blog.example.org/future",
-              "pubDate": "Fri, 01 Jan 2100 00:00:00 GMT"}
+    future = {
+        "title": "From the future",
+        "link": "https://blog.example.org/future",
+        "pubDate": "Fri, 01 Jan 2100 00:00:00 GMT",
+    }
     # No item has a usable date (among dated items an undated one borrows a date: test_entry_dates).
     server.expect_oneshot_request("/feed.xml").respond_with_data(rss(undated, future))
     newer = {"title": "Undated, newer", "link": "https://blog.example.org/undated-2"}
@@ -180,12 +209,21 @@ def serve_until_hang(server: HTTPServer, release: threading.Event, quick: dict[s
     return arrived
 
 
-def start_build_until_stuck(tmp_path: Path, config: Path, arrived: list[str], committed: int,
-                            stderr: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+def start_build_until_stuck(
+    tmp_path: Path, config: Path, arrived: list[str], committed: int, stderr: int = subprocess.DEVNULL
+) -> subprocess.Popen[bytes]:
     """Run the CLI build in a subprocess; return once it waits on /hang.xml with
     ``committed`` sources stored (polled for at most ~20 s)."""
-    command = [sys.executable, "-c", "from syndicator.cli import main; main()",
-               "build", "--config", str(config), "--now", NOW_ISO]
+    command = [
+        sys.executable,
+        "-c",
+        "from syndicator.cli import main; main()",
+        "build",
+        "--config",
+        str(config),
+        "--now",
+        NOW_ISO,
+    ]
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr)
     for _ in range(200):
         if "/hang.xml" in arrived and _committed(tmp_path / "cache") == committed:
@@ -198,11 +236,17 @@ def start_build_until_stuck(tmp_path: Path, config: Path, arrived: list[str], co
     pytest.fail(f"the build never got stuck with {committed} sources committed")
 
 
-def test_a_build_killed_midway_leaves_consistent_state(server: HTTPServer, tmp_path: Path,
-                                                       release: threading.Event) -> None:
-    arrived = serve_until_hang(server, release, {
-        "/a.xml": rss(post(1, host="a.example.org"), post(2, host="a.example.org")),
-        "/b.xml": rss(post(3, host="b.example.org"))})
+def test_a_build_killed_midway_leaves_consistent_state(
+    server: HTTPServer, tmp_path: Path, release: threading.Event
+) -> None:
+    arrived = serve_until_hang(
+        server,
+        release,
+        {
+            "/a.xml": rss(post(1, host="a.example.org"), post(2, host="a.example.org")),
+            "/b.xml": rss(post(3, host="b.example.org")),
+        },
+    )
     sites = [{"name": name, "feed": server.url_for(f"/{name.lower()}.xml")} for name in ("A", "B", "Hang")]
     config = write_config(tmp_path, sites, timeout=30, workers=1)
     process = start_build_until_stuck(tmp_path, config, arrived, committed=2)
@@ -211,11 +255,17 @@ def test_a_build_killed_midway_leaves_consistent_state(server: HTTPServer, tmp_p
     cache = tmp_path / "cache"
     assert read_db(cache, "PRAGMA integrity_check") == [("ok",)]
     assert read_db(cache, "SELECT url, failures FROM sources ORDER BY url") == [
-        (sites[0]["feed"], 0), (sites[1]["feed"], 0)]
+        (sites[0]["feed"], 0),
+        (sites[1]["feed"], 0),
+    ]
     assert read_db(cache, "SELECT source, COUNT(*) FROM entries GROUP BY source ORDER BY source") == [
-        (sites[0]["feed"], 2), (sites[1]["feed"], 1)]
-    assert read_db(cache, "SELECT COUNT(*) FROM entries e LEFT JOIN seen s ON s.source = e.source AND s.id = e.id "
-                          "WHERE s.id IS NULL") == [(0,)]
+        (sites[0]["feed"], 2),
+        (sites[1]["feed"], 1),
+    ]
+    assert read_db(
+        cache,
+        "SELECT COUNT(*) FROM entries e LEFT JOIN seen s ON s.source = e.source AND s.id = e.id WHERE s.id IS NULL",
+    ) == [(0,)]
     assert not (tmp_path / "public").exists()
     release.set()
     result = build(config)
@@ -235,8 +285,9 @@ def _committed(cache: Path) -> int:
         return 0
 
 
-def test_ctrl_c_stops_a_build_at_once_and_keeps_what_finished(server: HTTPServer, tmp_path: Path,
-                                                             release: threading.Event) -> None:
+def test_ctrl_c_stops_a_build_at_once_and_keeps_what_finished(
+    server: HTTPServer, tmp_path: Path, release: threading.Event
+) -> None:
     """SIGINT while a fetch hangs: exit 130 without waiting for the fetch, the
     finished sources committed and the cache unlocked for the next build."""
     arrived = serve_until_hang(server, release, {"/a.xml": rss(post(1, host="a.example.org"))})
@@ -253,7 +304,8 @@ def test_ctrl_c_stops_a_build_at_once_and_keeps_what_finished(server: HTTPServer
     assert process.returncode == 130
     assert b"interrupted" in stderr
     assert read_db(tmp_path / "cache", "SELECT url FROM sources WHERE last_success IS NOT NULL") == [
-        (sites[0]["feed"],)]
+        (sites[0]["feed"],)
+    ]
     assert build(config).exit_code == 0  # the lock was released
 
 
@@ -269,12 +321,12 @@ def test_only_the_newest_entries_of_each_snapshot_are_loaded_in_full(tmp_path: P
     assert [s.date for s in light[URL]] == [s.date for s in full[URL]]
     assert [s.entry.link for s in light[URL]] == [e.link for e in entries]
     # entry 5 (undated, first seen NOW) and entry 1 are the two newest: in full; the rest are ids, links and dates
-    assert [s.entry == f.entry for s, f in zip(light[URL], full[URL], strict=True)] == [False, True, True, False,
-                                                                                           False]
+    assert [s.entry == f.entry for s, f in zip(light[URL], full[URL], strict=True)] == [False, True, True, False, False]
     assert light[URL][0].entry.summary == "" and light[URL][0].entry.title == ""
     assert light[other] == full[other]
-    assert select_entries([Site("A", URL), Site("B", other)], light, 2) == \
-        select_entries([Site("A", URL), Site("B", other)], full, 2)
+    assert select_entries([Site("A", URL), Site("B", other)], light, 2) == select_entries(
+        [Site("A", URL), Site("B", other)], full, 2
+    )
 
 
 def test_light_entries_are_completed_in_the_order_given(tmp_path: Path) -> None:

@@ -48,16 +48,32 @@ def state(url: str = URL, **changes: object) -> SourceState:
 
 
 def entry(n: int, **changes: object) -> Entry:
-    base = Entry(id=f"https://blog.example.org/{n}", title=f"Post {n}", link=f"https://blog.example.org/{n}",
-                 author="Alice", date=NOW - timedelta(days=n), updated=NOW - timedelta(days=n, hours=-1),
-                 summary="<p>50% off</p>", content="<p>c ? d</p>")  # % and ? survive the rewrite of parameters
+    base = Entry(
+        id=f"https://blog.example.org/{n}",
+        title=f"Post {n}",
+        link=f"https://blog.example.org/{n}",
+        author="Alice",
+        date=NOW - timedelta(days=n),
+        updated=NOW - timedelta(days=n, hours=-1),
+        summary="<p>50% off</p>",
+        content="<p>c ? d</p>",
+    )  # % and ? survive the rewrite of parameters
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
 def test_state_and_snapshot_round_trip(open_store: Opener) -> None:
-    saved = state(etag='W/"1"', last_modified="Sun, 01 Nov 2026 10:00:00 GMT", last_attempt=NOW,
-                  last_success=NOW, last_change=NOW, title="Blog", interval=5400.0, reason="learnt",
-                  body_size=12_345_678_901, history=(Check(NOW - timedelta(hours=1), 3600.0, True, 2),))
+    saved = state(
+        etag='W/"1"',
+        last_modified="Sun, 01 Nov 2026 10:00:00 GMT",
+        last_attempt=NOW,
+        last_success=NOW,
+        last_change=NOW,
+        title="Blog",
+        interval=5400.0,
+        reason="learnt",
+        body_size=12_345_678_901,
+        history=(Check(NOW - timedelta(hours=1), 3600.0, True, 2),),
+    )
     entries = [entry(1), entry(2, date=None, author=None, link=None, updated=None)]
     with open_store() as store:
         store.save(saved, entries, NOW)
@@ -78,7 +94,9 @@ def test_a_new_snapshot_replaces_the_old_keeps_first_seen_and_marks_edits(open_s
         store.save(state(failures=1, error_kind="http_5xx"), None, later)  # a failure keeps the snapshot
         kept = store.snapshots([URL])[URL]
     assert [(s.entry.title, s.first_seen, s.changed) for s in stored] == [
-        ("Post 3", later, None), ("Post 1, edited", NOW, later)]
+        ("Post 3", later, None),
+        ("Post 1, edited", NOW, later),
+    ]
     assert kept == stored
 
 
@@ -130,7 +148,7 @@ def test_a_failed_save_changes_nothing(open_store: Opener) -> None:
 def test_the_state_dumps_and_loads_whole(open_store: Opener, tmp_path: Path) -> None:
     with open_store() as store:
         store.save(state(), [entry(1), entry(2)], NOW)
-        data = (tmp_path / "state.json.gz")
+        data = tmp_path / "state.json.gz"
         statefile.write(store, data, NOW, "https://planet.example.org/", tmp_path.as_uri())
         counts = {table: store.count(table) for table in TABLES}
     target = tmp_path / "other"
@@ -140,7 +158,7 @@ def test_the_state_dumps_and_loads_whole(open_store: Opener, tmp_path: Path) -> 
         assert [s.entry for s in copy.snapshots([URL])[URL]] == [entry(1), entry(2)]
 
 
-def test_a_newer_schema_is_refused(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+def test_a_newer_schema_is_refused(pg_database: str, tmp_path: Path) -> None:
     import psycopg
 
     with Store.open(tmp_path / "cache", pg_database):
@@ -162,8 +180,7 @@ def test_an_unreachable_server_is_one_line_without_the_password(tmp_path: Path) 
 # --- the CLI on a PostgreSQL state ---------------------------------------------------------------------------------
 
 
-def test_build_and_status_on_a_postgresql_state(server: HTTPServer, tmp_path: Path,
-                                                pg_database: str) -> None:  # noqa: F811
+def test_build_and_status_on_a_postgresql_state(server: HTTPServer, tmp_path: Path, pg_database: str) -> None:
     server.expect_request("/a.xml").respond_with_data(rss(post(1), post(2)), headers={"ETag": '"v1"'})
     config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}], state=pg_database)
     first = build(config)
@@ -174,9 +191,14 @@ def test_build_and_status_on_a_postgresql_state(server: HTTPServer, tmp_path: Pa
     assert again.exit_code == 0, again.output
     assert server.log[-1][0].headers.get("If-None-Match") == '"v1"'  # the validators came back from PostgreSQL
     env = {key: value for key, value in os.environ.items() if key != "SYNDICATOR_STATE"}
-    shown = subprocess.run([sys.executable, "-c", "from syndicator.cli import main; main()", "status", "--json",
-                            "--config", str(config)], capture_output=True, text=True, env=env, check=False,
-                           timeout=60)
+    shown = subprocess.run(
+        [sys.executable, "-c", "from syndicator.cli import main; main()", "status", "--json", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)[0]["etag"] == '"v1"'
 
@@ -184,21 +206,45 @@ def test_build_and_status_on_a_postgresql_state(server: HTTPServer, tmp_path: Pa
 def test_the_state_url_comes_from_the_option_the_environment_or_sites_yaml(tmp_path: Path) -> None:
     config = write_config(tmp_path, [{"name": "A", "feed": "https://example.org/a.xml"}])
     env = {**os.environ, "SYNDICATOR_STATE": "mysql://nope"}
-    result = subprocess.run([sys.executable, "-c", "from syndicator.cli import main; main()", "build", "--config",
-                             str(config)], capture_output=True, text=True, env=env, check=False, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", "from syndicator.cli import main; main()", "build", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
     assert result.returncode == 2
-    assert result.stderr.strip() == ("syndicator: error: SYNDICATOR_STATE: 'mysql://nope' is not a postgresql:// "
-                                     "URL (leave it out for the SQLite state in the cache folder)")
-    bad = write_config(tmp_path, [{"name": "A", "feed": "https://example.org/a.xml"}],
-                       state="postgresql://u:secret@x/db\n")
-    result = subprocess.run([sys.executable, "-c", "from syndicator.cli import main; main()", "build", "--config",
-                             str(bad), "--state", "sqlite:///x"], capture_output=True, text=True, check=False,
-                            timeout=60, env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"})
+    assert result.stderr.strip() == (
+        "syndicator: error: SYNDICATOR_STATE: 'mysql://nope' is not a postgresql:// "
+        "URL (leave it out for the SQLite state in the cache folder)"
+    )
+    bad = write_config(
+        tmp_path, [{"name": "A", "feed": "https://example.org/a.xml"}], state="postgresql://u:secret@x/db\n"
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from syndicator.cli import main; main()",
+            "build",
+            "--config",
+            str(bad),
+            "--state",
+            "sqlite:///x",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"},
+    )
     assert result.returncode == 2 and "secret" not in result.stderr
 
 
-def test_a_build_without_fetching_publishes_from_the_shared_state(server: HTTPServer, tmp_path: Path,
-                                                                 pg_database: str) -> None:  # noqa: F811
+def test_a_build_without_fetching_publishes_from_the_shared_state(
+    server: HTTPServer, tmp_path: Path, pg_database: str
+) -> None:
     server.expect_request("/a.xml").respond_with_data(rss(post(1), post(2)))
     for folder in ("poller", "renderer"):
         (tmp_path / folder).mkdir()
@@ -206,8 +252,7 @@ def test_a_build_without_fetching_publishes_from_the_shared_state(server: HTTPSe
     assert build(poller).exit_code == 0
     requests_before = len(server.log)
     # Another machine: its own folder and cache, the same state; it renders and fetches nothing.
-    renderer = write_config(tmp_path / "renderer", [{"name": "A", "feed": server.url_for("/a.xml")}],
-                            state=pg_database)
+    renderer = write_config(tmp_path / "renderer", [{"name": "A", "feed": server.url_for("/a.xml")}], state=pg_database)
     result = build(renderer, "--no-fetch")
     assert result.exit_code == 0, result.output
     assert len(server.log) == requests_before
@@ -215,32 +260,58 @@ def test_a_build_without_fetching_publishes_from_the_shared_state(server: HTTPSe
     assert "0 requested" in result.stdout
 
 
-@pytest.mark.parametrize(("value", "shown"), [
-    ("postgresql://u:hunter2@[::1/db", "'postgresql://u:***@[::1/db' is not a usable URL (Invalid IPv6 URL)"),
-    ("postgresql://u:hunter2@db.example:99999/db", "is not a usable URL (Port out of range 0-65535)"),
-    ("postgresql://u:hun%zzter2@127.0.0.1:1/db", "cannot connect: invalid percent-encoded token: \"***\""),
-    ("postgresql://u:hun@ter2@127.0.0.1:1/db", "'postgresql://u:***@127.0.0.1:1/db' is not a usable URL (its user "
-     "or password holds a raw '@'; write it %40)"),
-    ("postgresql://u:h/hunter2@ss@db.example:x/db", "is not a usable URL (Port could not be cast to integer value "
-     "as '***')"),
-])
-def test_a_state_url_that_cannot_be_used_is_one_line_without_its_password(tmp_path: Path, value: str,
-                                                                         shown: str) -> None:
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("postgresql://u:hunter2@[::1/db", "'postgresql://u:***@[::1/db' is not a usable URL (Invalid IPv6 URL)"),
+        ("postgresql://u:hunter2@db.example:99999/db", "is not a usable URL (Port out of range 0-65535)"),
+        ("postgresql://u:hun%zzter2@127.0.0.1:1/db", 'cannot connect: invalid percent-encoded token: "***"'),
+        (
+            "postgresql://u:hun@ter2@127.0.0.1:1/db",
+            "'postgresql://u:***@127.0.0.1:1/db' is not a usable URL (its user "
+            "or password holds a raw '@'; write it %40)",
+        ),
+        (
+            "postgresql://u:h/hunter2@ss@db.example:x/db",
+            "is not a usable URL (Port could not be cast to integer value as '***')",
+        ),
+    ],
+)
+def test_a_state_url_that_cannot_be_used_is_one_line_without_its_password(
+    tmp_path: Path, value: str, shown: str
+) -> None:
     config = write_config(tmp_path, [{"name": "A", "feed": "https://example.org/a.xml"}])
-    result = subprocess.run([sys.executable, "-c", "from syndicator.cli import main; main()", "status", "--config",
-                             str(config), "--state", value], capture_output=True, text=True, check=False, timeout=60,
-                            env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from syndicator.cli import main; main()",
+            "status",
+            "--config",
+            str(config),
+            "--state",
+            value,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"},
+    )
     assert result.returncode in (2, 5), result.stderr
     assert len(result.stderr.splitlines()) == 1 and shown in result.stderr, result.stderr
     assert "hunter2" not in result.stderr and "zzter2" not in result.stderr and "ter2" not in result.stderr
     assert "'h'" not in result.stderr
 
 
-@pytest.mark.parametrize("url", [
-    "postgresql://me:hun@ter2@127.0.0.1:9/nowhere",  # libpq ends the password at its first '@'
-    "postgresql://me:hun@ter2@nohost.invalid/nowhere",
-    "postgresql://me:a@b/c@127.0.0.1:9/nowhere",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://me:hun@ter2@127.0.0.1:9/nowhere",  # libpq ends the password at its first '@'
+        "postgresql://me:hun@ter2@nohost.invalid/nowhere",
+        "postgresql://me:a@b/c@127.0.0.1:9/nowhere",
+    ],
+)
 def test_a_password_holding_a_raw_at_sign_is_masked_in_part_too(tmp_path: Path, url: str) -> None:
     pytest.importorskip("psycopg")
     with pytest.raises(StoreError) as raised:
@@ -251,21 +322,23 @@ def test_a_password_holding_a_raw_at_sign_is_masked_in_part_too(tmp_path: Path, 
         assert piece not in message, message
 
 
-def test_a_damaged_schema_version_is_one_line(pg_database: str) -> None:  # noqa: F811
+def test_a_damaged_schema_version_is_one_line(pg_database: str) -> None:
     with Store.connect(pg_database) as store:
         store._db.execute("UPDATE meta SET value = 'abc' WHERE key = 'schema_version'")
     with pytest.raises(StoreError, match="a damaged state: its schema version is 'abc', not a number"):
         Store.connect(pg_database)
 
 
-def test_nul_characters_and_very_long_entry_ids_are_stored_in_postgresql(server: HTTPServer, tmp_path: Path,
-                                                                         pg_database: str) -> None:  # noqa: F811
+def test_nul_characters_and_very_long_entry_ids_are_stored_in_postgresql(
+    server: HTTPServer, tmp_path: Path, pg_database: str
+) -> None:
     long_guid = "https://blog.example.org/" + "x" * 3000  # beyond PostgreSQL's 2,704-byte index row
     server.expect_request("/a.xml").respond_with_data(
         '<?xml version="1.0"?><rss version="2.0"><channel><title>A</title><link>https://blog.example.org/</link>'
         f"<item><guid>{long_guid}</guid><title>Long</title><link>https://blog.example.org/long</link>"
         "<pubDate>Tue, 01 Dec 2026 10:00:00 GMT</pubDate></item></channel></rss>",
-        content_type="application/rss+xml")
+        content_type="application/rss+xml",
+    )
     config = write_config(tmp_path, [{"name": "A", "feed": server.url_for("/a.xml")}], state=pg_database)
     result = build(config)
     assert result.exit_code == 0, result.stderr
@@ -274,16 +347,18 @@ def test_nul_characters_and_very_long_entry_ids_are_stored_in_postgresql(server:
         source = server.url_for("/a.xml")
         state = store.states()[source]
         store.save(replace(state, etag='"ab\x00cd"', last_modified="Tue,\x00 01 Dec 2026"), None, NOW)
-        assert (store.states()[source].etag, store.states()[source].last_modified) == ('"abcd"',
-                                                                                        "Tue, 01 Dec 2026")
+        assert (store.states()[source].etag, store.states()[source].last_modified) == ('"abcd"', "Tue, 01 Dec 2026")
 
 
-@pytest.mark.parametrize(("url", "secret"), [
-    ("postgresql://u:hun#ter2@127.0.0.1:5432/db", "hun#ter2"),
-    ("postgresql://u:p@ss@127.0.0.1/db", "p@ss"),
-    ("postgresql://127.0.0.1:5432/db?user=u&password=hunter2", "hunter2"),
-    ("postgresql://u:hunter2@[::1/db", "hunter2"),
-])
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        ("postgresql://u:hun#ter2@127.0.0.1:5432/db", "hun#ter2"),
+        ("postgresql://u:p@ss@127.0.0.1/db", "p@ss"),
+        ("postgresql://127.0.0.1:5432/db?user=u&password=hunter2", "hunter2"),
+        ("postgresql://u:hunter2@[::1/db", "hunter2"),
+    ],
+)
 def test_shown_never_shows_a_password(url: str, secret: str) -> None:
     from syndicator.urls import shown
 
@@ -291,9 +366,18 @@ def test_shown_never_shows_a_password(url: str, secret: str) -> None:
 
 
 def test_an_entrys_language_and_out_of_line_content_are_stored_and_rows_without_them_still_read(
-        open_store: Opener) -> None:
-    kept = [entry(1, language="ar-EG", content_src="https://blog.example.org/1.pdf", content_type="application/pdf",
-                  content=""), entry(2)]
+    open_store: Opener,
+) -> None:
+    kept = [
+        entry(
+            1,
+            language="ar-EG",
+            content_src="https://blog.example.org/1.pdf",
+            content_type="application/pdf",
+            content="",
+        ),
+        entry(2),
+    ]
     with open_store() as store:
         store.save(state(), kept, NOW)
         # A row written before entries kept a language: no "language", "content_src" or "content_type" key.

@@ -38,26 +38,42 @@ def bad_rss() -> str:
         _item(4, **{f'enclosure url="{BAD}" length="1" type="audio/mpeg"': ""}),
         _item(5, description=f'&lt;p&gt;Picture&lt;img src="{BAD}"&gt;&lt;/p&gt;'),
         _item(6),
-        link=BAD)
+        link=BAD,
+    )
 
 
 def bad_json_feed() -> str:
-    item: dict[str, Any] = {"id": BAD, "url": BAD, "external_url": "https://json.example/posts/9",
-                            "title": "Post 9", "date_published": "2026-11-09T10:00:00Z",
-                            "content_html": f'<p>Nine<img src="{BAD}"></p>', "attachments": [{"url": BAD}]}
-    return json.dumps({"version": "https://jsonfeed.org/version/1.1", "title": "J", "home_page_url": BAD,
-                       "items": [item]})
+    item: dict[str, Any] = {
+        "id": BAD,
+        "url": BAD,
+        "external_url": "https://json.example/posts/9",
+        "title": "Post 9",
+        "date_published": "2026-11-09T10:00:00Z",
+        "content_html": f'<p>Nine<img src="{BAD}"></p>',
+        "attachments": [{"url": BAD}],
+    }
+    return json.dumps(
+        {"version": "https://jsonfeed.org/version/1.1", "title": "J", "home_page_url": BAD, "items": [item]}
+    )
 
 
-def test_bad_urls_in_a_feed_drop_one_field_and_the_build_publishes_everything(server: HTTPServer,
-                                                                             tmp_path: Path) -> None:
+def test_bad_urls_in_a_feed_drop_one_field_and_the_build_publishes_everything(
+    server: HTTPServer, tmp_path: Path
+) -> None:
     server.expect_request("/bad.xml").respond_with_data(bad_rss(), content_type="application/rss+xml")
     server.expect_request("/bad.json").respond_with_data(bad_json_feed(), content_type="application/feed+json")
     server.expect_request("/good.xml").respond_with_data(
-        rss(post(7, host="good.example"), post(8, host="good.example")), content_type="application/rss+xml")
-    config = write_config(tmp_path, [{"name": "Bad", "feed": server.url_for("/bad.xml")},
-                                     {"name": "Json", "feed": server.url_for("/bad.json")},
-                                     {"name": "Good", "feed": server.url_for("/good.xml")}], items_per_feed=10)
+        rss(post(7, host="good.example"), post(8, host="good.example")), content_type="application/rss+xml"
+    )
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "Bad", "feed": server.url_for("/bad.xml")},
+            {"name": "Json", "feed": server.url_for("/bad.json")},
+            {"name": "Good", "feed": server.url_for("/good.xml")},
+        ],
+        items_per_feed=10,
+    )
     result = build(config)
     assert result.exit_code == 0, result.output
     assert "3 requested (3 changed, 0 unchanged, 0 failed)" in result.stdout
@@ -88,13 +104,14 @@ def test_discover_skips_an_unusable_base_and_alternate(server: HTTPServer) -> No
     assert result.stdout.splitlines() == [server.url_for("/atom.xml")]  # resolved against the page's own URL
 
 
-def test_a_page_with_unusable_urls_served_as_a_feed_follows_the_usable_one(server: HTTPServer,
-                                                                            tmp_path: Path) -> None:
+def test_a_page_with_unusable_urls_served_as_a_feed_follows_the_usable_one(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/page").respond_with_data(PAGE, content_type="text/html")
     server.expect_request("/atom.xml").respond_with_data(rss(post(8, host="atom.example")))
     server.expect_request("/good.xml").respond_with_data(rss(post(7, host="good.example")))
-    config = write_config(tmp_path, [{"name": "Page", "feed": server.url_for("/page")},
-                                     {"name": "Good", "feed": server.url_for("/good.xml")}])
+    config = write_config(
+        tmp_path,
+        [{"name": "Page", "feed": server.url_for("/page")}, {"name": "Good", "feed": server.url_for("/good.xml")}],
+    )
     result = build(config)
     assert result.exit_code == 0, result.output
     assert f"followed the feed it advertises, {server.url_for('/atom.xml')}:" in result.stderr

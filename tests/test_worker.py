@@ -47,10 +47,12 @@ class Farm:
                 self.gets.append((time.monotonic(), path))
         time.sleep(self.delay)
         name = path.rsplit("/", 1)[-1].removesuffix(".xml")
-        body = (f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Feed {name}</title>'
-                f"<id>urn:feed:{name}</id><updated>2026-12-01T00:00:00Z</updated><entry><id>urn:{name}:1</id>"
-                f"<title>Post of feed {name}</title><updated>2026-12-01T00:00:00Z</updated>"
-                f'<link href="https://example.org/{name}/1"/></entry></feed>').encode()
+        body = (
+            f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Feed {name}</title>'
+            f"<id>urn:feed:{name}</id><updated>2026-12-01T00:00:00Z</updated><entry><id>urn:{name}:1</id>"
+            f"<title>Post of feed {name}</title><updated>2026-12-01T00:00:00Z</updated>"
+            f'<link href="https://example.org/{name}/1"/></entry></feed>'
+        ).encode()
         start_response("200 OK", [("Content-Type", "application/atom+xml"), ("Content-Length", str(len(body)))])
         return [body]
 
@@ -77,8 +79,12 @@ def planet(tmp_path: Path, farm: Farm, url: str, **settings: Any) -> Path:
 def worker(config: Path, name: str, *args: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and k != "SYNDICATOR_STATE"}
     with open(config.parent / f"worker-{name}.log", "wb") as log:  # the child keeps its own descriptor
-        return subprocess.Popen([str(SYNDICATOR), "worker", "--config", str(config), "--name", name, "-v", *args],
-                                stdout=subprocess.DEVNULL, stderr=log, env=env)
+        return subprocess.Popen(
+            [str(SYNDICATOR), "worker", "--config", str(config), "--name", name, "-v", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env=env,
+        )
 
 
 def stop(process: subprocess.Popen[bytes]) -> int:
@@ -98,7 +104,8 @@ def attempted(url: str) -> set[str]:
 
 
 def test_two_workers_fetch_every_feed_once_and_a_build_publishes_them(
-        tmp_path: Path, farm: Farm, pg_database: str) -> None:  # noqa: F811
+    tmp_path: Path, farm: Farm, pg_database: str
+) -> None:
     config = planet(tmp_path, farm, pg_database)
     processes = [worker(config, "a"), worker(config, "b")]
     try:
@@ -112,16 +119,22 @@ def test_two_workers_fetch_every_feed_once_and_a_build_publishes_them(
     assert set(counts.values()) == {1}, counts  # no feed fetched twice
     logs = [(tmp_path / f"worker-{name}.log").read_text() for name in ("a", "b")]
     assert all("stopped after storing" in log for log in logs), logs
-    built = subprocess.run([str(SYNDICATOR), "build", "--config", str(config), "--no-fetch"], capture_output=True,
-                           text=True, timeout=60, check=False,
-                           env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"})
+    built = subprocess.run(
+        [str(SYNDICATOR), "build", "--config", str(config), "--no-fetch"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"},
+    )
     assert built.returncode == 0, built.stderr
     page = (tmp_path / "public" / "index.html").read_text(encoding="utf-8")
     assert all(f"Post of feed {n}" in page for n in range(FEEDS))
 
 
 def test_the_sources_of_a_dead_worker_are_taken_over_when_its_leases_expire(
-        tmp_path: Path, farm: Farm, pg_database: str) -> None:  # noqa: F811
+    tmp_path: Path, farm: Farm, pg_database: str
+) -> None:
     config = planet(tmp_path, farm, pg_database)
     with Store.open(tmp_path / "seed", pg_database) as store:  # the dead worker held every source
         claims.register(store._db, [(farm.url(n), "127.0.0.1") for n in range(FEEDS)])
@@ -132,8 +145,10 @@ def test_the_sources_of_a_dead_worker_are_taken_over_when_its_leases_expire(
     process = worker(config, "b", "--listen", f"127.0.0.1:{port}")
     try:
         wait_for(lambda: len(attempted(pg_database)) == FEEDS, "every feed fetched after the leases expired")
-        samples = wait_for(lambda: metric_samples(requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text),
-                           "the worker's metrics")
+        samples = wait_for(
+            lambda: metric_samples(requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text),
+            "the worker's metrics",
+        )
         assert requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).text == "ok\n"
     finally:
         assert stop(process) == 0
@@ -146,7 +161,7 @@ def test_the_sources_of_a_dead_worker_are_taken_over_when_its_leases_expire(
     assert set(farm.counts().values()) == {1}
 
 
-def test_a_worker_killed_mid_fetch_loses_nothing(tmp_path: Path, pg_database: str) -> None:  # noqa: F811
+def test_a_worker_killed_mid_fetch_loses_nothing(tmp_path: Path, pg_database: str) -> None:
     slow = Farm(delay=2.0)
     try:
         config = planet(tmp_path, slow, pg_database)
@@ -158,8 +173,9 @@ def test_a_worker_killed_mid_fetch_loses_nothing(tmp_path: Path, pg_database: st
         before = attempted(pg_database)
         second = worker(config, "b", "--workers", "4")
         try:
-            wait_for(lambda: len(attempted(pg_database)) == FEEDS, "every feed fetched by the second worker",
-                     timeout=60)
+            wait_for(
+                lambda: len(attempted(pg_database)) == FEEDS, "every feed fetched by the second worker", timeout=60
+            )
         finally:
             assert stop(second) == 0
         assert before < attempted(pg_database)
@@ -168,7 +184,8 @@ def test_a_worker_killed_mid_fetch_loses_nothing(tmp_path: Path, pg_database: st
 
 
 def test_a_worker_renews_the_leases_of_the_sources_still_queued_so_none_is_fetched_twice_at_once(
-        tmp_path: Path, pg_database: str) -> None:  # noqa: F811
+    tmp_path: Path, pg_database: str
+) -> None:
     slow = Farm(delay=6.0)  # a batch of two, fetched one after the other: 12 s, beyond the 10 s lease
     try:
         sites = [{"name": f"Feed {n}", "feed": slow.url(n)} for n in range(4)]
@@ -185,7 +202,8 @@ def test_a_worker_renews_the_leases_of_the_sources_still_queued_so_none_is_fetch
 
 
 def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_connections(
-        tmp_path: Path, farm: Farm, server: Any, pg_database: str) -> None:  # noqa: F811
+    tmp_path: Path, farm: Farm, server: Any, pg_database: str
+) -> None:
     from syndicator.model import Entry, SourceState
 
     from .test_deliveries import Hook
@@ -198,14 +216,19 @@ def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_c
     try:
         wait_for(lambda: len(attempted(pg_database)) == 3, "every feed fetched (their baselines: no event)")
         with Store.connect(pg_database) as store:  # as a restart of the server does
-            store._db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                              "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            store._db.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
             source = "https://blog.example.org/feed.xml"
             store.outbox = (hook.url,)
             store.save(SourceState(source, source), [Entry(id="e0")], datetime.now(UTC))
             store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], datetime.now(UTC))
-        wait_for(lambda: "connected to the state again" in (tmp_path / "worker-a.log").read_text(),
-                 "the worker to connect again", timeout=30)
+        wait_for(
+            lambda: "connected to the state again" in (tmp_path / "worker-a.log").read_text(),
+            "the worker to connect again",
+            timeout=30,
+        )
         wait_for(lambda: hook.received, "the event delivered by the delivery thread's new connection", timeout=30)
         assert requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).text == "ok\n"
     finally:
@@ -214,13 +237,16 @@ def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_c
 
 
 #: A "billion laughs" sites.yaml (1 KB; nine levels of nine aliases would be 387 million values).
-ALIAS_BOMB = "title: T\nlink: https://planet.example.org/\nsites:\n  - name: A\n    feed: https://a.example.org/f\n" \
-    "    extra:\n      l0: &l0 [" + ", ".join(["lol"] * 9) + "]\n" + "".join(
-        f"      l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 9))
+ALIAS_BOMB = (
+    "title: T\nlink: https://planet.example.org/\nsites:\n  - name: A\n    feed: https://a.example.org/f\n"
+    "    extra:\n      l0: &l0 ["
+    + ", ".join(["lol"] * 9)
+    + "]\n"
+    + "".join(f"      l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 9))
+)
 
 
-def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm,
-                                                     pg_database: str) -> None:  # noqa: F811
+def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm, pg_database: str) -> None:
     sites = [{"name": f"Feed {n}", "feed": farm.url(n)} for n in range(3)]
     config = write_config(tmp_path, sites[:2], state=pg_database, host_gap=0)
     process = worker(config, "a")
@@ -247,9 +273,14 @@ def test_sighup_makes_a_worker_read_sites_yaml_again(tmp_path: Path, farm: Farm,
 
 def test_a_worker_needs_a_postgresql_state(tmp_path: Path, farm: Farm) -> None:
     config = write_config(tmp_path, [{"name": "A", "feed": farm.url(0)}])
-    result = subprocess.run([str(SYNDICATOR), "worker", "--config", str(config)], capture_output=True, text=True,
-                            timeout=60, check=False,
-                            env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"})
+    result = subprocess.run(
+        [str(SYNDICATOR), "worker", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "SYNDICATOR_STATE"},
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("syndicator: error: worker: workers share a PostgreSQL state")
     assert farm.gets == []
@@ -262,8 +293,13 @@ def test_lease_time_defaults_to_twice_a_fetch_deadline() -> None:
     config = Config(path=Path("sites.yaml"), title="t", link="https://x.example/", sites=(), timeout=30, retries=1)
     assert lease_seconds(config, WorkerOptions()) == 240
     assert lease_seconds(config, WorkerOptions(lease=15)) == 15
-    assert lease_seconds(Config(path=Path("s"), title="t", link="https://x.example/", sites=(), timeout=5,
-                                retries=0), WorkerOptions()) == 60
+    assert (
+        lease_seconds(
+            Config(path=Path("s"), title="t", link="https://x.example/", sites=(), timeout=5, retries=0),
+            WorkerOptions(),
+        )
+        == 60
+    )
 
 
 def database_now(store: Store) -> datetime:
@@ -283,14 +319,16 @@ class LeaseFarm(Farm):
     def app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
         path = environ.get("PATH_INFO", "")
         with Store.connect(self.state_url) as store:
-            for claimed, expires in store._db.execute("SELECT claimed, expires FROM leases WHERE source LIKE ?",
-                                                      (f"%{path}",)):
+            for claimed, expires in store._db.execute(
+                "SELECT claimed, expires FROM leases WHERE source LIKE ?", (f"%{path}",)
+            ):
                 self.leases[path] = (claimed.astimezone(UTC), expires.astimezone(UTC))
         return super().app(environ, start_response)
 
 
 def test_a_worker_whose_clock_is_five_minutes_fast_takes_leases_and_due_times_from_the_database(
-        tmp_path: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    tmp_path: Path, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
     from datetime import timedelta
 

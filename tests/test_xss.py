@@ -88,16 +88,24 @@ def _read(folder: Path) -> Outputs:
     entries = {datetime.fromisoformat(e.findtext(f"{ATOM}published", "")): e for e in atom.iter(f"{ATOM}entry")}
     feed = json.loads((folder / "feed.json").read_text(encoding="utf-8"))
     items = {datetime.fromisoformat(item["date_published"]): item for item in feed["items"]}
-    return Outputs(folder, index, parse_page((folder / "sites.html").read_text(encoding="utf-8")), articles,
-                   atom, entries, feed, items, ET.parse(folder / "opml.xml").getroot())
+    return Outputs(
+        folder,
+        index,
+        parse_page((folder / "sites.html").read_text(encoding="utf-8")),
+        articles,
+        atom,
+        entries,
+        feed,
+        items,
+        ET.parse(folder / "opml.xml").getroot(),
+    )
 
 
 def _publish(http: HTTPServer, spec: Build, folder: Path) -> Outputs:
     """Serve the build's feeds, run `syndicator build` on them, and read what it published."""
     sites = []
     for feed in spec.feeds:
-        http.expect_request(feed.path).respond_with_data(feed.body, status=feed.status,
-                                                         content_type=feed.content_type)
+        http.expect_request(feed.path).respond_with_data(feed.body, status=feed.status, content_type=feed.content_type)
         site = {"name": feed.site_name, "feed": http.url_for(feed.path) + feed.query}
         if feed.site_link:
             site["link"] = feed.site_link
@@ -113,10 +121,12 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[st
     """The outputs of a build by name; each build runs once for the whole module."""
     done: dict[str, Outputs] = {}
     with loopback_server() as http:
+
         def get(name: str) -> Outputs:
             if name not in done:
                 done[name] = _publish(http, BUILDS[name], tmp_path_factory.mktemp(name))
             return done[name]
+
         yield get
 
 
@@ -166,8 +176,11 @@ def json_problems(item: dict[str, Any]) -> list[str]:
 def entry_problems(out: Outputs, index: int) -> list[str]:
     """Everything unsafe about entry ``index`` in index.html, feed.xml and feed.json."""
     date = when(index)
-    parts = [("index.html", out.articles.get(date)), ("feed.xml", out.atom_entries.get(date)),
-             ("feed.json", out.json_items.get(date))]
+    parts = [
+        ("index.html", out.articles.get(date)),
+        ("feed.xml", out.atom_entries.get(date)),
+        ("feed.json", out.json_items.get(date)),
+    ]
     problems = [f"{name}: entry not published" for name, part in parts if part is None]
     if (article := out.articles.get(date)) is not None:
         problems += [f"index.html: {p}" for p in tree_problems(article)]
@@ -255,10 +268,16 @@ def test_planet_title_is_escaped_text(published: Callable[[str], Outputs]) -> No
 def _media_urls(out: Outputs, index: int) -> tuple[list[str], list[str], list[str]]:
     """The enclosure URLs of entry ``index`` in index.html (links and players), feed.xml and feed.json."""
     date = when(index)
-    page = [e.get("href") or e.get("src") or "" for p in out.articles[date].iter("p") if p.get("class") == "enclosure"
-            for e in p.iter() if e.tag in ("a", "audio", "video")]
-    atom = [link.get("href", "") for link in out.atom_entries[date].findall(f"{ATOM}link")
-            if link.get("rel") == "enclosure"]
+    page = [
+        e.get("href") or e.get("src") or ""
+        for p in out.articles[date].iter("p")
+        if p.get("class") == "enclosure"
+        for e in p.iter()
+        if e.tag in ("a", "audio", "video")
+    ]
+    atom = [
+        link.get("href", "") for link in out.atom_entries[date].findall(f"{ATOM}link") if link.get("rel") == "enclosure"
+    ]
     json_feed = [a["url"] for a in out.json_items[date].get("attachments", [])]
     return page, atom, json_feed
 
@@ -284,10 +303,12 @@ def test_enclosure_urls_reach_every_output_as_web_urls_only(name: str, published
 def _image_urls(out: Outputs, index: int) -> tuple[list[str], list[str], list[str]]:
     """The image beside the text of entry ``index``: on index.html, leading feed.xml's content, in feed.json."""
     date = when(index)
-    page = [img.get("src", "") for p in out.articles[date].iter("p") if p.get("class") == "image"
-            for img in p.iter("img")]
-    content = html5lib.parseFragment(out.atom_entries[date].findtext(f"{ATOM}content") or "",
-                                     namespaceHTMLElements=False)
+    page = [
+        img.get("src", "") for p in out.articles[date].iter("p") if p.get("class") == "image" for img in p.iter("img")
+    ]
+    content = html5lib.parseFragment(
+        out.atom_entries[date].findtext(f"{ATOM}content") or "", namespaceHTMLElements=False
+    )
     atom = [img.get("src", "") for img in content.iter("img") if "src" in img.attrib][:1]
     item = out.json_items[date]
     return page, atom, [item["image"]] if "image" in item else []

@@ -52,8 +52,13 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_for(condition: Callable[[], T], what: str, timeout: float = WAIT,
-             details: Callable[[], str] | None = None, interval: float = 0.05) -> T:
+def wait_for(
+    condition: Callable[[], T],
+    what: str,
+    timeout: float = WAIT,
+    details: Callable[[], str] | None = None,
+    interval: float = 0.05,
+) -> T:
     """Call ``condition`` until it returns something true, and return that; fail after ``timeout`` seconds.
 
     ``what`` says what was awaited; ``details`` (e.g. a log) is added to the failure.
@@ -135,8 +140,7 @@ class WebSubHub:
         app = Flask("hub")
         app.config["PUBLISH_SUPPORTED"] = True  # the blueprint reads the app's config, not the Hub's
         if lease is not None:  # the blueprint clamps the lease asked to these (get_lease_seconds)
-            app.config.update(HUB_MIN_LEASE_SECONDS=lease, HUB_DEFAULT_LEASE_SECONDS=lease,
-                              HUB_MAX_LEASE_SECONDS=lease)
+            app.config.update(HUB_MIN_LEASE_SECONDS=lease, HUB_DEFAULT_LEASE_SECONDS=lease, HUB_MAX_LEASE_SECONDS=lease)
         self.database = folder / "hub.sqlite"
         self.storage = SQLite3HubStorage(str(self.database))
         hub = Hub(self.storage, celery, PUBLISH_SUPPORTED=True, REQUEST_TIMEOUT=5, MAX_ATTEMPTS=1)
@@ -148,8 +152,14 @@ class WebSubHub:
             if request.method == "POST":
                 form = request.form
                 with self._lock:
-                    self.requests.append(HubRequest(form.get("hub.mode", ""), form.get("hub.topic", ""),
-                                                    form.get("hub.callback", ""), form.get("hub.lease_seconds", "")))
+                    self.requests.append(
+                        HubRequest(
+                            form.get("hub.mode", ""),
+                            form.get("hub.topic", ""),
+                            form.get("hub.callback", ""),
+                            form.get("hub.lease_seconds", ""),
+                        )
+                    )
 
         app.register_blueprint(hub.build_blueprint(url_prefix="/hub"))
         self._running = Running(app)
@@ -224,16 +234,21 @@ class Feed:
         chosen = sorted(self.posts if posts is None else posts, key=lambda p: p.date, reverse=True)
         links = f'<link rel="alternate" href="https://{self.name}.example.org/"/>'
         if self.hub is not None and self.advertise == "document":
-            links += f"<link rel={quoteattr('hub')} href={quoteattr(self.hub)}/><link rel=\"self\" " \
-                     f"href={quoteattr(self.url)}/>"
+            links += (
+                f'<link rel={quoteattr("hub")} href={quoteattr(self.hub)}/><link rel="self" '
+                f"href={quoteattr(self.url)}/>"
+            )
         updated = max((p.date for p in chosen), default=datetime(2026, 1, 1, tzinfo=UTC))
         entries = "".join(
             f"<entry><id>{escape(p.key)}</id><title>{escape(p.title)}</title><updated>{_iso(p.date)}</updated>"
-            f"<link href=\"https://{self.name}.example.org/{p.key.rsplit(':', 1)[1]}\"/></entry>"
-            for p in chosen)
-        text = (f'<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
-                f"<title>{escape(self.name)}</title><id>urn:syndicator-test:{self.name}</id>"
-                f"<updated>{_iso(updated)}</updated>{links}{entries}" + " " * padding + "</feed>\n")
+            f'<link href="https://{self.name}.example.org/{p.key.rsplit(":", 1)[1]}"/></entry>'
+            for p in chosen
+        )
+        text = (
+            f'<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
+            f"<title>{escape(self.name)}</title><id>urn:syndicator-test:{self.name}</id>"
+            f"<updated>{_iso(updated)}</updated>{links}{entries}" + " " * padding + "</feed>\n"
+        )
         return text.encode()
 
 
@@ -263,8 +278,15 @@ class FeedServer:
     def stop(self) -> None:
         self._running.stop()
 
-    def feed(self, name: str, hub: str | None = None, advertise: str | None = "header", posts: int = 3,
-             start: datetime | None = None, every: timedelta = timedelta(hours=1)) -> Feed:
+    def feed(
+        self,
+        name: str,
+        hub: str | None = None,
+        advertise: str | None = "header",
+        posts: int = 3,
+        start: datetime | None = None,
+        every: timedelta = timedelta(hours=1),
+    ) -> Feed:
         """A new feed with ``posts`` posts ``every`` apart, the newest at ``start`` (default: now)."""
         feed = Feed(name, self, hub, advertise)
         newest = start or datetime.now(UTC)
@@ -276,8 +298,11 @@ class FeedServer:
     def syndicator_gets(self, name: str | None = None) -> list[Hit]:
         """The GETs of syndicator (its User-Agent names it), of feed ``name`` or of any."""
         with self._lock:
-            return [hit for hit in self.hits if "syndicator" in hit.user_agent
-                    and (name is None or hit.path == f"/feeds/{name}.xml")]
+            return [
+                hit
+                for hit in self.hits
+                if "syndicator" in hit.user_agent and (name is None or hit.path == f"/feeds/{name}.xml")
+            ]
 
     def _app(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -289,8 +314,10 @@ class FeedServer:
             start_response("404 Not Found", [("Content-Type", "text/plain")])
             return [b"not found\n"]
         body = feed.document()
-        start_response("200 OK", [("Content-Type", "application/atom+xml"), ("Content-Length", str(len(body))),
-                                  *feed.links().items()])
+        start_response(
+            "200 OK",
+            [("Content-Type", "application/atom+xml"), ("Content-Length", str(len(body))), *feed.links().items()],
+        )
         return [body]
 
 
@@ -299,8 +326,11 @@ class FeedServer:
 
 def metric_samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
     """{(sample name, labels): value} of a Prometheus text exposition (parsing must succeed)."""
-    return {(sample.name, frozenset(sample.labels.items())): sample.value
-            for family in text_string_to_metric_families(text) for sample in family.samples}
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
 
 
 class ServeProcess:
@@ -319,12 +349,22 @@ class ServeProcess:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = config.parent / f"serve-{ServeProcess.count}.log"
-        command = [str(SYNDICATOR), "serve", "--config", str(config), "--listen", f"127.0.0.1:{self.port}",
-                   *(["--public-url", self.base] if public else []), *(["-v"] if verbose else []), *args]
+        command = [
+            str(SYNDICATOR),
+            "serve",
+            "--config",
+            str(config),
+            "--listen",
+            f"127.0.0.1:{self.port}",
+            *(["--public-url", self.base] if public else []),
+            *(["-v"] if verbose else []),
+            *args,
+        ]
         env = {k: v for k, v in os.environ.items() if k.upper() not in _PROXY_VARIABLES}
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                            stderr=log, env=env, cwd=config.parent)
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=env, cwd=config.parent
+            )
         self.http = session()
 
     # --- reading
@@ -350,6 +390,7 @@ class ServeProcess:
 
     def wait_for(self, condition: Callable[[], T], what: str, timeout: float = WAIT) -> T:
         """:func:`wait_for`, failing at once (with the log) if the process ended."""
+
         def check() -> T:
             if self.process.poll() is not None:
                 raise AssertionError(f"serve ended while waiting for {what}\n{self.details()}")
@@ -357,6 +398,7 @@ class ServeProcess:
                 return condition()
             except (requests.ConnectionError, FileNotFoundError, sqlite3.OperationalError):
                 return None  # type: ignore[return-value]  # not up yet: try again
+
         return wait_for(check, what, timeout, self.details)
 
     def wait_healthy(self) -> None:

@@ -23,13 +23,52 @@ from html5lib.serializer import serialize
 
 #: Elements that run script, load documents or styles, submit, or switch the parser's namespace.
 FORBIDDEN = {
-    "script", "style", "iframe", "frame", "frameset", "object", "embed", "applet", "base", "form",
-    "input", "button", "select", "textarea", "keygen", "isindex", "svg", "math", "template", "noscript",
-    "noembed", "noframes", "portal", "link", "meta",
+    "script",
+    "style",
+    "iframe",
+    "frame",
+    "frameset",
+    "object",
+    "embed",
+    "applet",
+    "base",
+    "form",
+    "input",
+    "button",
+    "select",
+    "textarea",
+    "keygen",
+    "isindex",
+    "svg",
+    "math",
+    "template",
+    "noscript",
+    "noembed",
+    "noframes",
+    "portal",
+    "link",
+    "meta",
 }
 #: Attributes that hold one URL.
-URL_ATTRIBUTES = {"href", "src", "action", "cite", "poster", "data", "background", "formaction", "longdesc",
-                  "lowsrc", "dynsrc", "usemap", "codebase", "manifest", "icon", "profile", "ping"}
+URL_ATTRIBUTES = {
+    "href",
+    "src",
+    "action",
+    "cite",
+    "poster",
+    "data",
+    "background",
+    "formaction",
+    "longdesc",
+    "lowsrc",
+    "dynsrc",
+    "usemap",
+    "codebase",
+    "manifest",
+    "icon",
+    "profile",
+    "ping",
+}
 #: Attributes forbidden whatever their value.
 FORBIDDEN_ATTRIBUTES = {"style", "srcdoc", "formaction"}
 #: Files of the published site: the only relative URLs a page may hold.

@@ -91,8 +91,10 @@ def _iso(index: int) -> str:
 
 def urls_html(url: str) -> str:
     """HTML that puts ``url`` in every URL attribute an allowed element has."""
-    return (f'<p><a href="{url}">link</a> <img src="{url}" alt="i"> <img srcset="{url} 2x" alt="s"></p>'
-            f'<blockquote cite="{url}">q</blockquote><q cite="{url}">c</q><del cite="{url}">d</del>')
+    return (
+        f'<p><a href="{url}">link</a> <img src="{url}" alt="i"> <img srcset="{url} 2x" alt="s"></p>'
+        f'<blockquote cite="{url}">q</blockquote><q cite="{url}">c</q><del cite="{url}">d</del>'
+    )
 
 
 # --- RSS ------------------------------------------------------------------------
@@ -104,9 +106,13 @@ def rss_markup(cdata: bool) -> Build:
     name = "rss-cdata" if cdata else "rss"
     items = []
     for i, p in enumerate(MARKUP):
-        item = {"title": wrap(p.with_word("Headline")), "link": f"{HOME}posts/{i}",
-                "guid isPermaLink='false'": f"urn:xss:{name}:{i}", "pubDate": _rfc822(i),
-                "description": wrap(p.with_word("Summary"))}
+        item = {
+            "title": wrap(p.with_word("Headline")),
+            "link": f"{HOME}posts/{i}",
+            "guid isPermaLink='false'": f"urn:xss:{name}:{i}",
+            "pubDate": _rfc822(i),
+            "description": wrap(p.with_word("Summary")),
+        }
         if cdata:  # no content:encoded, so the description is the content too
             item["dc:creator"] = wrap(p.with_word("Writer"))
         else:
@@ -122,9 +128,12 @@ def rss_urls(permalink: bool) -> Build:
     name = "rss-guid" if permalink else "rss-urls"
     items = []
     for i, u in enumerate(URLS):
-        item = {"title": f"Link {i}", "pubDate": _rfc822(i),
-                f'enclosure url="{_raw_attr(u)}" type="audio/mpeg" length="1"': "",
-                "description": _esc(urls_html(u.text))}
+        item = {
+            "title": f"Link {i}",
+            "pubDate": _rfc822(i),
+            f'enclosure url="{_raw_attr(u)}" type="audio/mpeg" length="1"': "",
+            "description": _esc(urls_html(u.text)),
+        }
         if permalink:
             item["guid"] = u.text.replace("<", "&lt;")
         else:
@@ -143,13 +152,25 @@ def media_urls() -> Build:
     items = []
     for i, u in enumerate(URLS):
         url = _raw_attr(u)
-        items.append({"title": f"Media {i}", "pubDate": _rfc822(i), "guid isPermaLink='false'": f"urn:xss:m:{i}",
-                      "link": f"{HOME}media/{i}", "description": "",
-                      f'media:content url="{url}" medium="image"': "",
-                      f'media:content url="{url}" type="audio/mpeg"': "",
-                      f'media:thumbnail url="{url}"': "", f'itunes:image href="{url}"': ""})
-    body = rss(*items).replace('<rss version="2.0"', '<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" '
-                               'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"', 1)
+        items.append(
+            {
+                "title": f"Media {i}",
+                "pubDate": _rfc822(i),
+                "guid isPermaLink='false'": f"urn:xss:m:{i}",
+                "link": f"{HOME}media/{i}",
+                "description": "",
+                f'media:content url="{url}" medium="image"': "",
+                f'media:content url="{url}" type="audio/mpeg"': "",
+                f'media:thumbnail url="{url}"': "",
+                f'itunes:image href="{url}"': "",
+            }
+        )
+    body = rss(*items).replace(
+        '<rss version="2.0"',
+        '<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" '
+        'xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"',
+        1,
+    )
     return Build("media-urls", (Feed("/media-urls.xml", body, RSS_TYPE),), tuple(URLS))
 
 
@@ -157,10 +178,12 @@ def media_urls() -> Build:
 
 
 def _atom(entries: list[str], title: str = "Hostile Atom", link: str = HOME) -> str:
-    return ('<?xml version="1.0" encoding="utf-8"?>'
-            f'<feed xmlns="http://www.w3.org/2005/Atom" xmlns:xlink="{XLINK}">'
-            f'<title type="text">{title}</title><link href="{link}"/><id>urn:xss:feed</id>'
-            f'<updated>{_iso(0)}</updated>{"".join(entries)}</feed>')
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>'
+        f'<feed xmlns="http://www.w3.org/2005/Atom" xmlns:xlink="{XLINK}">'
+        f'<title type="text">{title}</title><link href="{link}"/><id>urn:xss:feed</id>'
+        f"<updated>{_iso(0)}</updated>{''.join(entries)}</feed>"
+    )
 
 
 def _xhtml_div(markup: str) -> str | None:
@@ -195,10 +218,12 @@ def atom_markup(kind: str) -> Build:
             f'<link rel="alternate" href="{HOME}posts/{i}"/><published>{_iso(i)}</published>'
             f"<updated>{_iso(i)}</updated><author><name>{_esc(p.with_word('Writer'))}</name></author>"
             f"{_atom_text('summary', p.with_word('Summary'), 'html' if kind == 'html' else 'text')}"
-            f"{_atom_text('content', p.with_word('Body'), kind)}</entry>")
+            f"{_atom_text('content', p.with_word('Body'), kind)}</entry>"
+        )
     settings = {} if kind == "html" else {"summary_chars": 20}
-    return Build(name, (Feed(f"/{name}.xml", _atom(entries), ATOM_TYPE),), tuple(MARKUP), titles=True,
-                 settings=settings)
+    return Build(
+        name, (Feed(f"/{name}.xml", _atom(entries), ATOM_TYPE),), tuple(MARKUP), titles=True, settings=settings
+    )
 
 
 def atom_urls() -> Build:
@@ -211,17 +236,18 @@ def atom_urls() -> Build:
             f'<entry xml:base="{url}"><id>urn:xss:atom-urls:{i}</id><title>Link {i}</title>'
             f'<link rel="alternate" href="{url}"/><link rel="enclosure" href="{url}" length="1"/>'
             f"<published>{_iso(i)}</published><updated>{_iso(i)}</updated>"
-            f'<content type="html">{content}</content></entry>')
+            f'<content type="html">{content}</content></entry>'
+        )
     return Build("atom-urls", (Feed("/atom-urls.xml", _atom(entries), ATOM_TYPE),), tuple(URLS))
 
 
 # --- JSON Feed ------------------------------------------------------------------
 
 
-def _json(items: list[dict[str, Any]], title: str = "Hostile JSON", home: str = HOME,
-          version: str = "1.1") -> str:
-    return json.dumps({"version": f"https://jsonfeed.org/version/{version}", "title": title,
-                       "home_page_url": home, "items": items})
+def _json(items: list[dict[str, Any]], title: str = "Hostile JSON", home: str = HOME, version: str = "1.1") -> str:
+    return json.dumps(
+        {"version": f"https://jsonfeed.org/version/{version}", "title": title, "home_page_url": home, "items": items}
+    )
 
 
 def json_markup(text: bool) -> Build:
@@ -229,17 +255,29 @@ def json_markup(text: bool) -> Build:
     name = "json-text" if text else "json"
     items = []
     for i, p in enumerate(MARKUP):
-        item: dict[str, Any] = {"id": f"urn:xss:{name}:{i}", "url": f"{HOME}posts/{i}",
-                                "title": p.with_word("Headline"), "date_published": _iso(i)}
+        item: dict[str, Any] = {
+            "id": f"urn:xss:{name}:{i}",
+            "url": f"{HOME}posts/{i}",
+            "title": p.with_word("Headline"),
+            "date_published": _iso(i),
+        }
         if text:  # JSON Feed 1.0 author object, plain-text content
             item.update(content_text=p.with_word("Body"), author={"name": p.with_word("Writer")})
         else:
-            item.update(content_html=p.with_word("Body"), summary=p.with_word("Summary"),
-                        authors=[{"name": p.with_word("Writer")}])
+            item.update(
+                content_html=p.with_word("Body"),
+                summary=p.with_word("Summary"),
+                authors=[{"name": p.with_word("Writer")}],
+            )
         items.append(item)
     body = _json(items, version="1" if text else "1.1")
-    return Build(name, (Feed(f"/{name}.json", body, JSON_TYPE),), tuple(MARKUP), titles=True,
-                 settings={"summary_chars": 20} if text else {})
+    return Build(
+        name,
+        (Feed(f"/{name}.json", body, JSON_TYPE),),
+        tuple(MARKUP),
+        titles=True,
+        settings={"summary_chars": 20} if text else {},
+    )
 
 
 def json_urls() -> Build:
@@ -251,9 +289,19 @@ def json_urls() -> Build:
     items = []
     for i, u in enumerate(URLS):
         url = html.unescape(u.text)
-        items.append({"id": f"urn:xss:json-urls:{i}", "title": f"Link {i}", "url": url, "external_url": url,
-                      "date_published": _iso(i), "content_html": urls_html(url),
-                      "attachments": [{"url": url, "mime_type": "audio/mpeg"}], "image": url, "banner_image": url})
+        items.append(
+            {
+                "id": f"urn:xss:json-urls:{i}",
+                "title": f"Link {i}",
+                "url": url,
+                "external_url": url,
+                "date_published": _iso(i),
+                "content_html": urls_html(url),
+                "attachments": [{"url": url, "mime_type": "audio/mpeg"}],
+                "image": url,
+                "banner_image": url,
+            }
+        )
     return Build("json-urls", (Feed("/json-urls.json", _json(items), JSON_TYPE),), tuple(URLS))
 
 
@@ -274,16 +322,28 @@ def feed_fields() -> Build:
             title = MARKUP[k % len(MARKUP)].with_word("Channel")
             content = '<p><a href="more">more</a> <img src="pic.png" alt="p"></p>'
             if fmt == "rss":
-                item = {"title": f"Entry {k}", "link": f"posts/{k}", "guid isPermaLink='false'": f"urn:xss:f:{k}",
-                        "pubDate": _rfc822(k), "description": _esc(content)}
+                item = {
+                    "title": f"Entry {k}",
+                    "link": f"posts/{k}",
+                    "guid isPermaLink='false'": f"urn:xss:f:{k}",
+                    "pubDate": _rfc822(k),
+                    "description": _esc(content),
+                }
                 body, kind = rss(item, title=_esc(title), link=u.text.replace("<", "&lt;")), RSS_TYPE
             elif fmt == "atom":
-                entry = (f'<entry><id>urn:xss:f:{k}</id><title>Entry {k}</title><link href="posts/{k}"/>'
-                         f"<updated>{_iso(k)}</updated><content type=\"html\">{_esc(content)}</content></entry>")
+                entry = (
+                    f'<entry><id>urn:xss:f:{k}</id><title>Entry {k}</title><link href="posts/{k}"/>'
+                    f'<updated>{_iso(k)}</updated><content type="html">{_esc(content)}</content></entry>'
+                )
                 body, kind = _atom([entry], title=_esc(title), link=_raw_attr(u)), ATOM_TYPE
             else:
-                item = {"id": f"urn:xss:f:{k}", "title": f"Entry {k}", "url": f"posts/{k}", "date_published": _iso(k),
-                        "content_html": content}
+                item = {
+                    "id": f"urn:xss:f:{k}",
+                    "title": f"Entry {k}",
+                    "url": f"posts/{k}",
+                    "date_published": _iso(k),
+                    "content_html": content,
+                }
                 body, kind = _json([item], title=title, home=html.unescape(u.text)), JSON_TYPE
             feeds.append(Feed(f"/feeds/{k}", body, kind, site_name=f"Feed {fmt} {u.id}", site_link=None))
             payloads.append(Payload(f"{fmt}/{u.id}", u.text))
@@ -293,10 +353,12 @@ def feed_fields() -> Build:
 #: The planet's title in the sites build: sites.yaml is trusted, and still escaped everywhere.
 PLANET_TITLE = '</title><script>alert("planet")</script>Planet & "Co" <b>'
 #: An HTML page served as a feed, advertising hostile alternates: its error shows on sites.html.
-NOT_A_FEED = ('<!DOCTYPE html><html><head><base href="javascript:alert(1)//">'
-              '<link rel="alternate" type="application/rss+xml" href="javascript:alert(2)">'
-              "<link rel=\"alternate\" type=\"application/atom+xml\" "
-              "href='https://ok.example/feed\"><script>alert(3)</script>'></head><body>x</body></html>")
+NOT_A_FEED = (
+    '<!DOCTYPE html><html><head><base href="javascript:alert(1)//">'
+    '<link rel="alternate" type="application/rss+xml" href="javascript:alert(2)">'
+    '<link rel="alternate" type="application/atom+xml" '
+    "href='https://ok.example/feed\"><script>alert(3)</script>'></head><body>x</body></html>"
+)
 
 
 def site_names() -> Build:
@@ -308,11 +370,23 @@ def site_names() -> Build:
     """
     feeds = []
     for i, p in enumerate(MARKUP):
-        item = {"title": f"Entry {i}", "link": f"{HOME}sites/{i}", "guid isPermaLink='false'": f"urn:xss:s:{i}",
-                "pubDate": _rfc822(i), "description": "Hello"}
-        feeds.append(Feed(f"/sites/{i}.xml", rss(item), RSS_TYPE, site_name=p.with_word("Site"),
-                          site_link=f'https://site{i}.example/"><script>alert({i})</script>',
-                          query=f'?q="><svg/onload=alert({i})>'))
+        item = {
+            "title": f"Entry {i}",
+            "link": f"{HOME}sites/{i}",
+            "guid isPermaLink='false'": f"urn:xss:s:{i}",
+            "pubDate": _rfc822(i),
+            "description": "Hello",
+        }
+        feeds.append(
+            Feed(
+                f"/sites/{i}.xml",
+                rss(item),
+                RSS_TYPE,
+                site_name=p.with_word("Site"),
+                site_link=f'https://site{i}.example/"><script>alert({i})</script>',
+                query=f'?q="><svg/onload=alert({i})>',
+            )
+        )
     feeds.append(Feed("/sites/page.html", NOT_A_FEED, "text/html", site_name="Not a feed <b>"))
     feeds.append(Feed("/sites/gone.xml", "gone", "text/plain", site_name="Gone <i>", status=404))
     return Build("sites", tuple(feeds), tuple(MARKUP), settings={"title": PLANET_TITLE})
@@ -320,8 +394,19 @@ def site_names() -> Build:
 
 def all_builds() -> dict[str, Build]:
     """Every build of the battery by name."""
-    builds = [rss_markup(cdata=False), rss_markup(cdata=True), rss_urls(permalink=False), rss_urls(permalink=True),
-              media_urls(),
-              atom_markup("html"), atom_markup("xhtml"), atom_urls(), json_markup(text=False),
-              json_markup(text=True), json_urls(), feed_fields(), site_names()]
+    builds = [
+        rss_markup(cdata=False),
+        rss_markup(cdata=True),
+        rss_urls(permalink=False),
+        rss_urls(permalink=True),
+        media_urls(),
+        atom_markup("html"),
+        atom_markup("xhtml"),
+        atom_urls(),
+        json_markup(text=False),
+        json_markup(text=True),
+        json_urls(),
+        feed_fields(),
+        site_names(),
+    ]
     return {b.name: b for b in builds}

@@ -81,12 +81,17 @@ _MARKUP = [
     ("href-data-upper", '<a href="DATA:text/html,<script>alert(39)</script>">@@</a>'),
     ("href-unknown-scheme", '<a href="feed:javascript:alert(40)">@@</a>'),
     ("img-src-javascript", '<img src="javascript:alert(41)">@@'),
-    ("img-src-data-svg", "<img src=\"data:image/svg+xml,<svg onload=alert(42)>\">@@"),
+    ("img-src-data-svg", '<img src="data:image/svg+xml,<svg onload=alert(42)>">@@'),
     ("img-src-mailto", '<img src="mailto:pics@example.org">@@'),
-    ("srcset-javascript", '<img src="https://img.example/a.png" '
-                          'srcset="javascript:alert(44) 1x, https://img.example/b.png 2x">@@'),
+    (
+        "srcset-javascript",
+        '<img src="https://img.example/a.png" srcset="javascript:alert(44) 1x, https://img.example/b.png 2x">@@',
+    ),
     ("srcset-data", '<img srcset="data:image/svg+xml,x 2x">@@'),
-    ("picture-srcset", '<picture><source srcset="javascript:alert(46)"><img src="https://img.example/c.png"></picture>@@'),
+    (
+        "picture-srcset",
+        '<picture><source srcset="javascript:alert(46)"><img src="https://img.example/c.png"></picture>@@',
+    ),
     ("cite-javascript", '<blockquote cite="javascript:alert(47)">@@</blockquote>'),
     ("poster-javascript", '<video poster="javascript:alert(48)"></video>@@'),
     ("background-javascript", '<table background="javascript:alert(49)"><tr><td>@@</td></tr></table>'),
@@ -111,18 +116,25 @@ _MARKUP = [
     ("svg-script", "<svg><script>alert(66)</script></svg>@@"),
     ("svg-onload", "<svg onload=alert(67)>@@"),
     ("svg-xlink-href", '<svg><a xlink:href="javascript:alert(68)"><text x="0" y="20">@@</text></a></svg>'),
-    ("svg-animate-href", '<svg><animate attributeName="href" values="javascript:alert(69)"/>'
-                         "<a><text>@@</text></a></svg>"),
+    (
+        "svg-animate-href",
+        '<svg><animate attributeName="href" values="javascript:alert(69)"/><a><text>@@</text></a></svg>',
+    ),
     ("svg-set-handler", '<svg><set attributeName="onmouseover" to="alert(70)"/><text>@@</text></svg>'),
     ("svg-style-breakout", "<svg><style><img src=x onerror=alert(71)></style></svg>@@"),
-    ("svg-foreignobject", '<svg><foreignObject><iframe srcdoc="<script>alert(72)</script>"></iframe>'
-                          "</foreignObject></svg>@@"),
+    (
+        "svg-foreignobject",
+        '<svg><foreignObject><iframe srcdoc="<script>alert(72)</script>"></iframe></foreignObject></svg>@@',
+    ),
     ("svg-cdata", "<svg><![CDATA[><img src=x onerror=alert(73)>]]></svg>@@"),
     ("math-mglyph-style", "@@<math><mtext><table><mglyph><style><img src=x onerror=alert(74)>"),
     ("math-href", '<math href="javascript:alert(75)">@@</math>'),
     ("math-maction", '<math><maction actiontype="statusline" xlink:href="javascript:alert(76)">@@</maction></math>'),
-    ("form-math-mglyph", "@@<form><math><mtext></form><form><mglyph><svg><mtext><style>"
-                         '<path id="</style><img src=x onerror=alert(77)>">'),
+    (
+        "form-math-mglyph",
+        "@@<form><math><mtext></form><form><mglyph><svg><mtext><style>"
+        '<path id="</style><img src=x onerror=alert(77)>">',
+    ),
     ("svg-p-style", '@@<svg></p><style><a id="</style><img src=x onerror=alert(78)>">'),
     # noscript, template and raw-text tricks.
     ("noscript-title", '<noscript><p title="</noscript><img src=x onerror=alert(79)>">@@</p></noscript>'),
@@ -153,9 +165,16 @@ MARKUP = [Payload(id, text) for id, text in _MARKUP]
 #: or template that re-serializes, joins the pieces a filter left, decodes twice, or turns raw
 #: text back into markup. Every other payload is active when published unsanitized.
 INERT_AS_WRITTEN = {
-    "script-split", "attr-break-title", "attr-break-alt", "escaped-markup", "title-rcdata", "xmp-rawtext",
-    "processing-instruction", "mailto-ok",  # markup
-    "quote-break-single", "javascript-in-query",  # URLs, inside a double-quoted attribute
+    "script-split",
+    "attr-break-title",
+    "attr-break-alt",
+    "escaped-markup",
+    "title-rcdata",
+    "xmp-rawtext",
+    "processing-instruction",
+    "mailto-ok",  # markup
+    "quote-break-single",
+    "javascript-in-query",  # URLs, inside a double-quoted attribute
 }
 
 _URLS = [

@@ -24,8 +24,12 @@ def log_failure(observation: Observation) -> None:
     """Log a request's failure: at info level (``-v``), an internal error with its traceback as an error."""
     error = observation.failure
     if isinstance(error, InternalError):
-        log.error("%s: %s; please report this bug with the traceback below\n%s", error.url, error.message,
-                  error.details.rstrip())
+        log.error(
+            "%s: %s; please report this bug with the traceback below\n%s",
+            error.url,
+            error.message,
+            error.details.rstrip(),
+        )
     elif error is not None:
         log.info("%s: %s", error.url, error.message)
 
@@ -46,8 +50,14 @@ def log_followed(observation: Observation, before: SourceState | None, names: li
         return
     level = logging.INFO if before is not None and before.discovered == feed else logging.WARNING
     advice = "it failed too (below)" if observation.failure is not None else "put that URL in sites.yaml"
-    log.log(level, "site %s: its feed URL %s is an HTML page; followed the feed it advertises, %s: %s",
-            ", ".join(repr(name) for name in names), observation.request.source, feed, advice)
+    log.log(
+        level,
+        "site %s: its feed URL %s is an HTML page; followed the feed it advertises, %s: %s",
+        ", ".join(repr(name) for name in names),
+        observation.request.source,
+        feed,
+        advice,
+    )
 
 
 class HostTrouble:
@@ -89,8 +99,10 @@ def log_skipped(host: str, sources: list[str], last: Observation | None, config:
     elif last is not None and last.verdict == "stop":
         why = f"answered {answer} without Retry-After"
     else:
-        why = (f"failed {config.host_breaker} times in a row (last: {answer}), "
-               f"tripping its breaker (host_breaker: {config.host_breaker})")
+        why = (
+            f"failed {config.host_breaker} times in a row (last: {answer}), "
+            f"tripping its breaker (host_breaker: {config.host_breaker})"
+        )
     unique = set(sources)
     sites = sum(1 for site in config.sites if site.feed in unique)
     feeds = f" ({len(unique)} feed{'s' * (len(unique) != 1)})" if len(unique) != sites else ""
@@ -120,13 +132,21 @@ def log_health(statuses: list[SiteStatus], now: datetime) -> int:
         if schedule.on_hold(state):
             problem = f"{problem}, it is not requested again until its entry in sites.yaml changes"
         if state.last_success is None:
-            log.log(logging.ERROR if now_failed else logging.INFO,
-                    "site %r has never been fetched successfully and contributes nothing: %s (%s)",
-                    status.site.name, problem, state.fetch_url)
+            log.log(
+                logging.ERROR if now_failed else logging.INFO,
+                "site %r has never been fetched successfully and contributes nothing: %s (%s)",
+                status.site.name,
+                problem,
+                state.fetch_url,
+            )
         else:
-            log.log(logging.WARNING if now_failed else logging.INFO,
-                    "site %r failed (%s); using its last good copy from %s ago",
-                    status.site.name, problem, _age(now - state.last_success))
+            log.log(
+                logging.WARNING if now_failed else logging.INFO,
+                "site %r failed (%s); using its last good copy from %s ago",
+                status.site.name,
+                problem,
+                _age(now - state.last_success),
+            )
     return stale_copies
 
 

@@ -205,8 +205,9 @@ def open_planet(path: Path) -> Planet:
     from ruamel.yaml.error import YAMLError
 
     if not path.exists():
-        raise ConfigError(f"{path}: no such file; create it first with the planet's title and link "
-                          "(README.md, \"Configuration\")")
+        raise ConfigError(
+            f'{path}: no such file; create it first with the planet\'s title and link (README.md, "Configuration")'
+        )
     text = read_text(path)
     try:
         doc = YAML().load(text)
@@ -234,7 +235,7 @@ def open_planet(path: Path) -> Planet:
     if match is None:
         raise ConfigError(f"{path}:{line + 1}: sites: write 'sites:' alone on its line to add to it")
     head = "".join(lines[:line]) + match[1] + (match[2] or "") + newline
-    return Planet(path, (), None, head, "".join(lines[line + 1:]), column + 2, column + 4, newline)
+    return Planet(path, (), None, head, "".join(lines[line + 1 :]), column + 2, column + 4, newline)
 
 
 def _after_last_site(doc: Any, sites: Any, lines: list[str], newline: str) -> tuple[str, str, int, int]:
@@ -245,13 +246,13 @@ def _after_last_site(doc: Any, sites: Any, lines: list[str], newline: str) -> tu
     """
     line, indent = sites.lc.item(len(sites) - 1)
     keys = list(doc)
-    later = keys[keys.index("sites") + 1:]
+    later = keys[keys.index("sites") + 1 :]
     end = doc.lc.key(later[0])[0] if later else len(lines)
     end = next((i for i in range(line + 1, end) if _DOCUMENT_END.match(lines[i])), end)
     while end > line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
         end -= 1
     dash = lines[line].rfind("-", 0, indent)
-    if dash < 0 or lines[line][dash + 1:indent].strip():
+    if dash < 0 or lines[line][dash + 1 : indent].strip():
         dash = max(0, indent - 2)
     head = "".join(lines[:end])
     return head if head.endswith("\n") else head + newline, "".join(lines[end:]), dash, indent
@@ -270,8 +271,10 @@ def entries_text(sites: Sequence[Site], dash: int, indent: int, newline: str = "
     for site in sites:
         values = [("name", site.name), ("feed", site.feed), *([("link", site.link)] if site.link else [])]
         if all(_plain(value) for _, value in values):
-            keys = [f"{' ' * dash}{'-' if n == 0 else ' '}{' ' * (step - 1)}{key}: {value}{newline}"
-                    for n, (key, value) in enumerate(values)]
+            keys = [
+                f"{' ' * dash}{'-' if n == 0 else ' '}{' ' * (step - 1)}{key}: {value}{newline}"
+                for n, (key, value) in enumerate(values)
+            ]
             out.append("".join(keys))
         else:
             out.append(_dumped(dict(values), dash, step, newline))
@@ -289,7 +292,7 @@ def _dumped(values: dict[str, str], dash: int, step: int, newline: str) -> str:
     out = StringIO()
     yaml.dump([values], out)
     lines = out.getvalue().splitlines()
-    return "".join(" " * dash + line + newline for line in lines[lines.index("---") + 1:])
+    return "".join(" " * dash + line + newline for line in lines[lines.index("---") + 1 :])
 
 
 #: Characters a plain value may hold after its first (a letter): word characters (Unicode letters and
@@ -303,9 +306,15 @@ def _plain(value: str) -> bool:
     """True when YAML (1.1 and 1.2) reads ``value`` written unquoted in block context back as that very text:
     it starts with an ASCII letter (no indicator, number, date or sexagesimal), holds only :data:`_PLAIN_CHARS`,
     has no ``": "`` or ``" #"`` and does not end with a space or colon, and is not a YAML 1.1 boolean or null."""
-    return (value[:1].isascii() and value[:1].isalpha() and _PLAIN_CHARS.fullmatch(value, 1) is not None
-            and ": " not in value and " #" not in value and value[-1] not in " :"
-            and value.lower() not in _YAML11_WORDS)
+    return (
+        value[:1].isascii()
+        and value[:1].isalpha()
+        and _PLAIN_CHARS.fullmatch(value, 1) is not None
+        and ": " not in value
+        and " #" not in value
+        and value[-1] not in " :"
+        and value.lower() not in _YAML11_WORDS
+    )
 
 
 def write(planet: Planet, sites: Sequence[Site]) -> None:

@@ -143,15 +143,28 @@ def _deliver(config: Config, store: Store, now: datetime) -> None:
     finally:
         session.close()
     if counts.retrying or counts.dead or counts.left:
-        log.warning("deliveries: %d delivered, %d to retry, %d dead, %d left for the next build",
-                    counts.delivered, counts.retrying, counts.dead, counts.left)
+        log.warning(
+            "deliveries: %d delivered, %d to retry, %d dead, %d left for the next build",
+            counts.delivered,
+            counts.retrying,
+            counts.dead,
+            counts.left,
+        )
     elif counts.delivered:
         log.info("deliveries: %d delivered", counts.delivered)
 
 
-def publish_site(config: Config, store: Store, states: Mapping[str, SourceState], now: datetime,
-                 templates: Path | None, report: BuildReport, started: float, log_stale: bool = True,
-                 announce: bool = True) -> None:
+def publish_site(
+    config: Config,
+    store: Store,
+    states: Mapping[str, SourceState],
+    now: datetime,
+    templates: Path | None,
+    report: BuildReport,
+    started: float,
+    log_stale: bool = True,
+    announce: bool = True,
+) -> None:
     """store | select | render | publish, unless the published site is current (:mod:`sitekey`).
 
     The second half of a build, and what ``syndicator serve`` runs after
@@ -184,28 +197,39 @@ def publish_site(config: Config, store: Store, states: Mapping[str, SourceState]
         return
     # Light snapshots (ids, links, dates), one at a time, each reduced to what selection reads;
     # then only the entries published are read in full.
-    condensed = {url: condense(stored, config.items_per_feed)
-                 for url, stored in store.light_snapshots(config.sources)}
-    selected = select_condensed(config.sites, condensed)[:config.feed_entries]
-    selected = [SelectedEntry(chosen.site, stored)
-                for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)]
+    condensed = {url: condense(stored, config.items_per_feed) for url, stored in store.light_snapshots(config.sources)}
+    selected = select_condensed(config.sites, condensed)[: config.feed_entries]
+    selected = [
+        SelectedEntry(chosen.site, stored)
+        for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)
+    ]
     counts = {url: part.count for url, part in condensed.items()}
     latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
-    statuses = site_statuses(config.sites, states, counts, now, config.stale_after, latest,
-                             config.activity_threshold)
+    statuses = site_statuses(config.sites, states, counts, now, config.stale_after, latest, config.activity_threshold)
     report.entries = min(len(selected), config.feed_entries)
     report.seconds = time.monotonic() - started
     write_report(report, now, config.cache)
     if not selected:
-        offline = (" (every request failed to connect: is this machine offline? No site was counted as "
-                   "failing for it; the next build tries them all again, `--force` at once)") if report.offline \
+        offline = (
+            (
+                " (every request failed to connect: is this machine offline? No site was counted as "
+                "failing for it; the next build tries them all again, `--force` at once)"
+            )
+            if report.offline
             else " (is the network down?)" * _offline(report)
+        )
         left = "is unchanged" if Path(config.output).exists() else "was not created"
-        raise EmptyBuildError(f"no entries from any of {len(config.sites)} sites; nothing was published and "
-                              f"{config.output} {left}" + offline)
+        raise EmptyBuildError(
+            f"no entries from any of {len(config.sites)} sites; nothing was published and "
+            f"{config.output} {left}" + offline
+        )
     from syndicator.site import render  # here: a build that renders nothing never loads jinja2
-    extra = {statefile.NAME: statefile.write(store, Path(config.cache) / statefile.NAME, now,
-                                             config.link, _base(config))} if config.snapshot else {}
+
+    extra = (
+        {statefile.NAME: statefile.write(store, Path(config.cache) / statefile.NAME, now, config.link, _base(config))}
+        if config.snapshot
+        else {}
+    )
     render.render_site(config, selected, statuses, now, config.output, templates, extra)
     report.rendered = True
     report.seconds = time.monotonic() - started
@@ -222,6 +246,7 @@ def _announce(config: Config, store: Store) -> None:
     trouble is a warning, never the build's failure."""
     if config.hubs:
         from syndicator.push.announce import announce  # here: a planet without hubs never loads it (nor requests)
+
         announce(config, store)
 
 
@@ -248,19 +273,24 @@ def restore(config: Config, store: Store) -> bool:
         # A warning where a lost cache is likely: in CI, or where a site was published before; the
         # first build of a new planet on a desktop only says so with -v.
         lost = bool(os.environ.get("CI")) or (Path(config.output) / MARKER).is_file()
-        log.log(logging.WARNING if lost else logging.INFO,
-                "%s holds no state (a first build, or a CI cache that was lost): every entry is dated when "
-                "first seen, no request is conditional and a site that is down has no last good copy; set "
-                "restore_from to start from the state published with snapshot: true "
-                "(README, \"Running from CI\")", os.path.normpath(config.cache))
+        log.log(
+            logging.WARNING if lost else logging.INFO,
+            "%s holds no state (a first build, or a CI cache that was lost): every entry is dated when "
+            "first seen, no request is conditional and a site that is down has no last good copy; set "
+            "restore_from to start from the state published with snapshot: true "
+            '(README, "Running from CI")',
+            os.path.normpath(config.cache),
+        )
         return False
     try:
         data = _read_location(config, where)
     except FeedError as error:
         if kind_of(error.kind).ladder == "transient" and error.kind not in ("too_large", "redirect"):
-            raise StoreError(f"could not restore the state from {where}: {error.message}; nothing was fetched or "
-                             "published, so the published state stays as it was: build again later, or remove "
-                             "restore_from to start from an empty state") from error
+            raise StoreError(
+                f"could not restore the state from {where}: {error.message}; nothing was fetched or "
+                "published, so the published state stays as it was: build again later, or remove "
+                "restore_from to start from an empty state"
+            ) from error
         log.warning("no state restored from %s (%s); starting from an empty state", where, error.message)
         return False
     try:
@@ -288,6 +318,7 @@ def _read_location(config: Config, where: str) -> bytes:
         result: FetchResult = localfile.read(FetchRequest(uri, uri), statefile.MAX_BYTES)
     else:
         from syndicator.fetch.http import Fetcher  # here: most builds never restore
+
         with Fetcher.for_config(config, max_bytes=statefile.MAX_BYTES) as fetcher:
             result = fetcher.fetch(FetchRequest(where, where))
     if isinstance(result, Failed):
@@ -314,8 +345,10 @@ def check_folders(config: Config) -> None:
     """
     output, cache = Path(config.output).resolve(), Path(config.cache).resolve()
     if cache == output or output in cache.parents:
-        raise ConfigError(f"the cache folder {config.cache} must not be the output folder {config.output} or inside "
-                          "it: every build replaces the output folder whole")
+        raise ConfigError(
+            f"the cache folder {config.cache} must not be the output folder {config.output} or inside "
+            "it: every build replaces the output folder whole"
+        )
     check_output(Path(config.output))
 
 
@@ -331,8 +364,12 @@ def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
     return [by_name[name] for name in names]
 
 
-def policy_of(config: Config, states: Mapping[str, SourceState] | None = None, now: datetime | None = None,
-              ledger: schedule.Ledger | None = None) -> tuple[schedule.Policy, schedule.Ledger]:
+def policy_of(
+    config: Config,
+    states: Mapping[str, SourceState] | None = None,
+    now: datetime | None = None,
+    ledger: schedule.Ledger | None = None,
+) -> tuple[schedule.Policy, schedule.Ledger]:
     """The schedule policy of a config, and the ledger to keep (schedule.Policy, schedule.Ledger).
 
     With the stored ``states`` and the build's ``now``, the planet's pooled
@@ -349,8 +386,15 @@ def policy_of(config: Config, states: Mapping[str, SourceState] | None = None, n
     return schedule.budgeted(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day, ledger)
 
 
-def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str, SourceState],
-          only: list[str] | None, report: BuildReport, started: float) -> dict[str, SourceState]:
+def _poll(
+    config: Config,
+    options: BuildOptions,
+    store: Store,
+    states: dict[str, SourceState],
+    only: list[str] | None,
+    report: BuildReport,
+    started: float,
+) -> dict[str, SourceState]:
     """due | pool(observe) | decide | store, for every due source; returns {URL: the state stored}.
 
     ``states`` (as they were before the build) is only read. With nothing
@@ -365,6 +409,7 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
         return {}
     from syndicator.fetch.http import Fetcher
     from syndicator.poll import observe  # here: a build with nothing due never loads requests, feedparser or lxml
+
     policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
     store.keep(LEDGER_KEY, ledger.text())
     pool: HostPool[observe.Job, Observation] = HostPool.for_config(config)
@@ -372,8 +417,9 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
     stored: dict[str, SourceState] = {}
     hosts: set[str] = set()
     trouble = HostTrouble()
-    observations = observe.observe_all(pool, fetcher, [observe.job_for(url, states.get(url)) for url in due], now,
-                                       started)
+    observations = observe.observe_all(
+        pool, fetcher, [observe.job_for(url, states.get(url)) for url in due], now, started
+    )
     names: dict[str, list[str]] = {}
     for site in config.sites:
         names.setdefault(site.feed, []).append(site.name)
@@ -400,8 +446,9 @@ def _poll(config: Config, options: BuildOptions, store: Store, states: dict[str,
     return stored
 
 
-def _forgive(store: Store, before: Mapping[str, SourceState], after: Mapping[str, SourceState],
-             now: datetime) -> dict[str, SourceState]:
+def _forgive(
+    store: Store, before: Mapping[str, SourceState], after: Mapping[str, SourceState], now: datetime
+) -> dict[str, SourceState]:
     """The states of a build in which this machine, not the hosts, was offline.
 
     Every request failed to connect, to :data:`OFFLINE_HOSTS` hosts or
@@ -412,15 +459,24 @@ def _forgive(store: Store, before: Mapping[str, SourceState], after: Mapping[str
     forgiven = {}
     for source, state in after.items():
         failures = before[source].failures if source in before else 0
-        forgiven[source] = replace(state, failures=failures, next_attempt=now,
-                                   reason="offline: every request of the last build failed to connect; "
-                                          "tried again by the next build")
+        forgiven[source] = replace(
+            state,
+            failures=failures,
+            next_attempt=now,
+            reason="offline: every request of the last build failed to connect; tried again by the next build",
+        )
         store.save(forgiven[source], None, now)
     return forgiven
 
 
-def decide_and_store(store: Store, state: SourceState, observation: Observation, now: datetime,
-                      policy: schedule.Policy, fingerprint: str | None) -> tuple[Observation, Decision]:
+def decide_and_store(
+    store: Store,
+    state: SourceState,
+    observation: Observation,
+    now: datetime,
+    policy: schedule.Policy,
+    fingerprint: str | None,
+) -> tuple[Observation, Decision]:
     """decide | store for one source, in one transaction.
 
     A bug of ours while deciding or storing is contained to the source: it
@@ -435,6 +491,7 @@ def decide_and_store(store: Store, state: SourceState, observation: Observation,
         raise
     except Exception as error:
         from syndicator.poll.observe import internal  # loaded already: observations come from it
+
         observation = internal(observation, error)
         decision = decide(state, observation, now, policy, fingerprint)
         store.save(decision.state, None, now)

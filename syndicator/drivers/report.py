@@ -132,11 +132,13 @@ class BuildReport:
         """
         failed = self.outcomes["failed"]
         unchanged = self.fetched - self.changed - failed
-        return (f"{_count(self.sites, 'site')}: {_count(self.due, 'feed')} due, {self.fetched} requested "
-                f"({self.changed} changed, {unchanged} unchanged, {failed} failed), "
-                f"{sum(self.skipped.values())} skipped, {_count(self.stale_copies, 'stale copy', 'stale copies')} "
-                f"used, {_count(self.entries, 'entry', 'entries')} {'written' if self.rendered else 'unchanged'}, "
-                f"{_size(self.bytes_downloaded)} downloaded, {self.seconds:.1f} s")
+        return (
+            f"{_count(self.sites, 'site')}: {_count(self.due, 'feed')} due, {self.fetched} requested "
+            f"({self.changed} changed, {unchanged} unchanged, {failed} failed), "
+            f"{sum(self.skipped.values())} skipped, {_count(self.stale_copies, 'stale copy', 'stale copies')} "
+            f"used, {_count(self.entries, 'entry', 'entries')} {'written' if self.rendered else 'unchanged'}, "
+            f"{_size(self.bytes_downloaded)} downloaded, {self.seconds:.1f} s"
+        )
 
     def to_json(self, now: datetime) -> dict[str, Any]:
         """The report as a JSON-ready dict (README.md, "report.json", lists the fields)."""
@@ -163,9 +165,11 @@ class BuildReport:
             "bytes_downloaded": self.bytes_downloaded,
             "bytes_saved_by_304": self.bytes_saved,
             "parse_seconds": round(self.parse_seconds, 3),
-            "due_lag_seconds": {"count": len(lags),
-                                "median": round(statistics.median(lags), 3) if lags else None,
-                                "max": round(max(lags), 3) if lags else None},
+            "due_lag_seconds": {
+                "count": len(lags),
+                "median": round(statistics.median(lags), 3) if lags else None,
+                "max": round(max(lags), 3) if lags else None,
+            },
             "hosts": dict(sorted(self.hosts.items())),
             "stale_copies": self.stale_copies,
             "entries": self.entries,

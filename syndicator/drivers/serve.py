@@ -240,8 +240,10 @@ class Server:
         try:
             return create_server(app, self.options.host, self.options.port, config.max_bytes + 65536)
         except (OSError, ValueError) as error:  # ValueError: a host that is no address and resolves to none
-            raise ConfigError(f"--listen {_address(self.options.host, self.options.port)}: cannot listen there "
-                              f"({getattr(error, 'strerror', None) or error})") from error
+            raise ConfigError(
+                f"--listen {_address(self.options.host, self.options.port)}: cannot listen there "
+                f"({getattr(error, 'strerror', None) or error})"
+            ) from error
 
     def _serve(self, store: Store, push_state: PushState, server: Any) -> None:
         from syndicator.fetch.http import Fetcher
@@ -255,12 +257,19 @@ class Server:
         states = self._states = store.states()
         now = self.options.clock()
         self._examined = push_state.examined()
-        self._release = _recovery(config, {url: self._unexamined_due(url, state, now) for url, state in states.items()},
-                                  now, recovery_rate(config.workers))
+        self._release = _recovery(
+            config,
+            {url: self._unexamined_due(url, state, now) for url, state in states.items()},
+            now,
+            recovery_rate(config.workers),
+        )
         if self._release:
             last = max(self._release.values())
-            log.info("serve: %d sources were overdue; released over %.0f s, most overdue first",
-                     len(self._release), (last - now).total_seconds())
+            log.info(
+                "serve: %d sources were overdue; released over %.0f s, most overdue first",
+                len(self._release),
+                (last - now).total_seconds(),
+            )
         self._leave_removed(push_state)
         self._moved(push_state)
         http.start()
@@ -270,9 +279,13 @@ class Server:
         self._start_deliveries(store)
         self.ready.set()
         where = f"http://{_address(*self.address)}"
-        log.warning("serve: listening on %s (metrics at /metrics, health at /healthz); WebSub %s", where,
-                    f"callbacks at {self.options.public_url.rstrip('/')}/websub/" if self.options.public_url
-                    else "off (no --public-url)")
+        log.warning(
+            "serve: listening on %s (metrics at /metrics, health at /healthz); WebSub %s",
+            where,
+            f"callbacks at {self.options.public_url.rstrip('/')}/websub/"
+            if self.options.public_url
+            else "off (no --public-url)",
+        )
         if states:
             self._dirty_since = time.monotonic()  # publish what the state holds at once (sitekey skips a current site)
         try:
@@ -339,8 +352,10 @@ class Server:
         self._config_checked = moment
         database = Path(self.config.cache) / DATABASE
         if self.config.state is None and not database.is_file():
-            raise StoreError(f"{database} was removed while serving; stopped so that nothing more is lost "
-                             "(start serve again to begin from an empty state)")
+            raise StoreError(
+                f"{database} was removed while serving; stopped so that nothing more is lost "
+                "(start serve again to begin from an empty state)"
+            )
         return _mtime(self.config.path) != self._config_mtime
 
     def _sleep(self) -> float:
@@ -384,8 +399,14 @@ class Server:
     def _unexamined_due(self, url: str, state: SourceState, now: datetime) -> SourceState:
         """``state``, due now when its document was never read for hubs and its last fetch succeeded
         (a failing source waits for its backoff): with --public-url, every feed is soon subscribed."""
-        if self.options.public_url is None or url in self._examined or is_local(url) or state.error_kind is not None \
-                or state.next_attempt is None or state.next_attempt <= now:
+        if (
+            self.options.public_url is None
+            or url in self._examined
+            or is_local(url)
+            or state.error_kind is not None
+            or state.next_attempt is None
+            or state.next_attempt <= now
+        ):
             return state
         return replace(state, next_attempt=now)
 
@@ -410,8 +431,9 @@ class Server:
                 state = self._unexamined_due(url, state, now)
                 subscription = self._subscriptions.get(url)
                 if subscription is not None:
-                    state = replace(state, next_attempt=push.next_poll(state, subscription, now, heartbeat,
-                                                                       self._breakers))
+                    state = replace(
+                        state, next_attempt=push.next_poll(state, subscription, now, heartbeat, self._breakers)
+                    )
                 settle = self._reconcile.get(url)
                 if settle is not None and (state.next_attempt is None or settle < state.next_attempt):
                     state = replace(state, next_attempt=settle)
@@ -468,8 +490,14 @@ class Server:
             if done or (deadline is not None and time.monotonic() >= deadline):
                 return done
 
-    def _stored(self, store: Store, push_state: PushState, states: dict[str, SourceState],
-                observation: Observation, now: datetime) -> None:
+    def _stored(
+        self,
+        store: Store,
+        push_state: PushState,
+        states: dict[str, SourceState],
+        observation: Observation,
+        now: datetime,
+    ) -> None:
         """decide | store one observation from the poller; learn the hubs it advertises."""
         source = observation.request.source
         if source not in self._sources:  # its site left sites.yaml while it was fetched
@@ -481,8 +509,9 @@ class Server:
         known: set[str] | None = None
         if subscription is not None and subscription.live(now) and observation.parsed is not None:
             known = {item.entry.id for item in store.snapshots([source]).get(source, [])}
-        observation, decision = decide_and_store(store, before, observation, now, self._policy[1],
-                                                 self._fingerprints.get(source))
+        observation, decision = decide_and_store(
+            store, before, observation, now, self._policy[1], self._fingerprints.get(source)
+        )
         states[source] = decision.state
         self.metrics.fetched(observation, decision)
         if self._deliveries is not None and decision.changed:
@@ -498,8 +527,14 @@ class Server:
         if self.options.public_url and not is_local(source):
             self._learn_hubs(push_state, before, observation, known, now)
 
-    def _learn_hubs(self, push_state: PushState, before: SourceState, observation: Observation,
-                    known: set[str] | None, now: datetime) -> None:
+    def _learn_hubs(
+        self,
+        push_state: PushState,
+        before: SourceState,
+        observation: Observation,
+        known: set[str] | None,
+        now: datetime,
+    ) -> None:
         """Subscribe, follow a hub change, or count a change push missed, after one poll.
 
         ``known`` holds the entry ids stored before the poll when the source
@@ -525,19 +560,30 @@ class Server:
                 current = wanted
         parsed = observation.parsed
         new = known is not None and parsed is not None and any(entry.id not in known for entry in parsed.entries)
-        if current is not None and new and current.live(now) and current.verified is not None \
-                and before.last_attempt is not None and current.verified <= before.last_attempt:
+        if (
+            current is not None
+            and new
+            and current.live(now)
+            and current.verified is not None
+            and before.last_attempt is not None
+            and current.verified <= before.last_attempt
+        ):
             update = push_state.update(current.token, missed=current.missed + 1)
             if update is not None:
                 self._subscriptions[source] = update
                 self._breakers.failure(current.hub, now)
-                log.warning("serve: %s: a poll found a change that %s had not pushed; polling it on its normal "
-                            "schedule until a push arrives", source, current.hub)
+                log.warning(
+                    "serve: %s: a poll found a change that %s had not pushed; polling it on its normal "
+                    "schedule until a push arrives",
+                    source,
+                    current.hub,
+                )
 
     # --- push ----------------------------------------------------------------------
 
-    def _inbox(self, store: Store, push_state: PushState, states: dict[str, SourceState], now: datetime,
-               wait: float = 0.0) -> None:
+    def _inbox(
+        self, store: Store, push_state: PushState, states: dict[str, SourceState], now: datetime, wait: float = 0.0
+    ) -> None:
         """Hand each pending notification to the parser thread; decide and store those parsed, in arrival order.
 
         Parsing runs off the loop (one thread of its own), so a heavy document does not stop polling,
@@ -575,8 +621,15 @@ class Server:
             return None
         return parse_feed(notification.body, subscription.topic, {"content-type": notification.content_type}, now)
 
-    def _contained(self, store: Store, push_state: PushState, states: dict[str, SourceState],
-                   notification: Notification, parsed: Future[ParsedFeed | None], now: datetime) -> None:
+    def _contained(
+        self,
+        store: Store,
+        push_state: PushState,
+        states: dict[str, SourceState],
+        notification: Notification,
+        parsed: Future[ParsedFeed | None],
+        now: datetime,
+    ) -> None:
         """Decide and store one parsed notification, and record its verdict; a failure stays its own.
 
         An exception while parsing, deciding or storing it (a bug of ours, a store error) is logged with
@@ -588,8 +641,12 @@ class Server:
             verdict = self._push(store, push_state, states, notification, subscription, parsed.result(), now)
         except FeedError as error:
             assert subscription is not None
-            log.warning("serve: a notification for %s from %s could not be read: %s", subscription.topic,
-                        subscription.hub, error.message)
+            log.warning(
+                "serve: a notification for %s from %s could not be read: %s",
+                subscription.topic,
+                subscription.hub,
+                error.message,
+            )
             verdict = "unparsable"
         except Exception:  # a bug of ours, or the state failing: this notification only
             topic = subscription.topic if subscription is not None else notification.token
@@ -601,8 +658,16 @@ class Server:
         if verdict != "orphan":
             self.metrics.notification(verdict)
 
-    def _push(self, store: Store, push_state: PushState, states: dict[str, SourceState], notification: Notification,
-              subscription: Subscription | None, parsed: ParsedFeed | None, now: datetime) -> str:
+    def _push(
+        self,
+        store: Store,
+        push_state: PushState,
+        states: dict[str, SourceState],
+        notification: Notification,
+        subscription: Subscription | None,
+        parsed: ParsedFeed | None,
+        now: datetime,
+    ) -> str:
         """decide_push | store one notification; return its verdict.
 
         Duplicates and replays change nothing (seed 003: a later-arriving notification may describe an
@@ -618,8 +683,9 @@ class Server:
             changed = push_state.update(notification.token, duplicates=subscription.duplicates + 1)
             if changed is not None:
                 self._subscriptions[source] = changed
-            log.info("serve: %s delivered a notification for %s already processed; nothing changed",
-                     subscription.hub, source)
+            log.info(
+                "serve: %s delivered a notification for %s already processed; nothing changed", subscription.hub, source
+            )
             return "duplicate"
         state = states.get(source) or SourceState(source, source)
         stored = [item.entry for item in store.snapshots([source]).get(source, [])]
@@ -630,8 +696,14 @@ class Server:
         fields: dict[str, Any] = {"last_push": now, "missed": 0}
         if reconciled.replay:
             fields = {"replays": subscription.replays + 1}
-            log.info("serve: %s delivered an older version of %s (%d entries older than the stored ones, %d "
-                     "unordered); nothing changed", subscription.hub, source, reconciled.stale, reconciled.doubtful)
+            log.info(
+                "serve: %s delivered an older version of %s (%d entries older than the stored ones, %d "
+                "unordered); nothing changed",
+                subscription.hub,
+                source,
+                reconciled.stale,
+                reconciled.doubtful,
+            )
         if reconciled.doubtful:
             self._reconcile_soon(source, states, now)
         changed = push_state.update(notification.token, **fields)
@@ -688,19 +760,26 @@ class Server:
                     continue
                 push_state.save(push.unverified(subscription, now))
                 self._breakers.failure(subscription.hub, now)
-                log.warning("serve: %s accepted a request for %s but never verified it", subscription.hub,
-                            subscription.topic)
+                log.warning(
+                    "serve: %s accepted a request for %s but never verified it", subscription.hub, subscription.topic
+                )
                 continue
             if not self._breakers.may_try(subscription.hub, now):
                 continue
             asked = push.sent(subscription, True, "", now)
             push_state.save(asked)  # before the request: a hub may verify before it answers
-            answer = request_subscription(session, subscription.hub, mode=subscription.mode, topic=subscription.topic,
-                                          callback=callback_url(self.options.public_url, subscription.token),
-                                          secret=subscription.secret if subscription.mode == "subscribe" else None,
-                                          lease_seconds=push.LEASE_SECONDS if subscription.mode == "subscribe"
-                                          else None, timeout=self.config.timeout, source=subscription.source,
-                                          allow_private=self._fetcher.allow_private)  # as read at start
+            answer = request_subscription(
+                session,
+                subscription.hub,
+                mode=subscription.mode,
+                topic=subscription.topic,
+                callback=callback_url(self.options.public_url, subscription.token),
+                secret=subscription.secret if subscription.mode == "subscribe" else None,
+                lease_seconds=push.LEASE_SECONDS if subscription.mode == "subscribe" else None,
+                timeout=self.config.timeout,
+                source=subscription.source,
+                allow_private=self._fetcher.allow_private,
+            )  # as read at start
             self.metrics.hub_requests.labels(subscription.mode, "accepted" if answer.accepted else "refused").inc()
             if answer.accepted:
                 self._breakers.success(subscription.hub)
@@ -713,8 +792,13 @@ class Server:
                 push_state.delete(current.source)
                 continue
             push_state.save(push.failed(current, f"{subscription.hub}: {answer.message}", now, answer.retry_after))
-            log.warning("serve: %s refused to %s %s: %s", subscription.hub, subscription.mode, subscription.topic,
-                        answer.message)
+            log.warning(
+                "serve: %s refused to %s %s: %s",
+                subscription.hub,
+                subscription.mode,
+                subscription.topic,
+                answer.message,
+            )
 
     def _leave_removed(self, push_state: PushState) -> None:
         """Unsubscribe the subscriptions of sources no longer in sites.yaml."""
@@ -776,8 +860,11 @@ class Server:
             return
         config = replace(config, **self.options.overrides)
         if not _same_places(config, self.config):
-            log.error("serve: %s: the output or cache folder changed; restart serve to use it (the previous "
-                      "configuration stays in use)", path)
+            log.error(
+                "serve: %s: the output or cache folder changed; restart serve to use it (the previous "
+                "configuration stays in use)",
+                path,
+            )
             return
         added = set(config.sources) - set(self.config.sources)
         removed = set(self.config.sources) - set(config.sources)
@@ -788,8 +875,13 @@ class Server:
         self._leave_removed(push_state)
         self._start_deliveries(store)
         self._changed()
-        log.warning("serve: read %s again: %d sites (feeds: %d added, %d removed)", path, len(config.sites),
-                    len(added), len(removed))
+        log.warning(
+            "serve: read %s again: %d sites (feeds: %d added, %d removed)",
+            path,
+            len(config.sites),
+            len(added),
+            len(removed),
+        )
 
     # --- rendering -------------------------------------------------------------------
 
@@ -815,8 +907,17 @@ class Server:
         self._dirty_since = None
         report = BuildReport(sites=len(self.config.sites), sources=len(self.config.sources))
         try:
-            publish_site(self.config, store, states, now, self.options.templates, report, started, log_stale=False,
-                         announce=not final)
+            publish_site(
+                self.config,
+                store,
+                states,
+                now,
+                self.options.templates,
+                report,
+                started,
+                log_stale=False,
+                announce=not final,
+            )
         except EmptyBuildError:
             log.info("serve: no entries yet; nothing published")
             return
@@ -831,8 +932,12 @@ class Server:
         if report.rendered:
             self.metrics.renders.inc()
             self.metrics.last_render.set(time.time())
-            log.info("serve: published %d entries in %.2f s%s", report.entries, time.monotonic() - started,
-                     " (stopping)" if final else "")
+            log.info(
+                "serve: published %d entries in %.2f s%s",
+                report.entries,
+                time.monotonic() - started,
+                " (stopping)" if final else "",
+            )
 
     def _drain(self, store: Store, push_state: PushState, states: dict[str, SourceState]) -> None:
         """At a stop: store every observation already made and every notification already committed."""
@@ -850,8 +955,9 @@ class Server:
     def _update_gauges(self, now: datetime) -> None:
         subscriptions = self._subscriptions
         self.metrics.live_leases.set(sum(1 for s in subscriptions.values() if s.live(now)))
-        self.metrics.push_healthy.set(sum(1 for url, s in subscriptions.items()
-                                          if push.health(s, self._states.get(url), now, self._breakers)[0]))
+        self.metrics.push_healthy.set(
+            sum(1 for url, s in subscriptions.items() if push.health(s, self._states.get(url), now, self._breakers)[0])
+        )
         self.metrics.in_flight.set(len(self._in_flight))
         self.metrics.sources.set(len(self.config.sources))
         self._throttled = {host: until for host, until in self._throttled.items() if until > now}
@@ -864,8 +970,11 @@ def _recovery(config: Config, states: Mapping[str, SourceState], now: datetime, 
     Returns:
         {URL: release time (UTC)}; empty when no more are overdue than can go at once.
     """
-    overdue = [url for url in schedule.due_sources([u for u in config.sources if not is_local(u)], states, now)
-               if url in states]
+    overdue = [
+        url
+        for url in schedule.due_sources([u for u in config.sources if not is_local(u)], states, now)
+        if url in states
+    ]
     if len(overdue) <= config.workers:
         return {}
     return {url: now + timedelta(seconds=index / rate) for index, url in enumerate(overdue)}
@@ -896,8 +1005,10 @@ def _address(host: str, port: int) -> str:
 
 
 def _same_places(new: Config, old: Config) -> bool:
-    return Path(new.output).resolve() == Path(old.output).resolve() and \
-        Path(new.cache).resolve() == Path(old.cache).resolve()
+    return (
+        Path(new.output).resolve() == Path(old.output).resolve()
+        and Path(new.cache).resolve() == Path(old.cache).resolve()
+    )
 
 
 def _mtime(path: Path) -> int:

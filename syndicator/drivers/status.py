@@ -41,8 +41,13 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
             pushed.close()
     fingerprints = schedule.site_fingerprints(config.sites)
     statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
-    return [{**_status_row(entry, fingerprints.get(entry.site.feed), now),
-             "push": _push_row(subscriptions.get(entry.site.feed), entry.state, now)} for entry in statuses]
+    return [
+        {
+            **_status_row(entry, fingerprints.get(entry.site.feed), now),
+            "push": _push_row(subscriptions.get(entry.site.feed), entry.state, now),
+        }
+        for entry in statuses
+    ]
 
 
 def delivery_totals(config: Config) -> dict[str, int] | None:
@@ -65,8 +70,9 @@ def delivery_totals(config: Config) -> dict[str, int] | None:
         store.close()
 
 
-def _push_row(subscription: pushstate.Subscription | None, state: SourceState | None,
-              now: datetime) -> dict[str, object] | None:
+def _push_row(
+    subscription: pushstate.Subscription | None, state: SourceState | None, now: datetime
+) -> dict[str, object] | None:
     """The WebSub side of a site (``syndicator serve``), or None when its feed has no subscription."""
     if subscription is None:
         return None

@@ -81,8 +81,13 @@ def _renew(store: Store, name: str, by_source: dict[str, claims.Claim], lease: f
     kept = claims.extend_all(store._db, by_source.values(), _now(store), lease)  # noqa: SLF001
     lost = sorted(set(by_source) - set(kept))
     if lost:
-        log.warning("worker %s: lost the lease on %d sources (%s...): the worker stalled longer than its lease; "
-                    "another worker may fetch them too", name, len(lost), lost[0])
+        log.warning(
+            "worker %s: lost the lease on %d sources (%s...): the worker stalled longer than its lease; "
+            "another worker may fetch them too",
+            name,
+            len(lost),
+            lost[0],
+        )
     by_source.update(kept)
 
 
@@ -102,9 +107,14 @@ def lease_seconds(config: Config, options: WorkerOptions) -> float:
     return max(60.0, 2 * 2 * config.timeout * (config.retries + 1))
 
 
-def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event,
-               metrics: Metrics | None = None, health: WorkerHealth | None = None,
-               reload: threading.Event | None = None) -> int:
+def run_worker(
+    config: Config,
+    options: WorkerOptions,
+    stopping: threading.Event,
+    metrics: Metrics | None = None,
+    health: WorkerHealth | None = None,
+    reload: threading.Event | None = None,
+) -> int:
     """Claim, fetch, store and release until ``stopping`` is set; returns the sources stored.
 
     ``metrics`` (served by ``worker --listen``) records each fetch as serve's do, and each claim's
@@ -118,8 +128,10 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
         StoreError: the database cannot be used.
     """
     if config.state is None:
-        raise ConfigError("worker: workers share a PostgreSQL state: set state: postgresql://... in sites.yaml, "
-                          "--state or SYNDICATOR_STATE")
+        raise ConfigError(
+            "worker: workers share a PostgreSQL state: set state: postgresql://... in sites.yaml, "
+            "--state or SYNDICATOR_STATE"
+        )
     from syndicator.fetch.http import Fetcher  # noqa: PLC0415
     from syndicator.poll import observe  # noqa: PLC0415 - a worker always fetches
 
@@ -129,9 +141,13 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
     batch = options.batch or 2 * config.workers
     fetcher = Fetcher.for_config(config)
     if lease < 2 * fetcher.deadline:
-        log.warning("worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
-                    "outlive its lease, and another worker fetch the same source", options.name, lease,
-                    fetcher.deadline)
+        log.warning(
+            "worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
+            "outlive its lease, and another worker fetch the same source",
+            options.name,
+            lease,
+            fetcher.deadline,
+        )
     policy: tuple[float, Any] | None = None
     stored = turns = 0
     loop = _deliveries(None, config)
@@ -147,14 +163,23 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                             loop = _deliveries(loop, config)
                         reload.clear()
                     if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: reads all
-                        made, _ = policy_of(config, store.states(), _now(store),
-                                            schedule.Ledger.read(store.value(LEDGER_KEY)))
+                        made, _ = policy_of(
+                            config, store.states(), _now(store), schedule.Ledger.read(store.value(LEDGER_KEY))
+                        )
                         policy = (time.monotonic(), made)
                     now = _now(store)  # the database's clock: leases, due times and the next attempts
                     clock = time.monotonic()
                     expired = metrics.lease_expiries.inc if metrics is not None else None
-                    held = claims.claim(store._db, options.name, now, batch, lease,  # noqa: SLF001
-                                        config.per_host_concurrency, config.host_gap, expired=expired)
+                    held = claims.claim(
+                        store._db,
+                        options.name,
+                        now,
+                        batch,
+                        lease,  # noqa: SLF001
+                        config.per_host_concurrency,
+                        config.host_gap,
+                        expired=expired,
+                    )
                     for stray in [c for c in held if c.source not in wanted]:  # another worker's newer sites.yaml
                         claims.release(store._db, stray)  # noqa: SLF001
                     held = [c for c in held if c.source in wanted]
@@ -173,8 +198,9 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                     for observation in observe.observe_all(pool, fetcher, jobs, now, time.monotonic()):
                         source = observation.request.source
                         before = states.get(source) or SourceState(source, source)
-                        observation, decision = decide_and_store(store, before, observation, now, policy[1],
-                                                                 fingerprints.get(source))
+                        observation, decision = decide_and_store(
+                            store, before, observation, now, policy[1], fingerprints.get(source)
+                        )
                         claims.release(store._db, by_source.pop(source))  # noqa: SLF001
                         if metrics is not None:
                             metrics.fetched(observation, decision)
@@ -190,8 +216,9 @@ def run_worker(config: Config, options: WorkerOptions, stopping: threading.Event
                 except StoreError as error:  # the server restarting, the connection lost: connect again
                     if not pgstate.passing(error):
                         raise
-                    reconnected = None if stopping.is_set() else _reconnect(config, store, error, options.name,
-                                                                            stopping, health)
+                    reconnected = (
+                        None if stopping.is_set() else _reconnect(config, store, error, options.name, stopping, health)
+                    )
                     if reconnected is None:  # stopped meanwhile
                         break
                     store, policy = reconnected, None
@@ -210,16 +237,25 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
     store.outbox = tuple(d.url for d in config.deliveries)
     sources = [url for url in config.sources if not is_local(url)]
     if len(sources) < len(config.sources):
-        log.warning("worker: local feed files are read by build, not by workers; %d skipped",
-                    len(config.sources) - len(sources))
+        log.warning(
+            "worker: local feed files are read by build, not by workers; %d skipped", len(config.sources) - len(sources)
+        )
 
     def withdrawn(count: int) -> None:
-        log.warning("worker %s: %d sources other workers registered are not in %s and are no longer offered "
-                    "to any worker (their state is kept); every worker must read the same sites.yaml",
-                    name, count, config.path)
+        log.warning(
+            "worker %s: %d sources other workers registered are not in %s and are no longer offered "
+            "to any worker (their state is kept); every worker must read the same sites.yaml",
+            name,
+            count,
+            config.path,
+        )
 
-    added = claims.register(store._db, [(url, host_key(url)) for url in sources], prune=True,  # noqa: SLF001
-                            withdrawn=withdrawn)
+    added = claims.register(
+        store._db,
+        [(url, host_key(url)) for url in sources],
+        prune=True,  # noqa: SLF001
+        withdrawn=withdrawn,
+    )
     if added:
         log.info("worker %s: registered %d new sources", name, added)
     return set(sources), schedule.site_fingerprints(config.sites)
@@ -249,9 +285,16 @@ def _reload(config: Config, name: str) -> Config | None:
     from syndicator.config import load_config  # noqa: PLC0415
 
     try:
-        fresh = replace(load_config(config.path), state=config.state, workers=config.workers,
-                        timeout=config.timeout, retries=config.retries, max_bytes=config.max_bytes,
-                        user_agent=config.user_agent, allow_private_networks=config.allow_private_networks)
+        fresh = replace(
+            load_config(config.path),
+            state=config.state,
+            workers=config.workers,
+            timeout=config.timeout,
+            retries=config.retries,
+            max_bytes=config.max_bytes,
+            user_agent=config.user_agent,
+            allow_private_networks=config.allow_private_networks,
+        )
     except ConfigError as error:
         log.error("worker %s: %s; the previous configuration stays in use", name, error)
         return None
@@ -259,8 +302,9 @@ def _reload(config: Config, name: str) -> Config | None:
     return fresh
 
 
-def _reconnect(config: Config, store: Store, error: StoreError, name: str, stopping: threading.Event,
-               health: WorkerHealth | None) -> Store | None:
+def _reconnect(
+    config: Config, store: Store, error: StoreError, name: str, stopping: threading.Event, health: WorkerHealth | None
+) -> Store | None:
     """Close the failed ``store`` and connect to ``config.state`` again, waiting 1 s, then twice as long
     after each failure up to RECONNECT_MAX s; None when ``stopping`` is set meanwhile. /healthz says
     the state is unreachable until then. The leases held are left to expire (their observations were

@@ -91,7 +91,8 @@ class Decoder:
             raise Unsupported(unknown)
         # Applied in the order listed, so undone in reverse (RFC 9110 section 8.4).
         self._stages: list[_Stage | _Brotli] = [
-            _Brotli(limit) if coding == "br" else _Stage(coding, limit, GZIP_LAYERS) for coding in reversed(codings)]
+            _Brotli(limit) if coding == "br" else _Stage(coding, limit, GZIP_LAYERS) for coding in reversed(codings)
+        ]
         self._limit = limit
         self.size = 0  # decoded bytes so far
 
@@ -158,8 +159,10 @@ class _Stage:
             self._start(data)
             out = self._run(data)
         if self._mode == "inflate" and self._inflater is not None and not self._inflater.eof:
-            raise CorruptBody(f"the {'gzip' if self._gzip else 'deflate'} body does not decompress: it ends "
-                              "before its compressed stream does")
+            raise CorruptBody(
+                f"the {'gzip' if self._gzip else 'deflate'} body does not decompress: it ends "
+                "before its compressed stream does"
+            )
         return out
 
     def _start(self, head: bytes) -> None:

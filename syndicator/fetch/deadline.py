@@ -229,8 +229,13 @@ def resolve(resolver: Resolver, host: str, port: int, seconds: float | None) -> 
     return outcome[0]
 
 
-def open_socket(host: str, port: int, timeout: float | None,
-                options: Sequence[tuple[int, int, int | bytes]] | None, screen: bool = True) -> socket.socket:
+def open_socket(
+    host: str,
+    port: int,
+    timeout: float | None,
+    options: Sequence[tuple[int, int, int | bytes]] | None,
+    screen: bool = True,
+) -> socket.socket:
     """A connected TCP socket to ``host``:``port`` within the calling thread's deadline.
 
     Args:

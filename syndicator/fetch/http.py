@@ -111,8 +111,17 @@ DRAIN_BYTES = 65536
 DRAIN_SECONDS = 0.25
 _PERMANENT = {301, 308}
 _REDIRECT = {301, 302, 303, 307, 308}
-_KEEP_HEADERS = ("content-type", "etag", "last-modified", "cache-control", "expires",
-                 "retry-after", "link", "date", "content-location")
+_KEEP_HEADERS = (
+    "content-type",
+    "etag",
+    "last-modified",
+    "cache-control",
+    "expires",
+    "retry-after",
+    "link",
+    "date",
+    "content-location",
+)
 #: Kept fields that hold one value, never a list (RFC 9110 sections 6.6.1, 8.8.2, 8.8.3, 10.2.3;
 #: RFC 9111 section 5.3): a repeat with another value makes the field invalid.
 _SINGLETONS = frozenset({"date", "last-modified", "expires", "retry-after", "etag"})
@@ -231,13 +240,26 @@ class Fetcher:
         Raises:
             ConfigError: a CA bundle variable names a missing path.
         """
-        return cls(config.user_agent, timeout=config.timeout, retries=config.retries,
-                   max_bytes=config.max_bytes if max_bytes is None else max_bytes,
-                   per_host=config.per_host_concurrency, allow_private=config.allow_private_networks)
+        return cls(
+            config.user_agent,
+            timeout=config.timeout,
+            retries=config.retries,
+            max_bytes=config.max_bytes if max_bytes is None else max_bytes,
+            per_host=config.per_host_concurrency,
+            allow_private=config.allow_private_networks,
+        )
 
-    def __init__(self, user_agent: str, timeout: float = 15.0, retries: int = 1,
-                 max_bytes: int = 10 * 1024 * 1024, retry_delay: float = 1.0,
-                 resolver: Resolver = socket.getaddrinfo, per_host: int = 2, allow_private: bool = False) -> None:
+    def __init__(
+        self,
+        user_agent: str,
+        timeout: float = 15.0,
+        retries: int = 1,
+        max_bytes: int = 10 * 1024 * 1024,
+        retry_delay: float = 1.0,
+        resolver: Resolver = socket.getaddrinfo,
+        per_host: int = 2,
+        allow_private: bool = False,
+    ) -> None:
         self.user_agent = user_agent
         self.allow_private = allow_private
         self.timeout = timeout
@@ -373,8 +395,9 @@ class Fetcher:
             kind = "redirect" if netguard.has_credentials(url) else "private_address"
             raise FetchError(request.source, f"{problem} (to {shown})" if kind == "redirect" else problem, kind=kind)
 
-    def _get(self, request: FetchRequest, url: str, jar: requests.cookies.RequestsCookieJar,
-             redirected: bool) -> requests.Response:
+    def _get(
+        self, request: FetchRequest, url: str, jar: requests.cookies.RequestsCookieJar, redirected: bool
+    ) -> requests.Response:
         self._local.requests += 1
         proxies = requests.utils.get_environ_proxies(url) if self.proxied else None
         screened = netguard.screened(request.source, url, self.allow_private)
@@ -382,10 +405,20 @@ class Fetcher:
             with netguard.screening(screened):
                 if screened and proxies and requests.utils.select_proxy(url, proxies):
                     self._screen_name(url)
-                return self._session().get(url, headers=self._headers(request, url), cookies=jar, stream=True,
-                                           allow_redirects=False, timeout=self.timeout, proxies=proxies)
-        except (requests.exceptions.RequestException, urllib3.exceptions.LocationValueError,
-                netguard.PrivateAddress) as e:
+                return self._session().get(
+                    url,
+                    headers=self._headers(request, url),
+                    cookies=jar,
+                    stream=True,
+                    allow_redirects=False,
+                    timeout=self.timeout,
+                    proxies=proxies,
+                )
+        except (
+            requests.exceptions.RequestException,
+            urllib3.exceptions.LocationValueError,
+            netguard.PrivateAddress,
+        ) as e:
             raise self._failure(url, e, redirected) from e  # LocationValueError: a host urllib3 cannot encode
 
     def _screen_name(self, url: str) -> None:
@@ -411,8 +444,9 @@ class Fetcher:
         if refused is not None:
             return FetchError(url, str(refused), kind="private_address")
         if isinstance(error, requests.exceptions.ProxyError | urllib3.exceptions.ProxyError):
-            return FetchError(url, f"the proxy failed (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY): {_reason(error)}",
-                              kind="network")
+            return FetchError(
+                url, f"the proxy failed (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY): {_reason(error)}", kind="network"
+            )
         if isinstance(error, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
             return FetchError(url, f"TLS error: {_reason(error)}", kind="tls")
         if isinstance(error, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError):
@@ -421,25 +455,42 @@ class Fetcher:
             return FetchError(url, f"redirect to an unusable URL {_shown(url)}: {_reason(error)}", kind="redirect")
         return FetchError(url, f"connection failed: {_reason(error)}", kind="network")
 
-    def _finish(self, request: FetchRequest, url: str, response: requests.Response,
-                permanent: bool, started: float) -> FetchResult:
+    def _finish(
+        self, request: FetchRequest, url: str, response: requests.Response, permanent: bool, started: float
+    ) -> FetchResult:
         headers = response_headers(response)
         etag, modified = headers.get("etag"), headers.get("last-modified")
         new_url = url if permanent and url != request.url else None
         if response.status_code == 304:
             if not _conditional(response):
-                raise FetchError(url, "HTTP 304 Not Modified to a request that sent no validators "
-                                      "(If-None-Match, If-Modified-Since)", kind="protocol")
-            return NotModified(url=url, headers=headers, etag=etag, last_modified=modified,
-                               permanent_url=new_url, elapsed=time.monotonic() - started)
+                raise FetchError(
+                    url,
+                    "HTTP 304 Not Modified to a request that sent no validators (If-None-Match, If-Modified-Since)",
+                    kind="protocol",
+                )
+            return NotModified(
+                url=url,
+                headers=headers,
+                etag=etag,
+                last_modified=modified,
+                permanent_url=new_url,
+                elapsed=time.monotonic() - started,
+            )
         if response.status_code != 200:
             # An HTTP-date is measured against the server's own Date, else our clock.
             sent = http_date(headers.get("date")) or datetime.now(UTC)
             retry_after = parse_retry_after(headers.get("retry-after"), sent)
             raise HTTPStatusError(url, response.status_code, retry_after)
         body = self._read(url, response)
-        return Fetched(url=url, body=body, headers=headers, etag=etag, last_modified=modified,
-                       permanent_url=new_url, elapsed=time.monotonic() - started)
+        return Fetched(
+            url=url,
+            body=body,
+            headers=headers,
+            etag=etag,
+            last_modified=modified,
+            permanent_url=new_url,
+            elapsed=time.monotonic() - started,
+        )
 
     def _read(self, url: str, response: requests.Response) -> bytes:
         """The whole body, or FetchError. The deadline watchdog cuts a body that is still

@@ -50,8 +50,10 @@ def read(request: FetchRequest, max_bytes: int) -> Fetched | Failed:
     except OSError as error:
         return _failed(request, f"cannot read {name}: {error.strerror or type(error).__name__}")
     if len(body) > max_bytes:
-        return Failed(FeedError(request.source, f"{name} is larger than max_bytes ({max_bytes} bytes)",
-                                kind="too_large"), requests=0)
+        return Failed(
+            FeedError(request.source, f"{name} is larger than max_bytes ({max_bytes} bytes)", kind="too_large"),
+            requests=0,
+        )
     return Fetched(request.source, body, elapsed=time.monotonic() - started, requests=0)
 
 

@@ -57,8 +57,10 @@ class PrivateAddress(OSError):
 
     def __init__(self, host: str, address: str) -> None:
         shown = host if host == address else f"{host} ({address})"
-        super().__init__(f"{shown[:200]} is not a public address: a URL learned from the network may not reach "
-                         "a private network (allow_private_networks in sites.yaml allows it)")
+        super().__init__(
+            f"{shown[:200]} is not a public address: a URL learned from the network may not reach "
+            "a private network (allow_private_networks in sites.yaml allows it)"
+        )
         self.host = host
         self.address = address
 
@@ -158,8 +160,12 @@ def private_cause(error: BaseException | None) -> PrivateAddress | None:
             return current
         if current is None:
             continue
-        queue += [current.__cause__, current.__context__, getattr(current, "reason", None),
-                  *(arg for arg in current.args if isinstance(arg, BaseException))]
+        queue += [
+            current.__cause__,
+            current.__context__,
+            getattr(current, "reason", None),
+            *(arg for arg in current.args if isinstance(arg, BaseException)),
+        ]
         queue = [item for item in queue if isinstance(item, BaseException)]
     return None
 

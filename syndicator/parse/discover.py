@@ -24,12 +24,14 @@ from syndicator.parse.markup import tags_named
 from syndicator.urls import absolute
 
 #: Types that name a feed (RSS, Atom, JSON Feed; RSS 1.0 is RDF).
-FEED_TYPES = frozenset({
-    "application/rss+xml",
-    "application/atom+xml",
-    "application/feed+json",
-    "application/rdf+xml",
-})
+FEED_TYPES = frozenset(
+    {
+        "application/rss+xml",
+        "application/atom+xml",
+        "application/feed+json",
+        "application/rdf+xml",
+    }
+)
 #: Generic types some pages use for feeds; counted only when the link's title
 #: or URL speaks of a feed (WordPress, for one, advertises its JSON API and
 #: oEmbed documents as "alternate" too).
@@ -164,8 +166,7 @@ OWN, SITE, TOPIC, COMMENTS = range(4)
 #: Spanish, Portuguese: "coment"; Polish, Czech: "koment"; German: "kommentar"; Dutch: "reacties").
 _COMMENT_WORDS = ("comment", "coment", "koment", "kommentar", "reacties")
 #: Path segments of category, tag and label feeds (WordPress, Blogger's ``/-/Label``, Hugo, Jekyll).
-_TOPIC_SEGMENTS = frozenset({"category", "categories", "tag", "tags", "label", "labels", "topic", "topics",
-                             "-"})
+_TOPIC_SEGMENTS = frozenset({"category", "categories", "tag", "tags", "label", "labels", "topic", "topics", "-"})
 _TOPIC_QUERY = re.compile(r"(?:^|&)(?:cat|category|tag)=", re.IGNORECASE)
 
 

@@ -58,12 +58,28 @@ _NO_BOM = (
 )
 #: Encoding labels read as their common superset (WHATWG Encoding Standard).
 _SUPERSETS = {
-    "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "latin-1": "cp1252", "latin1": "cp1252",
-    "l1": "cp1252", "us-ascii": "cp1252", "ascii": "cp1252", "windows-1252": "cp1252",
-    "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "euc-cn": "gb18030",
-    "shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "x-sjis": "cp932",
-    "euc-kr": "cp949", "ks_c_5601-1987": "cp949", "iso-8859-9": "cp1254", "tis-620": "cp874",
-    "iso-8859-11": "cp874", "big5": "big5hkscs",
+    "iso-8859-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "latin-1": "cp1252",
+    "latin1": "cp1252",
+    "l1": "cp1252",
+    "us-ascii": "cp1252",
+    "ascii": "cp1252",
+    "windows-1252": "cp1252",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "euc-cn": "gb18030",
+    "shift_jis": "cp932",
+    "shift-jis": "cp932",
+    "sjis": "cp932",
+    "x-sjis": "cp932",
+    "euc-kr": "cp949",
+    "ks_c_5601-1987": "cp949",
+    "iso-8859-9": "cp1254",
+    "tis-620": "cp874",
+    "iso-8859-11": "cp874",
+    "big5": "big5hkscs",
 }
 _WESTERN = {"cp1252", "utf-8"}
 _HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9._:-]+)", re.I)
@@ -79,13 +95,18 @@ _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # A CDATA section or comment (kept as is), or an ampersand and what follows it, unless that is
 # one of XML's own entities or a decimal reference to a character XML allows (32-9999): those
 # stay as they are, and skipping them here spares a call per reference.
-_REFERENCE = re.compile(r"<!\[CDATA\[.*?(?:\]\]>|$)|<!--.*?(?:-->|$)|<(?![A-Za-z_:/!?\u0080-\U0010ffff])"
-                        r"|&(?!(?:amp|lt|gt|quot|apos|#(?:3[2-9]|[4-9][0-9]|[1-9][0-9]{2,3}));)"
-                        r"(#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9._-]*;)?", re.S)
+_REFERENCE = re.compile(
+    r"<!\[CDATA\[.*?(?:\]\]>|$)|<!--.*?(?:-->|$)|<(?![A-Za-z_:/!?\u0080-\U0010ffff])"
+    r"|&(?!(?:amp|lt|gt|quot|apos|#(?:3[2-9]|[4-9][0-9]|[1-9][0-9]{2,3}));)"
+    r"(#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9._-]*;)?",
+    re.S,
+)
 #: One well-formed UTF-8 sequence of two to four bytes (RFC 3629 section 4).
-_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
-                            rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}"
-                            rb"|\xf4[\x80-\x8f][\x80-\xbf]{2}")
+_UTF8_SEQUENCE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
+    rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}"
+    rb"|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
 _HIGH = re.compile(rb"[\x80-\xff]")
 _XML_ENTITIES = {"amp;", "lt;", "gt;", "quot;", "apos;"}
 
@@ -93,7 +114,7 @@ _XML_ENTITIES = {"amp;", "lt;", "gt;", "quot;", "apos;"}
 def _per_byte(error: UnicodeError) -> tuple[str, int]:
     """Codec error handler: each undecodable byte read as windows-1252."""
     assert isinstance(error, UnicodeDecodeError)
-    bad = error.object[error.start:error.end]
+    bad = error.object[error.start : error.end]
     return bad.decode("cp1252", "replace"), error.end
 
 
@@ -140,7 +161,7 @@ def decode(body: bytes, content_type: str = "") -> str:
     """
     for bom, codec in _BOMS:
         if body.startswith(bom):
-            return body[len(bom):].decode(codec, "replace")
+            return body[len(bom) :].decode(codec, "replace")
     for start, codec in _NO_BOM:
         if body.startswith(start):
             return body.decode(codec, "replace")
@@ -180,8 +201,7 @@ def strip_forbidden(text: str) -> str:
 
 def xml_char_allowed(code: int) -> bool:
     """True if the code point (int) may appear in an XML 1.0 document (section 2.2)."""
-    return (code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD
-            or 0x10000 <= code <= 0x10FFFF)
+    return code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or 0x10000 <= code <= 0x10FFFF
 
 
 def prepare_xml(text: str) -> str:

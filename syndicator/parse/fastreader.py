@@ -41,30 +41,133 @@ _RSS_VERSIONS = {"0.91": "rss091u", "0.92": "rss092", "0.93": "rss093", "0.94": 
 _VERSION_NAMESPACES = frozenset({"http://purl.org/rss/1.0/", "http://my.netscape.com/rdf/simple/0.9/"})
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: Keys parse and media read from an entry: an unknown element stored under one of them is not skipped.
-_READ_KEYS = frozenset({"title", "title_detail", "link", "links", "id", "guidislink", "published", "updated",
-                        "author", "author_detail", "authors", "content", "summary", "summary_detail",
-                        "itunes_summary", "itunes_summary_detail", "enclosures", "media_content",
-                        "media_thumbnail", "image", "itunes_duration", "source"})
+_READ_KEYS = frozenset(
+    {
+        "title",
+        "title_detail",
+        "link",
+        "links",
+        "id",
+        "guidislink",
+        "published",
+        "updated",
+        "author",
+        "author_detail",
+        "authors",
+        "content",
+        "summary",
+        "summary_detail",
+        "itunes_summary",
+        "itunes_summary_detail",
+        "enclosures",
+        "media_content",
+        "media_thumbnail",
+        "image",
+        "itunes_duration",
+        "source",
+    }
+)
 #: Elements with a handler that only fills keys nobody reads here, and holds no element that matters.
-_HARMLESS = frozenset({
-    "category", "keywords", "tags", "dc_subject", "contributor", "rights", "copyright", "dc_rights",
-    "subtitle", "tagline", "itunes_subtitle", "itunes_explicit", "itunes_block", "itunes_keywords",
-    "itunes_category", "media_credit", "media_rating", "media_category", "media_keywords", "media_license",
-    "media_restriction", "media_player", "created", "dcterms_created", "expirationdate", "dcterms_valid",
-    "generator", "cloud", "name", "email", "uri", "url", "homepage",
-    "cc_license", "creativecommons_license", "dc_publisher", "georss_point", "georss_line", "georss_polygon",
-    "georss_box",
-})
+_HARMLESS = frozenset(
+    {
+        "category",
+        "keywords",
+        "tags",
+        "dc_subject",
+        "contributor",
+        "rights",
+        "copyright",
+        "dc_rights",
+        "subtitle",
+        "tagline",
+        "itunes_subtitle",
+        "itunes_explicit",
+        "itunes_block",
+        "itunes_keywords",
+        "itunes_category",
+        "media_credit",
+        "media_rating",
+        "media_category",
+        "media_keywords",
+        "media_license",
+        "media_restriction",
+        "media_player",
+        "created",
+        "dcterms_created",
+        "expirationdate",
+        "dcterms_valid",
+        "generator",
+        "cloud",
+        "name",
+        "email",
+        "uri",
+        "url",
+        "homepage",
+        "cc_license",
+        "creativecommons_license",
+        "dc_publisher",
+        "georss_point",
+        "georss_line",
+        "georss_polygon",
+        "georss_box",
+    }
+)
 #: At the feed level these are harmless too (dates and descriptions of the feed are not read).
-_FEED_HARMLESS = _HARMLESS | {"description", "summary", "info", "feedburner_browserfriendly", "lastbuilddate",
-                              "pubdate", "published", "updated", "modified", "issued", "dc_date",
-                              "dcterms_modified", "dcterms_issued", "dc_description", "dc_publisher",
-                              "webmaster", "itunes_summary", "itunes_image", "itunes_link", "newlocation",
-                              "media_content", "media_thumbnail", "media_group", "media_description"}
+_FEED_HARMLESS = _HARMLESS | {
+    "description",
+    "summary",
+    "info",
+    "feedburner_browserfriendly",
+    "lastbuilddate",
+    "pubdate",
+    "published",
+    "updated",
+    "modified",
+    "issued",
+    "dc_date",
+    "dcterms_modified",
+    "dcterms_issued",
+    "dc_description",
+    "dc_publisher",
+    "webmaster",
+    "itunes_summary",
+    "itunes_image",
+    "itunes_link",
+    "newlocation",
+    "media_content",
+    "media_thumbnail",
+    "media_group",
+    "media_description",
+}
 #: Attribute names feedparser acts on: one of these in a foreign namespace makes the fast path unsure.
-_READ_ATTRIBUTES = frozenset({"href", "url", "uri", "rel", "type", "base", "lang", "length", "medium", "width",
-                              "height", "src", "mode", "ispermalink", "version", "filesize", "duration",
-                              "lastmod", "about", "term", "scheme", "label", "domain", "text"})
+_READ_ATTRIBUTES = frozenset(
+    {
+        "href",
+        "url",
+        "uri",
+        "rel",
+        "type",
+        "base",
+        "lang",
+        "length",
+        "medium",
+        "width",
+        "height",
+        "src",
+        "mode",
+        "ispermalink",
+        "version",
+        "filesize",
+        "duration",
+        "lastmod",
+        "about",
+        "term",
+        "scheme",
+        "label",
+        "domain",
+        "text",
+    }
+)
 _LINK_FIX = re.compile(r"&([A-Za-z0-9_]+);")
 _XHTML_TYPE = "application/xhtml+xml"
 #: Elements read inside XHTML content: XHTML's, and Atom's (an unqualified element in an Atom document).
@@ -119,16 +222,23 @@ def read(prepared: str, budget: Budget) -> Any | None:
     data = prepared.encode("utf-8")
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data or not feedreader.well_formed(data):
         return None
-    parser = etree.XMLParser(encoding="utf-8", resolve_entities=False, no_network=True, remove_comments=True,
-                             remove_pis=True, huge_tree=False)
+    parser = etree.XMLParser(
+        encoding="utf-8",
+        resolve_entities=False,
+        no_network=True,
+        remove_comments=True,
+        remove_pis=True,
+        huge_tree=False,
+    )
     try:
         root = etree.fromstring(data, parser)
     except (etree.XMLSyntaxError, ValueError):
         return None
     others = sum(1 for _ in root.iter()) - sum(1 for _ in root.iter(f"{_XHTML_OR_ATOM[0]}*"))
     if 2 * others > MAX_TAGS:  # a start and an end tag each: only XHTML content may hold more
-        raise ParseError(budget.url, f"too complex to parse: more than {MAX_TAGS:,} tags outside XHTML content",
-                         kind="too_complex")
+        raise ParseError(
+            budget.url, f"too complex to parse: more than {MAX_TAGS:,} tags outside XHTML content", kind="too_complex"
+        )
     try:
         return _Reader(budget).read(root)
     except _Unsure:
@@ -265,8 +375,11 @@ class _Reader:
                 ``items()`` grows with the square; the pre-scan refuses them first).
         """
         if len(element.attrib) > MAX_ATTRIBUTES:
-            raise ParseError(self.budget.url, f"too complex to parse: an element with more than "
-                                              f"{MAX_ATTRIBUTES:,} attributes", kind="too_complex")
+            raise ParseError(
+                self.budget.url,
+                f"too complex to parse: an element with more than {MAX_ATTRIBUTES:,} attributes",
+                kind="too_complex",
+            )
         self.depth += 1
         attributes = _attributes(element)
         base = attributes.get("xml:base", attributes.get("base")) or self.baseuri
@@ -340,8 +453,11 @@ class _Reader:
 
     def _image(self, element: Any, name: str) -> None:
         """An RSS image or textInput: only its title matters to us, through the title depth."""
-        allowed = ({"title", "link", "description", "url", "href", "width", "height"} if name == "image"
-                   else {"title", "link", "description", "name"})
+        allowed = (
+            {"title", "link", "description", "url", "href", "width", "height"}
+            if name == "image"
+            else {"title", "link", "description", "name"}
+        )
         self.title_depth = -1
         for child in element:
             child_name = _name(child)
@@ -417,12 +533,16 @@ class _Reader:
         self._leave()
         self.has_content = False
         if "links" in context:
-            context["enclosures"] = [{key: value for key, value in link.items() if key != "rel"}
-                                     for link in context["links"] if link.get("rel") == "enclosure"]
+            context["enclosures"] = [
+                {key: value for key, value in link.items() if key != "rel"}
+                for link in context["links"]
+                if link.get("rel") == "enclosure"
+            ]
         return context
 
-    def _media(self, element: Any, name: str, attributes: dict[str, str], context: dict[str, Any],
-               depths: dict[str, int]) -> None:
+    def _media(
+        self, element: Any, name: str, attributes: dict[str, str], context: dict[str, Any], depths: dict[str, int]
+    ) -> None:
         """media:group, media:content and media:thumbnail, and the media elements inside them."""
         if name == "media_title":
             self._media_title(element, attributes, context, depths)
@@ -473,8 +593,9 @@ class _Reader:
         for child in element:
             self._check_skipped(child)
 
-    def _detail(self, element: Any, attributes: dict[str, str], element_name: str,
-                default_type: str) -> tuple[str, dict[str, Any]]:
+    def _detail(
+        self, element: Any, attributes: dict[str, str], element_name: str, default_type: str
+    ) -> tuple[str, dict[str, Any]]:
         """(value, detail) of a content-like element, or unsure for XHTML, base64 or markup inside."""
         if "mode" in attributes:
             raise _Unsure
@@ -484,8 +605,7 @@ class _Reader:
             if output is None:
                 raise _Unsure
             output = repaired(output)
-            return output, {"type": content_type, "language": self._language(), "base": self.baseuri,
-                            "value": output}
+            return output, {"type": content_type, "language": self._language(), "base": self.baseuri, "value": output}
         if content_type not in ("text/plain", "text/html"):
             raise _Unsure  # other types are base64
         output = _text(element).strip()
@@ -513,7 +633,7 @@ class _Reader:
                     pieces.append(escape(node.text))
                 continue
             tag = node.tag
-            local = tag[tag.index("}") + 1:].lower() if isinstance(tag, str) and "}" in tag else tag
+            local = tag[tag.index("}") + 1 :].lower() if isinstance(tag, str) and "}" in tag else tag
             if event == "end":
                 pieces.append(f"</{local}>")
                 if node.tail:
@@ -524,15 +644,19 @@ class _Reader:
                 self.budget.check("reading XHTML content")
             if not isinstance(tag, str) or not (tag.startswith(_XHTML_OR_ATOM) or "}" not in tag):
                 return None  # an entity, or SVG, MathML and others: feedparser's rules differ
-            if (_name(node) in HANDLED or local in ("svg", "math") or _XLINK in node.nsmap.values()
-                    or len(node.attrib) > MAX_ATTRIBUTES):
+            if (
+                _name(node) in HANDLED
+                or local in ("svg", "math")
+                or _XLINK in node.nsmap.values()
+                or len(node.attrib) > MAX_ATTRIBUTES
+            ):
                 return None
             attributes = []
             for key, value in node.items():
                 if key[0] == "{":
                     if not key.startswith("{http://www.w3.org/XML/1998/namespace}"):
                         return None
-                    key = "xml:" + key[key.index("}") + 1:]
+                    key = "xml:" + key[key.index("}") + 1 :]
                 key = key.lower()
                 if key in ("base", "xml:base"):
                     return None
@@ -547,8 +671,16 @@ class _Reader:
         """The xml:lang in scope as a text element's detail gives it (feedparser's ``push_content``)."""
         return self.lang.replace("_", "-") if self.lang else None
 
-    def _content(self, element: Any, attributes: dict[str, str], context: dict[str, Any], element_name: str,
-                 default_type: str, in_entry: bool = True, depths: dict[str, int] | None = None) -> None:
+    def _content(
+        self,
+        element: Any,
+        attributes: dict[str, str],
+        context: dict[str, Any],
+        element_name: str,
+        default_type: str,
+        in_entry: bool = True,
+        depths: dict[str, int] | None = None,
+    ) -> None:
         """A title, description, summary or itunes:summary (feedparser's ``push_content``/``pop``)."""
         output, detail = self._detail(element, attributes, element_name, default_type)
         if element_name == "title" and -1 < self.title_depth <= self.depth:
@@ -564,8 +696,14 @@ class _Reader:
         if element_name == "title" and output:
             self.title_depth = self.depth
 
-    def _body(self, element: Any, attributes: dict[str, str], context: dict[str, Any], default_type: str,
-              depths: dict[str, int]) -> None:
+    def _body(
+        self,
+        element: Any,
+        attributes: dict[str, str],
+        context: dict[str, Any],
+        default_type: str,
+        depths: dict[str, int],
+    ) -> None:
         """Content: appended to ``content``, and the summary when there is none yet."""
         self.has_content = True
         output, detail = self._detail(element, attributes, "content", default_type)
@@ -580,28 +718,43 @@ class _Reader:
             raise _Unsure
         self.has_content = True
         content_type = feedreader.map_content_type(attributes.get("type", "text/plain"))
-        context.setdefault("content", []).append({"type": content_type, "language": self._language(),
-                                                  "base": self.baseuri, "src": attributes["src"], "value": ""})
+        context.setdefault("content", []).append(
+            {
+                "type": content_type,
+                "language": self._language(),
+                "base": self.baseuri,
+                "src": attributes["src"],
+                "value": "",
+            }
+        )
         if content_type == "text/plain" or content_type in _HTML_TYPES:
             context.setdefault("summary", "")
 
-    def _description(self, element: Any, attributes: dict[str, str], context: dict[str, Any],
-                     depths: dict[str, int]) -> None:
+    def _description(
+        self, element: Any, attributes: dict[str, str], context: dict[str, Any], depths: dict[str, int]
+    ) -> None:
         """An entry's description (or media:description): its summary, or its content when a summary came first."""
         if "summary" in context and not self.has_content:
             self._body(element, attributes, context, "text/plain", depths)
         else:
             self._content(element, attributes, context, "description", "text/html", depths=depths)
 
-    def _media_title(self, element: Any, attributes: dict[str, str], context: dict[str, Any],
-                     depths: dict[str, int] | None, in_entry: bool = True) -> None:
+    def _media_title(
+        self,
+        element: Any,
+        attributes: dict[str, str],
+        context: dict[str, Any],
+        depths: dict[str, int] | None,
+        in_entry: bool = True,
+    ) -> None:
         """media:title: a title like any other, except that it leaves the title depth as it found it."""
         title_depth = self.title_depth
         self._content(element, attributes, context, "title", "text/plain", in_entry=in_entry, depths=depths)
         self.title_depth = title_depth
 
-    def _source(self, element: Any, attributes: dict[str, str], context: dict[str, Any],
-                depths: dict[str, int]) -> None:
+    def _source(
+        self, element: Any, attributes: dict[str, str], context: dict[str, Any], depths: dict[str, int]
+    ) -> None:
         """An RSS source (a title and a url): Atom's, which holds elements, is left to feedparser."""
         self.title_depth = -1
         source = {"href": attributes["url"]} if "url" in attributes else {}
@@ -620,8 +773,10 @@ class _Reader:
             self._check_empty(element)
             attributes["href"] = feedreader.urljoin(self.baseuri or "", attributes["href"])
             context.setdefault("links", []).append(attributes)
-            if (attributes.get("rel") == "alternate"
-                    and feedreader.map_content_type(attributes.get("type")) in _HTML_TYPES):
+            if (
+                attributes.get("rel") == "alternate"
+                and feedreader.map_content_type(attributes.get("type")) in _HTML_TYPES
+            ):
                 context["link"] = attributes["href"]
             return
         context.setdefault("links", []).append(attributes)
@@ -634,8 +789,14 @@ class _Reader:
         if output:
             context["links"][-1]["href"] = output
 
-    def _guid(self, element: Any, attributes: dict[str, str], context: dict[str, Any], in_entry: bool,
-              depths: dict[str, int] | None = None) -> None:
+    def _guid(
+        self,
+        element: Any,
+        attributes: dict[str, str],
+        context: dict[str, Any],
+        in_entry: bool,
+        depths: dict[str, int] | None = None,
+    ) -> None:
         """An RSS guid or Atom id; a permalink guid stands in for a missing link."""
         self.guidislink = attributes.get("ispermalink", "true") == "true"
         output = self._value(_text(element), "id")

@@ -95,8 +95,9 @@ _ROOT = re.compile(r"<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
 _INPUT_ERRORS = (ValueError, OverflowError, LookupError, xml.sax.SAXException, ExpatError)
 
 
-def parse_feed(body: bytes, url: str, headers: Mapping[str, str], now: datetime,
-               budget: float = PARSE_BUDGET) -> ParsedFeed:
+def parse_feed(
+    body: bytes, url: str, headers: Mapping[str, str], now: datetime, budget: float = PARSE_BUDGET
+) -> ParsedFeed:
     """Parse one fetched document, within a CPU budget.
 
     Args:
@@ -134,8 +135,15 @@ def _parse(body: bytes, url: str, headers: Mapping[str, str], now: datetime, bud
         title, link, drafts, version, found = _read_xml(text, url, now, budget)
     entries = _finish(drafts)
     budget.check("giving entries their identities")
-    return ParsedFeed(title=title, link=link, entries=entries, format=version, hints=hints.from_document(body),
-                      hubs=found.hubs, self_url=found.topic)
+    return ParsedFeed(
+        title=title,
+        link=link,
+        entries=entries,
+        format=version,
+        hints=hints.from_document(body),
+        hubs=found.hubs,
+        self_url=found.topic,
+    )
 
 
 def _describe(error: BaseException) -> str:
@@ -159,8 +167,11 @@ def _finish(drafts: Sequence[Draft]) -> tuple[Entry, ...]:
     candidates = [d.candidate for d in drafts]
     ids = identity.assign(candidates)
     keys = identity.alias_keys(candidates)
-    return tuple(replace(d.entry, id=key, aliases=alias)
-                 for d, key, alias in zip(drafts, ids, keys, strict=True) if key is not None)
+    return tuple(
+        replace(d.entry, id=key, aliases=alias)
+        for d, key, alias in zip(drafts, ids, keys, strict=True)
+        if key is not None
+    )
 
 
 #: An undated item among dated ones is dated this much before the item it borrows from.
@@ -207,15 +218,23 @@ def borrow_dates(drafts: Sequence[Draft]) -> list[Draft]:
 def _empty(draft: Draft) -> bool:
     """True for an item with nothing to show (no title, link, text, enclosure, image or content elsewhere)."""
     entry = draft.entry
-    return not (entry.title or entry.link or entry.summary or entry.content or draft.candidate.enclosures
-                or entry.image or entry.content_src)
+    return not (
+        entry.title
+        or entry.link
+        or entry.summary
+        or entry.content
+        or draft.candidate.enclosures
+        or entry.image
+        or entry.content_src
+    )
 
 
 # --- XML feeds (feedparser) ---------------------------------------------------
 
 
-def _read_xml(text: str, url: str, now: datetime,
-              budget: Budget) -> tuple[str, str | None, list[Draft], str, hubs.Advertised]:
+def _read_xml(
+    text: str, url: str, now: datetime, budget: Budget
+) -> tuple[str, str | None, list[Draft], str, hubs.Advertised]:
     if root_element(text) == "html":
         raise NotAFeedError(url, find_alternates(text, url))
     tags = check_structure(text, url)
@@ -243,8 +262,16 @@ def _read_xml(text: str, url: str, now: datetime,
     for item in document.entries:
         budget.check("reading entries")
         draft = _xml_entry(item, feed_link, url, now, version, feed_author)
-        drafts.append(replace(draft, entry=replace(draft.entry, language=_xml_language(item) or feed_language,
-                                                   **_content_src(item, (draft.entry.link, feed_link, url)))))
+        drafts.append(
+            replace(
+                draft,
+                entry=replace(
+                    draft.entry,
+                    language=_xml_language(item) or feed_language,
+                    **_content_src(item, (draft.entry.link, feed_link, url)),
+                ),
+            )
+        )
     if document.bozo and all(_empty(d) for d in drafts):  # e.g. a download cut off inside its first item
         reason = one_line(str(document.get("bozo_exception", "")))[:160] or "malformed"
         raise ParseError(url, f"not a readable feed: {reason}")
@@ -260,8 +287,9 @@ def _xml_websub(feed: Any, url: str) -> hubs.Advertised:
     return hubs.collect(((link.get("rel"), link.get("href")) for link in links if isinstance(link, dict)), url)
 
 
-def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, version: str,
-               feed_author: str | None) -> Draft:
+def _xml_entry(
+    item: Any, feed_link: str | None, url: str, now: datetime, version: str, feed_author: str | None
+) -> Draft:
     """One feedparser entry as a Draft, with its enclosures and image (:mod:`media`).
 
     Relative URLs resolve against the entry's link, else the feed's link,
@@ -279,8 +307,19 @@ def _xml_entry(item: Any, feed_link: str | None, url: str, now: datetime, versio
     guid = one_line(dict.get(item, "id")) or None
     author = _xml_author(item) or _xml_author(dict.get(item, "source") or {}) or feed_author
     image = media.xml_image(item, base)
-    entry = Entry(id="", title=title, link=link, author=author, date=date, updated=updated, summary=summary,
-                  content=content, date_note=note, enclosures=media.xml_enclosures(item, base), image=image)
+    entry = Entry(
+        id="",
+        title=title,
+        link=link,
+        author=author,
+        date=date,
+        updated=updated,
+        summary=summary,
+        content=content,
+        date_note=note,
+        enclosures=media.xml_enclosures(item, base),
+        image=image,
+    )
     if image and not (title or link or summary or content or enclosures):
         enclosures = (image,)
     return Draft(entry, Candidate(guid, link, title, raw_date, enclosures, summary or content))
@@ -298,8 +337,11 @@ def _xml_language(item: Any) -> str | None:
     ``dc:language``, the root's ``xml:lang``) is the caller's fallback.
     """
     contents = dict.get(item, "content") or [{}]
-    details = (contents[0] if isinstance(contents, list) and contents else {}, dict.get(item, "summary_detail"),
-               dict.get(item, "title_detail"))
+    details = (
+        contents[0] if isinstance(contents, list) and contents else {},
+        dict.get(item, "summary_detail"),
+        dict.get(item, "title_detail"),
+    )
     values = [dict.get(item, "language"), *(dict.get(d, "language") for d in details if isinstance(d, dict))]
     return next(filter(None, map(language_tag, values)), None)
 
@@ -404,8 +446,9 @@ def _xml_author(container: Any) -> str | None:
     written ``Jos&amp;eacute;``) are decoded once.
     """
     detail = dict.get(container, "author_detail") or {}
-    return (author_name(decode_references(str(dict.get(detail, "name") or "")))
-            or author_name(decode_references(str(dict.get(container, "author") or ""))))
+    return author_name(decode_references(str(dict.get(detail, "name") or ""))) or author_name(
+        decode_references(str(dict.get(container, "author") or ""))
+    )
 
 
 def _xml_dates(item: Any, now: datetime) -> tuple[datetime | None, datetime | None, str | None, str]:
@@ -447,7 +490,7 @@ def _text_field(container: Any, key: str, version: str) -> str:
     :data:`limits.TITLE_MAX_CHARS` characters are kept.
     """
     detail = dict.get(container, f"{key}_detail")
-    value = str(dict.get(container, key) or "")[:TITLE_MAX_CHARS * RAW_FIELD_FACTOR]
+    value = str(dict.get(container, key) or "")[: TITLE_MAX_CHARS * RAW_FIELD_FACTOR]
     if detail and "html" in str(detail.get("type", "")) or not version.startswith("atom") and holds_element(value):
         text = html_to_text(value)
     else:

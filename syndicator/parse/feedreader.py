@@ -47,8 +47,16 @@ _C1 = re.compile("[\x80-\x9f]")
 CHUNK = 64 * 1024
 _HEADERS = {"content-type": "application/xml; charset=utf-8"}
 #: What feedparser has been seen to raise on hostile documents.
-_ERRORS = (ValueError, OverflowError, LookupError, TypeError, AttributeError, AssertionError, ExpatError,
-           UndeclaredNamespace)
+_ERRORS = (
+    ValueError,
+    OverflowError,
+    LookupError,
+    TypeError,
+    AttributeError,
+    AssertionError,
+    ExpatError,
+    UndeclaredNamespace,
+)
 
 
 def read(prepared: str, url: str, budget: Budget) -> Any:
@@ -216,7 +224,7 @@ def _loose(data: bytes, entities: dict[str, str], budget: Budget) -> Any:
     text = text.replace("&#39;", "'").replace("&#34;", '"')
     for start in range(0, len(text), CHUNK):
         budget.check("running feedparser's tolerant parser")
-        sgmllib.SGMLParser.feed(handler, text[start:start + CHUNK])
+        sgmllib.SGMLParser.feed(handler, text[start : start + CHUNK])
     sgmllib.SGMLParser.close(handler)
     return handler
 
@@ -286,8 +294,9 @@ class AuthorState:
 
 def document(feed: dict[str, Any], entries: list[dict[str, Any]], version: str) -> Any:
     """A well-formed document read elsewhere, in the shape :func:`read` returns."""
-    return FeedParserDict(bozo=False, entries=entries, feed=feed, version=version, namespaces={},
-                          headers=dict(_HEADERS))
+    return FeedParserDict(
+        bozo=False, entries=entries, feed=feed, version=version, namespaces={}, headers=dict(_HEADERS)
+    )
 
 
 def well_formed(data: bytes) -> bool:

@@ -40,8 +40,7 @@ __all__ = ["Hint", "document_hints", "from_document", "http_freshness", "next_al
 HEAD_LIMIT = 256 * 1024
 SY_NS = "http://purl.org/rss/1.0/modules/syndication/"
 PODCAST_NS = "https://podcastindex.org/namespace/1.0"
-_PERIODS = {"hourly": 3600.0, "daily": 86400.0, "weekly": 7 * 86400.0,
-            "monthly": 30 * 86400.0, "yearly": 365 * 86400.0}
+_PERIODS = {"hourly": 3600.0, "daily": 86400.0, "weekly": 7 * 86400.0, "monthly": 30 * 86400.0, "yearly": 365 * 86400.0}
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # The head is hostile text: no pattern below may rescan it from many start
 # positions. Each starts at a fixed string or at the start of a name run
@@ -81,7 +80,7 @@ def from_document(body: bytes) -> FeedHints:
     head = body[:HEAD_LIMIT].decode("latin-1")
     first = _FIRST_ITEM.search(head)
     if first:
-        head = head[:first.start()]
+        head = head[: first.start()]
     prefixes = {uri: prefix for prefix, uri in _XMLNS.findall(head)}
     sy = re.escape(prefixes.get(SY_NS, "sy"))
     podcast = re.escape(prefixes.get(PODCAST_NS, "podcast"))
@@ -101,8 +100,9 @@ def from_document(body: bytes) -> FeedHints:
         dtstart=(attrs.get("dtstart") or "").strip()[:64] or None,
         complete=(attrs.get("complete") or "").strip().lower() == "true",
         skip_hours=tuple(sorted({int(h) for h in _children(head, "skipHours", "hour") if h.isdigit() and int(h) < 24})),
-        skip_days=tuple(sorted({_DAYS.index(d.lower()) for d in _children(head, "skipDays", "day")
-                                if d.lower() in _DAYS})),
+        skip_days=tuple(
+            sorted({_DAYS.index(d.lower()) for d in _children(head, "skipDays", "day") if d.lower() in _DAYS})
+        ),
     )
 
 
@@ -125,8 +125,10 @@ def _attributes(head: str, name: str) -> dict[str, str]:
     end = head.find(">", match.end()) if match else -1
     if match is None or end < 0:  # no later start tag can have a ">" after it either
         return {}
-    return {key.lower(): html.unescape(a if a is not None and a != "" else b or "")
-            for key, a, b in _ATTR.findall(head[match.end():end])}
+    return {
+        key.lower(): html.unescape(a if a is not None and a != "" else b or "")
+        for key, a, b in _ATTR.findall(head[match.end() : end])
+    }
 
 
 def _children(head: str, parent: str, child: str) -> list[str]:
@@ -135,7 +137,7 @@ def _children(head: str, parent: str, child: str) -> list[str]:
     closing = re.compile(rf"</{parent}\s*+>").search(head, opening.end()) if opening else None
     if opening is None or closing is None:  # an opening later than the first closes no sooner
         return []
-    inner = head[opening.end():closing.start()]
+    inner = head[opening.end() : closing.start()]
     return [text.strip() for text in re.findall(rf"<{child}\s*+>([^<]*+)</{child}\s*+>", inner)][:48]
 
 

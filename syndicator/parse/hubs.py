@@ -144,8 +144,11 @@ def _header_links(headers: Mapping[str, str], base: str) -> Iterator[tuple[str, 
     the grammar cannot read is skipped up to the next comma.
     """
     try:
-        values = [value for name, value in headers.items()
-                  if isinstance(name, str) and name.lower() == "link" and isinstance(value, str)]
+        values = [
+            value
+            for name, value in headers.items()
+            if isinstance(name, str) and name.lower() == "link" and isinstance(value, str)
+        ]
     except (AttributeError, TypeError, ValueError):
         return
     text = ", ".join(values)

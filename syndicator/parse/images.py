@@ -44,8 +44,21 @@ LAZY_SOURCES = ("data-src", "data-lazy-src", "data-original")
 #: Attributes that hold a lazy-loaded (or responsive) image's candidates, in order of preference.
 LAZY_SRCSETS = ("data-srcset", "data-lazy-srcset", "srcset")
 #: Words in the file name of an image that only holds a place for the real one.
-_PLACEHOLDER_WORDS = ("blank", "spacer", "pixel", "1x1", "transparent", "placeholder", "lazy", "empty", "loading",
-                      "loader", "grey", "gray", "dummy")
+_PLACEHOLDER_WORDS = (
+    "blank",
+    "spacer",
+    "pixel",
+    "1x1",
+    "transparent",
+    "placeholder",
+    "lazy",
+    "empty",
+    "loading",
+    "loader",
+    "grey",
+    "gray",
+    "dummy",
+)
 _PLACEHOLDER_TYPES = (".gif", ".png", ".svg", ".webp")
 #: Schemes of a ``src`` that is no image we could publish (the sanitizer keeps http(s) only).
 _NO_IMAGE = ("data:", "about:", "javascript:")

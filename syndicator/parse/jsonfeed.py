@@ -52,13 +52,14 @@ _LOOKS_LIKE_HTML = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]+\d*);|</[A-Za-z
 def plain_title(value: str) -> str:
     """A title that should be plain text but may carry HTML entities (str -> str),
     at most :data:`limits.TITLE_MAX_CHARS` characters."""
-    value = value[:TITLE_MAX_CHARS * RAW_FIELD_FACTOR]
+    value = value[: TITLE_MAX_CHARS * RAW_FIELD_FACTOR]
     text = html_to_text(value) if _LOOKS_LIKE_HTML.search(value) else one_line(value)
     return text[:TITLE_MAX_CHARS].rstrip()
 
 
-def read_json_feed(text: str, url: str, now: datetime,
-                   budget: Budget | None = None) -> tuple[str, str | None, list[Draft], str, Advertised]:
+def read_json_feed(
+    text: str, url: str, now: datetime, budget: Budget | None = None
+) -> tuple[str, str | None, list[Draft], str, Advertised]:
     """Read a JSON Feed document.
 
     Args:
@@ -95,8 +96,13 @@ def read_json_feed(text: str, url: str, now: datetime,
             draft = _with_media(_item(item, feed_link, url, now, feed_author), item, feed_link or url)
             language = language_tag(item.get("language")) or feed_language
             drafts.append(replace(draft, entry=replace(draft.entry, language=language)) if language else draft)
-    return (plain_title(_str(document.get("title"))), feed_link, drafts,
-            "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""), _websub(document, url))
+    return (
+        plain_title(_str(document.get("title"))),
+        feed_link,
+        drafts,
+        "json" + version.rstrip("/").rsplit("/", 1)[-1].replace(".", ""),
+        _websub(document, url),
+    )
 
 
 def _websub(document: dict[str, Any], url: str) -> Advertised:
@@ -104,8 +110,11 @@ def _websub(document: dict[str, Any], url: str) -> Advertised:
     hubs = document.get("hubs")
     hubs = hubs[:MAX_CANDIDATES] if isinstance(hubs, list) else []
     links = [("self", document.get("feed_url"))]
-    links += [("hub", hub.get("url")) for hub in hubs
-              if isinstance(hub, dict) and _str(hub.get("type")).strip().lower() == "websub"]
+    links += [
+        ("hub", hub.get("url"))
+        for hub in hubs
+        if isinstance(hub, dict) and _str(hub.get("type")).strip().lower() == "websub"
+    ]
     return collect(links, url)
 
 
@@ -136,10 +145,20 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime, 
     attachments = item.get("attachments")
     attachments = attachments if isinstance(attachments, list) else []
     enclosures = tuple(filter(None, (absolute(a.get("url"), base) for a in attachments if isinstance(a, dict))))
-    entry = Entry(id="", title=title, link=link, author=_author(item) or feed_author, date=date, updated=chosen[1],
-                  summary=summary, content=content, date_note=None if date else "; ".join(notes) or None)
-    candidate = Candidate(guid or None, link, title, (raws[0] or raws[1])[:DATE_MAX_CHARS], enclosures,
-                          summary or content)
+    entry = Entry(
+        id="",
+        title=title,
+        link=link,
+        author=_author(item) or feed_author,
+        date=date,
+        updated=chosen[1],
+        summary=summary,
+        content=content,
+        date_note=None if date else "; ".join(notes) or None,
+    )
+    candidate = Candidate(
+        guid or None, link, title, (raws[0] or raws[1])[:DATE_MAX_CHARS], enclosures, summary or content
+    )
     return Draft(entry, candidate)
 
 

@@ -100,8 +100,7 @@ class Budget:
         clock: the CPU clock (seconds), ``time.thread_time`` by default.
     """
 
-    def __init__(self, url: str, seconds: float = PARSE_BUDGET,
-                 clock: Callable[[], float] = time.thread_time) -> None:
+    def __init__(self, url: str, seconds: float = PARSE_BUDGET, clock: Callable[[], float] = time.thread_time) -> None:
         self.url = url
         self.seconds = seconds
         self._clock = clock
@@ -121,8 +120,9 @@ class Budget:
             return  # not enough wall time has passed for the CPU time to be spent
         now = self._clock()
         if now > self._deadline:
-            raise ParseError(self.url, f"too costly to parse: more than {self.seconds:g} s of CPU time "
-                                       f"({step})", kind="too_complex")
+            raise ParseError(
+                self.url, f"too costly to parse: more than {self.seconds:g} s of CPU time ({step})", kind="too_complex"
+            )
         if self._wall is not None:
             self._unspent_until = self._wall() + (self._deadline - now)
 
@@ -146,11 +146,11 @@ def check_structure(text: str, url: str) -> int:
     if tags > FAST_MAX_TAGS:
         raise ParseError(url, f"too complex to parse: more than {FAST_MAX_TAGS:,} tags", kind="too_complex")
     if depth > MAX_DEPTH:
-        raise ParseError(url, f"too complex to parse: elements nested more than {MAX_DEPTH:,} deep",
-                         kind="too_complex")
+        raise ParseError(url, f"too complex to parse: elements nested more than {MAX_DEPTH:,} deep", kind="too_complex")
     if most_attributes_over(text, MAX_ATTRIBUTES, xml=True):
-        raise ParseError(url, f"too complex to parse: an element with more than {MAX_ATTRIBUTES:,} attributes",
-                         kind="too_complex")
+        raise ParseError(
+            url, f"too complex to parse: an element with more than {MAX_ATTRIBUTES:,} attributes", kind="too_complex"
+        )
     return tags
 
 
@@ -176,8 +176,12 @@ def check_tags(text: str, url: str, tags: int) -> None:
         references = markup_references(text)
         if _too_dense(len(text), opens, references):
             found = f"{opens:,} tags" + (f" and {references:,} references" if references >= REFERENCES_PER_TAG else "")
-            raise ParseError(url, f"too complex to parse: {found} in {len(text):,} characters, more than one tag "
-                                  f"(or {REFERENCES_PER_TAG} references) per {MIN_CHARS_PER_TAG}", kind="too_complex")
+            raise ParseError(
+                url,
+                f"too complex to parse: {found} in {len(text):,} characters, more than one tag "
+                f"(or {REFERENCES_PER_TAG} references) per {MIN_CHARS_PER_TAG}",
+                kind="too_complex",
+            )
 
 
 def _too_dense(chars: int, opens: int, references: int) -> bool:

@@ -27,10 +27,14 @@ _START_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9]*+)(?!\w)[^<>]*+>")
 _END_TAG = re.compile(r"</([A-Za-z][A-Za-z0-9]*+)\s*+>")
 _XML_TOKEN = re.compile(
     r"<(?:!--.*?(?:-->|\Z)|!\[CDATA\[.*?(?:\]\]>|\Z)|\?.*?(?:\?>|\Z)"
-    r"|(/?)[^\s/<>!?]([^<>]*+)>)", re.S)
+    r"|(/?)[^\s/<>!?]([^<>]*+)>)",
+    re.S,
+)
 _HTML_TOKEN = re.compile(
     r"<(?:!--.*?(?:-->|\Z)|(?:script|style)\b.*?(?:</(?:script|style)\s*+>|\Z)"
-    r"|(/?)([A-Za-z][^\s/<>]*+)([^<>]*+)>)", re.S | re.I)
+    r"|(/?)([A-Za-z][^\s/<>]*+)([^<>]*+)>)",
+    re.S | re.I,
+)
 _RAW_TEXT = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style)\b.*?(?:</\1\s*+>|\Z)", re.S | re.I)
 _ANY_TAG = re.compile(r"</?[A-Za-z!?][^<>]*+>?")
 _TEXT_SECTION = re.compile(r"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)", re.S)
@@ -40,11 +44,45 @@ _ATTRIBUTE = re.compile(r"""(?:[\s/]++|(?<=["']))[^\s"'<>/=]++(?:\s*+=\s*+(?:"[^
 #: HTML elements that never hold others, or that a new sibling closes
 #: (HTML Living Standard, "void elements" and "optional end tags"); they
 #: do not deepen the tree an HTML parser builds.
-FLAT_HTML = frozenset({
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
-    "param", "keygen", "a", "p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option",
-    "optgroup", "rb", "rt", "rp", "colgroup", "caption", "nobr", "button",
-})
+FLAT_HTML = frozenset(
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "source",
+        "track",
+        "wbr",
+        "param",
+        "keygen",
+        "a",
+        "p",
+        "li",
+        "dt",
+        "dd",
+        "tr",
+        "td",
+        "th",
+        "thead",
+        "tbody",
+        "tfoot",
+        "option",
+        "optgroup",
+        "rb",
+        "rt",
+        "rp",
+        "colgroup",
+        "caption",
+        "nobr",
+        "button",
+    }
+)
 
 
 def holds_element(text: str) -> bool:
@@ -84,10 +122,10 @@ def prolog(text: str) -> tuple[int, str | None]:
             end, tail = text.find("?>", position + 2), 2
         elif text.startswith("<!--", position):
             end, tail = text.find("-->", position + 4), 3
-        elif text[position:position + 9].upper() == "<!DOCTYPE":
+        elif text[position : position + 9].upper() == "<!DOCTYPE":
             end, tail = _doctype_end(text, position + 9), 1
             if end >= 0 and doctype is None:
-                doctype = text[position:end + 1]
+                doctype = text[position : end + 1]
         else:
             return position, doctype
         if end < 0:

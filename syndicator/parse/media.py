@@ -60,11 +60,27 @@ _PLAYABLE = ("audio", "video")
 _GUESS = mimetypes.MimeTypes(filenames=())  # Python's own table only: the same on every machine
 #: File name endings of podcast and web media that Python's table lacks or names differently.
 _SUFFIXES = {
-    ".mp3": "audio/mpeg", ".m4a": "audio/mp4", ".m4b": "audio/mp4", ".aac": "audio/aac", ".ogg": "audio/ogg",
-    ".oga": "audio/ogg", ".opus": "audio/ogg", ".flac": "audio/flac", ".wav": "audio/wav", ".mp4": "video/mp4",
-    ".m4v": "video/mp4", ".webm": "video/webm", ".ogv": "video/ogg", ".mov": "video/quicktime",
-    ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".gif": "image/gif", ".webp": "image/webp",
-    ".avif": "image/avif", ".svg": "image/svg+xml",
+    ".mp3": "audio/mpeg",
+    ".m4a": "audio/mp4",
+    ".m4b": "audio/mp4",
+    ".aac": "audio/aac",
+    ".ogg": "audio/ogg",
+    ".oga": "audio/ogg",
+    ".opus": "audio/ogg",
+    ".flac": "audio/flac",
+    ".wav": "audio/wav",
+    ".mp4": "video/mp4",
+    ".m4v": "video/mp4",
+    ".webm": "video/webm",
+    ".ogv": "video/ogg",
+    ".mov": "video/quicktime",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".png": "image/png",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".avif": "image/avif",
+    ".svg": "image/svg+xml",
 }
 
 
@@ -75,7 +91,7 @@ def media_type(value: object, url: str) -> str:
         return text
     parts = split(url)
     path = parts.path if parts is not None else ""
-    suffix = path[path.rfind("."):].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    suffix = path[path.rfind(".") :].lower() if "." in path.rsplit("/", 1)[-1] else ""
     return _SUFFIXES.get(suffix) or _GUESS.guess_type(path, strict=False)[0] or ""
 
 
@@ -113,7 +129,7 @@ def duration_seconds(value: object) -> int | None:
 
 
 def playable(enclosure: Enclosure) -> str | None:
-    """"audio" or "video" when a page can play the enclosure in that element, else None."""
+    """ "audio" or "video" when a page can play the enclosure in that element, else None."""
     major = enclosure.mime_type.split("/", 1)[0]
     return major if major in _PLAYABLE else None
 
@@ -131,12 +147,14 @@ def xml_enclosures(item: Any, base: str | None) -> tuple[Enclosure, ...]:
     found: list[Enclosure] = []
     for mention in _mappings(item.get("enclosures")):
         kind = mention.get("type")  # feedparser writes text/html for an Atom link without a type
-        found += _enclosure(mention.get("href"), None if kind == "text/html" else kind, mention.get("length"), None,
-                            base)
+        found += _enclosure(
+            mention.get("href"), None if kind == "text/html" else kind, mention.get("length"), None, base
+        )
     for mention in _mappings(dict.get(item, "media_content")):
         medium = str(mention.get("medium") or "").strip().lower()
-        found += _enclosure(mention.get("url"), mention.get("type"), mention.get("filesize"),
-                            mention.get("duration"), base, medium)
+        found += _enclosure(
+            mention.get("url"), mention.get("type"), mention.get("filesize"), mention.get("duration"), base, medium
+        )
     enclosures = _merge(found)
     duration = duration_seconds(dict.get(item, "itunes_duration"))
     for index, enclosure in enumerate(enclosures):
@@ -197,19 +215,25 @@ def json_enclosures(attachments: object, base: str | None) -> tuple[Enclosure, .
     """The enclosures of a JSON Feed item's ``attachments`` value (any JSON value; only a list gives any)."""
     found: list[Enclosure] = []
     for attachment in _mappings(attachments):
-        found += _enclosure(attachment.get("url"), attachment.get("mime_type"), attachment.get("size_in_bytes"),
-                            attachment.get("duration_in_seconds"), base)
+        found += _enclosure(
+            attachment.get("url"),
+            attachment.get("mime_type"),
+            attachment.get("size_in_bytes"),
+            attachment.get("duration_in_seconds"),
+            base,
+        )
     return tuple(_merge(found))
 
 
 def _mappings(value: object) -> Iterable[Mapping[str, Any]]:
     """The mappings in a list value, at most a bounded number of them."""
     if isinstance(value, list):
-        yield from (v for v in value[:MAX_ENCLOSURES * 4] if isinstance(v, Mapping))
+        yield from (v for v in value[: MAX_ENCLOSURES * 4] if isinstance(v, Mapping))
 
 
-def _enclosure(url: object, kind: object, length: object, duration: object, base: str | None,
-               medium: str | None = None) -> list[Enclosure]:
+def _enclosure(
+    url: object, kind: object, length: object, duration: object, base: str | None, medium: str | None = None
+) -> list[Enclosure]:
     """[the enclosure] when its URL is usable and it is no image, else [].
 
     ``medium`` is None for an enclosure or attachment; for a media:content,
@@ -234,7 +258,10 @@ def _merge(found: list[Enclosure]) -> list[Enclosure]:
             if len(merged) < MAX_ENCLOSURES:
                 merged[enclosure.url] = enclosure
             continue
-        merged[enclosure.url] = Enclosure(first.url, first.mime_type or enclosure.mime_type,
-                                          first.length if first.length is not None else enclosure.length,
-                                          first.duration if first.duration is not None else enclosure.duration)
+        merged[enclosure.url] = Enclosure(
+            first.url,
+            first.mime_type or enclosure.mime_type,
+            first.length if first.length is not None else enclosure.length,
+            first.duration if first.duration is not None else enclosure.duration,
+        )
     return list(merged.values())

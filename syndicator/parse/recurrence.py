@@ -65,8 +65,15 @@ RRULE_MAX_OCCURRENCES = int(RRULE_HORIZON.total_seconds() // RRULE_FLOOR) + 2
 #: The Gregorian calendar repeats exactly every this many years.
 CYCLE_YEARS = 400
 
-_FREQ_SECONDS = {"SECONDLY": 1.0, "MINUTELY": 60.0, "HOURLY": 3600.0, "DAILY": 86400.0,
-                 "WEEKLY": 7 * 86400.0, "MONTHLY": 30 * 86400.0, "YEARLY": 365 * 86400.0}
+_FREQ_SECONDS = {
+    "SECONDLY": 1.0,
+    "MINUTELY": 60.0,
+    "HOURLY": 3600.0,
+    "DAILY": 86400.0,
+    "WEEKLY": 7 * 86400.0,
+    "MONTHLY": 30 * 86400.0,
+    "YEARLY": 365 * 86400.0,
+}
 _MONTH_DAYS = {2: 29, 4: 30, 6: 30, 9: 30, 11: 30}
 _ISO_UNTIL = re.compile(r"UNTIL=(\d{4})-?(\d{2})-?(\d{2})(?:T(\d{2}):?(\d{2}):?(\d{2})(?:\.\d+)?Z?)?", re.I)
 #: What dateutil raises on a rule it cannot read or expand.
@@ -238,8 +245,9 @@ def _each(rule: Any, after: datetime | None = None) -> Iterator[datetime]:
         yield from rule
         return
     start, until = rule._dtstart, rule._until
-    times = sorted({timedelta(hours=h, minutes=m, seconds=s)
-                    for h in rule._byhour for m in rule._byminute for s in rule._bysecond})
+    times = sorted(
+        {timedelta(hours=h, minutes=m, seconds=s) for h in rule._byhour for m in rule._byminute for s in rule._bysecond}
+    )
     for day in _days(rule, start.replace(hour=0, minute=0, second=0)) if times else ():
         if after is not None and day + times[-1] <= after:
             continue
@@ -261,8 +269,7 @@ def _days(rule: Any, midnight: datetime) -> Any:
     """
     fixed = {**_explicit(rule), "byhour": 0, "byminute": 0, "bysecond": 0}
     days = rule.replace(dtstart=midnight, **fixed)
-    filters = (rule._byweekday, rule._bymonthday, rule._bynmonthday, rule._byyearday, rule._byweekno,
-               rule._byeaster)
+    filters = (rule._byweekday, rule._bymonthday, rule._bynmonthday, rule._byyearday, rule._byweekno, rule._byeaster)
     if rule._freq in (DAILY, WEEKLY) and rule._interval == 1 and not rule._bynweekday and any(filters):
         return days.replace(freq=YEARLY, **fixed)
     return days
@@ -280,10 +287,12 @@ def _rebase(recurrence: Any, now: datetime) -> Any:
 def _explicit(recurrence: Any) -> dict[str, Any]:
     """The BYxxx values dateutil derived from the rule's dtstart, as keyword arguments
     that keep them when dtstart (or FREQ) changes."""
-    fixed: dict[str, Any] = {"byhour": recurrence._byhour, "byminute": recurrence._byminute,
-                             "bysecond": recurrence._bysecond}
-    derived = {"bymonth": recurrence._bymonth, "bymonthday": recurrence._bymonthday,
-               "byweekday": recurrence._byweekday}
+    fixed: dict[str, Any] = {
+        "byhour": recurrence._byhour,
+        "byminute": recurrence._byminute,
+        "bysecond": recurrence._bysecond,
+    }
+    derived = {"bymonth": recurrence._bymonth, "bymonthday": recurrence._bymonthday, "byweekday": recurrence._byweekday}
     # dateutil records a value it derived from dtstart as None in _original_rule.
     fixed.update({name: value for name, value in derived.items() if recurrence._original_rule.get(name, ()) is None})
     return fixed

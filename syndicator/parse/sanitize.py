@@ -51,12 +51,65 @@ from syndicator.urls import join, scheme
 from syndicator.values import strip_control
 
 TAGS = {
-    "a", "abbr", "acronym", "b", "blockquote", "br", "caption", "cite", "code", "col",
-    "colgroup", "dd", "del", "details", "dfn", "div", "dl", "dt", "em", "figcaption",
-    "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li",
-    "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strike", "strong",
-    "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "time",
-    "tr", "tt", "u", "ul", "var",
+    "a",
+    "abbr",
+    "acronym",
+    "b",
+    "blockquote",
+    "br",
+    "caption",
+    "cite",
+    "code",
+    "col",
+    "colgroup",
+    "dd",
+    "del",
+    "details",
+    "dfn",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "figcaption",
+    "figure",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "i",
+    "img",
+    "ins",
+    "kbd",
+    "li",
+    "mark",
+    "ol",
+    "p",
+    "pre",
+    "q",
+    "s",
+    "samp",
+    "small",
+    "span",
+    "strike",
+    "strong",
+    "sub",
+    "summary",
+    "sup",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "time",
+    "tr",
+    "tt",
+    "u",
+    "ul",
+    "var",
 }
 ATTRIBUTES = {
     "a": {"href", "title"},
@@ -125,16 +178,18 @@ def clean_html(fragment: str, base: str | None = None) -> str:
         return url if url is not None and scheme(url) in allowed else None
 
     # Controls go before (raw) and after (written as character references).
-    return strip_control(nh3.clean(
-        reveal_images(strip_control(fragment)),
-        tags=TAGS,
-        clean_content_tags=CLEAN_CONTENT_TAGS,
-        attributes=ATTRIBUTES,
-        url_schemes=URL_SCHEMES,
-        link_rel="noopener noreferrer",
-        strip_comments=True,
-        attribute_filter=attribute_filter,
-    )).strip()
+    return strip_control(
+        nh3.clean(
+            reveal_images(strip_control(fragment)),
+            tags=TAGS,
+            clean_content_tags=CLEAN_CONTENT_TAGS,
+            attributes=ATTRIBUTES,
+            url_schemes=URL_SCHEMES,
+            link_rel="noopener noreferrer",
+            strip_comments=True,
+            attribute_filter=attribute_filter,
+        )
+    ).strip()
 
 
 def truncate_html(fragment: str, limit: int) -> str:
@@ -235,17 +290,20 @@ def _text(fragment: str) -> str:
         # around it is unwrapped (its guard against namespace confusion), so a title such as
         # <svg><text>Hello</text></svg> would vanish. Keeping those two in a first pass
         # unwraps their descendants into plain text inside them; the pass below unwraps them.
-        fragment = nh3.clean(fragment, tags={"svg", "math"}, clean_content_tags=CLEAN_CONTENT_TAGS, attributes={},
-                             strip_comments=True)
-    text = html.unescape(nh3.clean(fragment, tags=set(), clean_content_tags=CLEAN_CONTENT_TAGS,
-                                   strip_comments=True))
+        fragment = nh3.clean(
+            fragment, tags={"svg", "math"}, clean_content_tags=CLEAN_CONTENT_TAGS, attributes={}, strip_comments=True
+        )
+    text = html.unescape(nh3.clean(fragment, tags=set(), clean_content_tags=CLEAN_CONTENT_TAGS, strip_comments=True))
     return _SPACE.sub(" ", strip_control(text)).strip(_SPACE_CHARS)
 
 
 def _too_costly(fragment: str) -> bool:
     """True for HTML the sanitizer's parser would take super-linear time on (see the module docstring)."""
-    return (fragment.count("&") > HTML_MAX_REFERENCES or html_deeper_than(fragment, HTML_MAX_DEPTH)
-            or most_attributes_over(fragment, MAX_ATTRIBUTES))
+    return (
+        fragment.count("&") > HTML_MAX_REFERENCES
+        or html_deeper_than(fragment, HTML_MAX_DEPTH)
+        or most_attributes_over(fragment, MAX_ATTRIBUTES)
+    )
 
 
 def _flat_text(fragment: str) -> str:
@@ -262,8 +320,10 @@ def text_to_html(text: str) -> str:
     """
     text = strip_control(text).replace("\r\n", "\n").replace("\r", "\n")
     paragraphs = [p for p in re.split(r"\n[ \t]*+(?:\n[ \t]*+)++", text) if p.strip()]
-    return "".join("<p>" + "<br>\n".join(html.escape(one_line(line)) for line in p.split("\n") if line.strip())
-                   + "</p>" for p in paragraphs)
+    return "".join(
+        "<p>" + "<br>\n".join(html.escape(one_line(line)) for line in p.split("\n") if line.strip()) + "</p>"
+        for p in paragraphs
+    )
 
 
 def author_name(text: str | None) -> str | None:
@@ -283,7 +343,7 @@ def author_name(text: str | None) -> str | None:
     author is known).
     Entities are not decoded here: render calls this again on stored names.
     """
-    raw = (text or "")[:AUTHOR_MAX_CHARS * RAW_FIELD_FACTOR]
+    raw = (text or "")[: AUTHOR_MAX_CHARS * RAW_FIELD_FACTOR]
     if _disguised(raw):  # an address in disguise: only a bracketed name is a name
         raw = next((inner for inner in _BRACKETED.findall(raw) if not _disguised(inner)), "")
     name = one_line(_EMPTY_BRACKETS.sub(" ", _remove_addresses(raw)))

@@ -68,7 +68,6 @@ class Candidate:
     link: str | None = None
 
 
-
 def read_list(path: Path) -> list[Candidate]:
     """The feeds a subscription list gives, in file order, repeats included.
 
@@ -103,6 +102,7 @@ def _utf16_xml(head: bytes) -> bool:
     text = head[:512].decode("utf-16", "ignore") if head.startswith(_UTF16_BOMS) else ""
     return text.lstrip("\ufeff \t\r\n").startswith("<")
 
+
 #: Bytes read at a time.
 _CHUNK = 64 * 1024
 
@@ -124,8 +124,15 @@ def _read_opml(path: Path, head: bytes, file: BinaryIO) -> list[Candidate]:
     the XML encoding rules apply (a BOM, else the declaration, else UTF-8)."""
     from lxml import etree
 
-    parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False, no_network=True, load_dtd=False,
-                                 huge_tree=False, remove_comments=True, remove_pis=True)
+    parser = etree.XMLPullParser(
+        events=("start", "end"),
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+    )
     reader = _Outlines(path)
     size, chunk = 0, head
     try:
@@ -183,8 +190,10 @@ class _Outlines:
         dtd = root.getroottree().docinfo.internalDTD
         entity = next(iter(dtd.iterentities()), None) if dtd is not None else None
         if entity is not None:
-            raise ConfigError(f"{self.path}: declares the XML entity {entity.name!r}: refused (an entity can read "
-                              "local files or expand without bound; OPML needs none)")
+            raise ConfigError(
+                f"{self.path}: declares the XML entity {entity.name!r}: refused (an entity can read "
+                "local files or expand without bound; OPML needs none)"
+            )
         if not isinstance(root.tag, str) or _local(root.tag) != "opml":
             raise ConfigError(f"{self.path}: not an OPML file (its root element is <{_local(str(root.tag))}>)")
 
@@ -226,8 +235,10 @@ def _declared_encoding(text: str) -> str | None:
 
 
 #: ``encoding = NAME`` in a ``[Planet]`` section (any case), before the next section.
-_ENCODING = re.compile(r"^\[planet\][ \t]*$(?:(?!^\[).)*?^[ \t]*encoding[ \t]*[=:][ \t]*([\w.:-]+)",
-                       re.IGNORECASE | re.MULTILINE | re.DOTALL)
+_ENCODING = re.compile(
+    r"^\[planet\][ \t]*$(?:(?!^\[).)*?^[ \t]*encoding[ \t]*[=:][ \t]*([\w.:-]+)",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
 
 
 def _read_ini(path: Path, text: str) -> list[Candidate]:

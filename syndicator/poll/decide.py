@@ -69,8 +69,9 @@ OVERFLOW_MIN_ENTRIES = 3
 WINDOW = 8
 
 
-def decide(state: SourceState, observation: Observation, now: datetime, policy: schedule.Policy,
-           fingerprint: str | None = None) -> Decision:
+def decide(
+    state: SourceState, observation: Observation, now: datetime, policy: schedule.Policy, fingerprint: str | None = None
+) -> Decision:
     """What ``observation`` means for its source: state, plan, snapshot and counts.
 
     Args:
@@ -94,12 +95,18 @@ def decide(state: SourceState, observation: Observation, now: datetime, policy: 
     due_lag = None
     if state.next_attempt is not None and state.next_attempt <= now:
         due_lag = observation.started + (now - state.next_attempt).total_seconds()
-    return Decision(updated, observation.parsed.entries if changed and observation.parsed else None, changed,
-                    bytes_saved=(state.body_size or 0) if isinstance(result, NotModified) else 0, due_lag=due_lag)
+    return Decision(
+        updated,
+        observation.parsed.entries if changed and observation.parsed else None,
+        changed,
+        bytes_saved=(state.body_size or 0) if isinstance(result, NotModified) else 0,
+        due_lag=due_lag,
+    )
 
 
-def new_state(state: SourceState, observation: Observation, now: datetime,
-              fingerprint: str | None = None) -> SourceState:
+def new_state(
+    state: SourceState, observation: Observation, now: datetime, fingerprint: str | None = None
+) -> SourceState:
     """The source's state after ``observation`` (see module docstring).
 
     Args:
@@ -119,30 +126,60 @@ def new_state(state: SourceState, observation: Observation, now: datetime,
     state = replace(state, last_attempt=now, discovered=_discovered(state, observation))
     if isinstance(result, Failed):
         kind, message = result.error.kind, result.error.message
-        state = replace(state, failures=state.failures + 1, error_kind=kind, error_message=message,
-                        hold=fingerprint if kind_of(kind).hold else None)
+        state = replace(
+            state,
+            failures=state.failures + 1,
+            error_kind=kind,
+            error_message=message,
+            hold=fingerprint if kind_of(kind).hold else None,
+        )
         if observation.body_hash is None:  # no body failed: the last failed body keeps its own failure
             return state
-        return replace(state, failed_body_hash=observation.body_hash, failed_body_kind=kind,
-                       failed_body_message=message)
-    changed = isinstance(result, Fetched) and observation.parsed is not None \
+        return replace(
+            state, failed_body_hash=observation.body_hash, failed_body_kind=kind, failed_body_message=message
+        )
+    changed = (
+        isinstance(result, Fetched)
+        and observation.parsed is not None
         and observation.snapshot_hash != state.snapshot_hash
+    )
     history = _history(state, observation, now, changed)
-    state = replace(state, fetch_url=result.permanent_url or state.fetch_url, failures=0, error_kind=None,
-                    error_message=None, last_success=now, hold=None, failed_body_hash=None,
-                    failed_body_kind=None, failed_body_message=None, history=history)
+    state = replace(
+        state,
+        fetch_url=result.permanent_url or state.fetch_url,
+        failures=0,
+        error_kind=None,
+        error_message=None,
+        last_success=now,
+        hold=None,
+        failed_body_hash=None,
+        failed_body_kind=None,
+        failed_body_message=None,
+        history=history,
+    )
     modified = _trusted_last_modified(result.last_modified, result.headers, now)
     if isinstance(result, NotModified):
-        return replace(state, validators_url=result.url, etag=result.etag or state.etag,
-                       last_modified=modified or state.last_modified)
-    state = replace(state, validators_url=result.url, etag=result.etag,
-                    last_modified=modified, body_size=len(result.body))
+        return replace(
+            state,
+            validators_url=result.url,
+            etag=result.etag or state.etag,
+            last_modified=modified or state.last_modified,
+        )
+    state = replace(
+        state, validators_url=result.url, etag=result.etag, last_modified=modified, body_size=len(result.body)
+    )
     if observation.unchanged or observation.parsed is None:
         return state
     parsed = observation.parsed
-    state = replace(state, body_hash=observation.body_hash, snapshot_hash=observation.snapshot_hash,
-                    hints=parsed.hints, title=parsed.title or state.title, link=parsed.link or state.link,
-                    habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now))
+    state = replace(
+        state,
+        body_hash=observation.body_hash,
+        snapshot_hash=observation.snapshot_hash,
+        hints=parsed.hints,
+        title=parsed.title or state.title,
+        link=parsed.link or state.link,
+        habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now),
+    )
     return replace(state, last_change=now) if changed else state
 
 
@@ -164,8 +201,9 @@ def _history(state: SourceState, observation: Observation, now: datetime, change
     entries = observation.parsed.entries if changed and observation.parsed is not None else ()
     new = sum(1 for entry in entries if entry.date is not None and since < entry.date <= now)
     overflowed = len(entries) >= OVERFLOW_MIN_ENTRIES and new == len(entries)
-    check = Check(at=now, elapsed=(now - since).total_seconds(), changed=changed, new_entries=new,
-                  overflowed=overflowed)
+    check = Check(
+        at=now, elapsed=(now - since).total_seconds(), changed=changed, new_entries=new, overflowed=overflowed
+    )
     return (*state.history, check)[-WINDOW:]
 
 
@@ -218,8 +256,9 @@ class Reconciled:
         return self.taken == 0 and (self.stale > 0 or self.doubtful > 0)
 
 
-def decide_push(state: SourceState, parsed: ParsedFeed, stored: Sequence[Entry],
-                now: datetime) -> tuple[Decision, Reconciled]:
+def decide_push(
+    state: SourceState, parsed: ParsedFeed, stored: Sequence[Entry], now: datetime
+) -> tuple[Decision, Reconciled]:
     """What a verified WebSub notification means for its source. Pure.
 
     A hub may deliver the whole feed or only its new entries (WebSub 7
@@ -273,8 +312,9 @@ def decide_push(state: SourceState, parsed: ParsedFeed, stored: Sequence[Entry],
     count = Reconciled(taken, stale + sum(1 for entry in fresh if id(entry) not in kept), doubtful)
     digest = snapshot_hash(merged)
     changed = digest != state.snapshot_hash
-    updated = replace(state, snapshot_hash=digest,
-                      habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now))
+    updated = replace(
+        state, snapshot_hash=digest, habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now)
+    )
     if taken:
         updated = replace(updated, title=parsed.title or state.title, link=parsed.link or state.link)
     if changed:
@@ -302,9 +342,11 @@ def _newest(entries: list[Entry], cap: int) -> list[Entry]:
     equally old, the later one gives way)."""
     if len(entries) <= cap:
         return entries
-    ranked = sorted(range(len(entries)), key=lambda index: (_moment(entries[index]) is None,
-                                                           _moment(entries[index]) or datetime.min, -index))
-    dropped = set(ranked[:len(entries) - cap])
+    ranked = sorted(
+        range(len(entries)),
+        key=lambda index: (_moment(entries[index]) is None, _moment(entries[index]) or datetime.min, -index),
+    )
+    dropped = set(ranked[: len(entries) - cap])
     return [entry for index, entry in enumerate(entries) if index not in dropped]
 
 

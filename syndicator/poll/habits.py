@@ -105,8 +105,16 @@ def learn(habits: Habits | None, dates: Iterable[datetime | None], now: datetime
         days[utc.weekday()] += share
         timeless += utc.hour == utc.minute == utc.second == 0
     oldest = min(fresh[0], habits.oldest) if habits.oldest else fresh[0]
-    return replace(habits, weight=weight, newest=fresh[-1], oldest=oldest, count=habits.count + len(fresh),
-                   timeless=timeless, hours=tuple(hours), days=tuple(days))
+    return replace(
+        habits,
+        weight=weight,
+        newest=fresh[-1],
+        oldest=oldest,
+        count=habits.count + len(fresh),
+        timeless=timeless,
+        hours=tuple(hours),
+        days=tuple(days),
+    )
 
 
 def decay(habits: Habits, now: datetime) -> Habits:
@@ -114,8 +122,13 @@ def decay(habits: Habits, now: datetime) -> Habits:
     if habits.at is None or now <= habits.at:
         return replace(habits, at=now if habits.at is None else habits.at)
     factor = math.exp(-(now - habits.at).total_seconds() / TAU)
-    return replace(habits, at=now, weight=habits.weight * factor,
-                   hours=tuple(h * factor for h in habits.hours), days=tuple(d * factor for d in habits.days))
+    return replace(
+        habits,
+        at=now,
+        weight=habits.weight * factor,
+        hours=tuple(h * factor for h in habits.hours),
+        days=tuple(d * factor for d in habits.days),
+    )
 
 
 def rate(habits: Habits, now: datetime) -> float:
@@ -231,8 +244,9 @@ def spacing(per_day: float, at_one_per_day: float) -> float:
     return at_one_per_day * SLOW_GAP**POWER * (gap / SLOW_GAP) ** SLOW_POWER
 
 
-def next_check(habits: Habits, now: datetime, prior: Prior, at_one_per_day: float,
-               ceiling: float) -> tuple[float, float]:
+def next_check(
+    habits: Habits, now: datetime, prior: Prior, at_one_per_day: float, ceiling: float
+) -> tuple[float, float]:
     """Seconds until the next request, and the feed's posting rate (posts per day).
 
     The integral of ``1 / interval(t)`` from ``now`` is taken in steps of
@@ -281,8 +295,10 @@ def _shrunk(counts: Sequence[float], watched: Sequence[float], prior: Sequence[f
     slots = len(counts)
     total, seen = sum(counts), sum(watched)
     mean = total / seen if seen > 0 else 0.0
-    return tuple((count + PRIOR_WEIGHT * activity / slots) / (mean * seconds + PRIOR_WEIGHT / slots)
-                 for count, seconds, activity in zip(counts, watched, prior, strict=True))
+    return tuple(
+        (count + PRIOR_WEIGHT * activity / slots) / (mean * seconds + PRIOR_WEIGHT / slots)
+        for count, seconds, activity in zip(counts, watched, prior, strict=True)
+    )
 
 
 def _covered(span: float) -> float:

@@ -58,12 +58,21 @@ def job_for(url: str, state: SourceState | None) -> Job:
     """The Job of the configured feed ``url``: its request carries the stored fetch URL and validators."""
     if state is None:
         return Job(FetchRequest(source=url, url=url), None)
-    return Job(FetchRequest(source=url, url=state.fetch_url, etag=state.etag, last_modified=state.last_modified,
-                            validators_url=state.validators_url), state)
+    return Job(
+        FetchRequest(
+            source=url,
+            url=state.fetch_url,
+            etag=state.etag,
+            last_modified=state.last_modified,
+            validators_url=state.validators_url,
+        ),
+        state,
+    )
 
 
-def observe_all(pool: HostPool[Job, Observation], fetcher: Fetcher, jobs: list[Job], now: datetime,
-                started: float) -> Iterator[Observation]:
+def observe_all(
+    pool: HostPool[Job, Observation], fetcher: Fetcher, jobs: list[Job], now: datetime, started: float
+) -> Iterator[Observation]:
     """pool(observe): one Observation per job, in the order they end.
 
     A source the pool skipped (its host asked to stop, or its breaker
@@ -76,9 +85,12 @@ def observe_all(pool: HostPool[Job, Observation], fetcher: Fetcher, jobs: list[J
             yield observe(job, fetcher, now, started)
     jobs = [job for job in jobs if not is_local(job.request.source)]
     waits: dict[str, float | None] = {}  # host -> the Retry-After it asked for
-    results = pool.run(jobs, host=lambda job: host_key(job.request.url),
-                       work=lambda job: observe(job, fetcher, now, started),
-                       judge=lambda observation: observation.verdict)
+    results = pool.run(
+        jobs,
+        host=lambda job: host_key(job.request.url),
+        work=lambda job: observe(job, fetcher, now, started),
+        judge=lambda observation: observation.verdict,
+    )
     for job, result in results:
         if isinstance(result, Skipped):
             yield Observation(job.request, NotRequested(result.reason, result.host, waits.get(result.host)))
@@ -109,8 +121,10 @@ def observe(job: Job, fetcher: Fetcher, now: datetime, build_started: float) -> 
             return _refused(observation, fetcher.allow_private)
         return _follow_any(job, result, feeds, fetcher, fetcher.deadline + clock, now, started)
     except Exception as error:  # a bug of ours while handling this source: contained to it
-        return internal(Observation(job.request, result or Failed(FeedError(job.request.source, ""), requests=0),
-                                    started=started), error)
+        return internal(
+            Observation(job.request, result or Failed(FeedError(job.request.source, ""), requests=0), started=started),
+            error,
+        )
 
 
 def _advertised(observation: Observation, allow_private: bool) -> list[str]:
@@ -122,8 +136,9 @@ def _advertised(observation: Observation, allow_private: bool) -> list[str]:
     return allowed_feeds(observation.request.source, error.alternates, allow_private)[:MAX_FOLLOWED]
 
 
-def _follow_any(job: Job, page: Fetched, feeds: list[str], fetcher: Fetcher, deadline: float, now: datetime,
-                started: float) -> Observation:
+def _follow_any(
+    job: Job, page: Fetched, feeds: list[str], fetcher: Fetcher, deadline: float, now: datetime, started: float
+) -> Observation:
     """The first of ``feeds`` (best first) that reads, else the best one's failure; one hop each.
 
     The next feed is tried after a failure that is the feed's own (an HTML
@@ -153,8 +168,9 @@ def _plus(observation: Observation, requests: int, elapsed: float) -> Observatio
     result = observation.result
     if isinstance(result, NotRequested) or not requests:
         return observation
-    return replace(observation, result=replace(result, requests=result.requests + requests,
-                                               elapsed=result.elapsed + elapsed))
+    return replace(
+        observation, result=replace(result, requests=result.requests + requests, elapsed=result.elapsed + elapsed)
+    )
 
 
 def _refused(observation: Observation, allow_private: bool) -> Observation:
@@ -167,12 +183,16 @@ def _refused(observation: Observation, allow_private: bool) -> Observation:
     if allowed_feeds(source, error.alternates, allow_private):
         return observation
     problem = netguard.refusal(source, error.alternates[0], allow_private) or ""
-    refused = FetchError(source, f"the page advertises {len(error.alternates)} feeds, none followed: {problem}",
-                         kind="private_address")
+    refused = FetchError(
+        source, f"the page advertises {len(error.alternates)} feeds, none followed: {problem}", kind="private_address"
+    )
     result = observation.result
     # No body hash: the page is parsed again next time, so allow_private_networks set later takes effect.
-    return replace(observation, body_hash=None, result=Failed(refused, result.elapsed, result.requests)
-                   if isinstance(result, Fetched | Failed) else result)
+    return replace(
+        observation,
+        body_hash=None,
+        result=Failed(refused, result.elapsed, result.requests) if isinstance(result, Fetched | Failed) else result,
+    )
 
 
 def allowed_feeds(source: str, feeds: list[str], allow_private: bool) -> list[str]:
@@ -182,8 +202,9 @@ def allowed_feeds(source: str, feeds: list[str], allow_private: bool) -> list[st
     return [feed for feed in feeds if netguard.refusal(source, feed, allow_private) is None]
 
 
-def _follow(job: Job, page: Fetched, feed: str, fetcher: Fetcher, budget: float, now: datetime,
-            started: float) -> Observation:
+def _follow(
+    job: Job, page: Fetched, feed: str, fetcher: Fetcher, budget: float, now: datetime, started: float
+) -> Observation:
     """fetch | parse of one feed an HTML page advertises: one hop of discovery, never more.
 
     The feed's request carries the stored validators (bound to the feed's
@@ -193,9 +214,13 @@ def _follow(job: Job, page: Fetched, feed: str, fetcher: Fetcher, budget: float,
     permanent redirect (the fetch URL stays the page's) and both requests counted.
     """
     state = job.state
-    request = FetchRequest(source=job.request.source, url=feed, etag=state.etag if state else None,
-                           last_modified=state.last_modified if state else None,
-                           validators_url=state.validators_url if state else None)
+    request = FetchRequest(
+        source=job.request.source,
+        url=feed,
+        etag=state.etag if state else None,
+        last_modified=state.last_modified if state else None,
+        validators_url=state.validators_url if state else None,
+    )
     result = fetcher.fetch(request, budget)
     if isinstance(result, Fetched | NotModified):
         result = replace(result, permanent_url=page.permanent_url)
@@ -215,18 +240,32 @@ def _parse(job: Job, result: FetchResult, now: datetime, started: float) -> Obse
         return Observation(request, result, body_hash=body_hash, unchanged=True, started=started)
     if state is not None and state.failed_body_hash == body_hash and state.failed_body_kind != "not_a_feed":
         # the same invalid body: not parsed again (a page is: it is cheap, and may now be followed)
-        error = ParseError(request.source, state.failed_body_message or "not a readable feed",
-                           kind=state.failed_body_kind or "parse")
-        return Observation(request, Failed(error, result.elapsed, result.requests), body_hash=body_hash,
-                           started=started)
+        error = ParseError(
+            request.source, state.failed_body_message or "not a readable feed", kind=state.failed_body_kind or "parse"
+        )
+        return Observation(
+            request, Failed(error, result.elapsed, result.requests), body_hash=body_hash, started=started
+        )
     clock = time.thread_time()
     try:
         parsed = parse_feed(result.body, result.url, result.headers, now)
     except FeedError as error:
-        return Observation(request, Failed(error, result.elapsed, result.requests), body_hash=body_hash,
-                           parse_seconds=time.thread_time() - clock, started=started)
-    return Observation(request, result, parsed, body_hash, parse_seconds=time.thread_time() - clock,
-                       snapshot_hash=snapshot_hash(parsed.entries), started=started)
+        return Observation(
+            request,
+            Failed(error, result.elapsed, result.requests),
+            body_hash=body_hash,
+            parse_seconds=time.thread_time() - clock,
+            started=started,
+        )
+    return Observation(
+        request,
+        result,
+        parsed,
+        body_hash,
+        parse_seconds=time.thread_time() - clock,
+        snapshot_hash=snapshot_hash(parsed.entries),
+        started=started,
+    )
 
 
 def internal(observation: Observation, error: Exception) -> Observation:

@@ -116,15 +116,22 @@ class HostPool(Generic[T, R]):
     wait: Callable[[set[Future[Any]], float | None], set[Future[Any]]] = wait_first
 
     @classmethod
-    def for_config(cls, config: Config,
-                   wait: Callable[[set[Future[Any]], float | None], set[Future[Any]]] = wait_first) -> HostPool[T, R]:
+    def for_config(
+        cls, config: Config, wait: Callable[[set[Future[Any]], float | None], set[Future[Any]]] = wait_first
+    ) -> HostPool[T, R]:
         """The pool of a planet: its workers, per-host concurrency, host gap and breaker (sites.yaml);
         the one place a driver's HostPool is made. ``wait``: as the attribute (serve's wakes on a stop)."""
-        return cls(workers=config.workers, per_host=config.per_host_concurrency, host_gap=config.host_gap,
-                   breaker=config.host_breaker, wait=wait)
+        return cls(
+            workers=config.workers,
+            per_host=config.per_host_concurrency,
+            host_gap=config.host_gap,
+            breaker=config.host_breaker,
+            wait=wait,
+        )
 
-    def run(self, jobs: Iterable[T], host: Callable[[T], str], work: Callable[[T], R],
-            judge: Callable[[R], Verdict]) -> Iterator[tuple[T, R | Skipped]]:
+    def run(
+        self, jobs: Iterable[T], host: Callable[[T], str], work: Callable[[T], R], judge: Callable[[R], Verdict]
+    ) -> Iterator[tuple[T, R | Skipped]]:
         """Run ``work`` on every job; yield (job, result or Skipped) as each ends.
 
         Args:
@@ -165,8 +172,13 @@ class HostPool(Generic[T, R]):
             # Interrupted (Ctrl-C, or the caller stopped): do not wait for running jobs.
             executor.shutdown(wait=finished, cancel_futures=True)
 
-    def _dispatch(self, state: _State[T], running: dict[Future[R], tuple[str, T, float]],
-                  executor: ThreadPoolExecutor, work: Callable[[T], R]) -> None:
+    def _dispatch(
+        self,
+        state: _State[T],
+        running: dict[Future[R], tuple[str, T, float]],
+        executor: ThreadPoolExecutor,
+        work: Callable[[T], R],
+    ) -> None:
         """Start jobs until the workers are full or no host may start: critical hosts first, then in turn."""
         while len(running) < self.workers and state.order:
             now = self.clock()
@@ -220,12 +232,14 @@ class HostPool(Generic[T, R]):
         """
         if busy >= self.workers:
             return None
-        waits = [state.next_start[h] for h in state.order
-                 if state.in_flight[h] < self.per_host and h in state.next_start]
+        waits = [
+            state.next_start[h] for h in state.order if state.in_flight[h] < self.per_host and h in state.next_start
+        ]
         return max(0.0, min(waits) - self.clock()) if waits else None
 
-    def _judge(self, name: str, verdict: Verdict, failures: Counter[str],
-               state: _State[T]) -> Iterator[tuple[T, Skipped]]:
+    def _judge(
+        self, name: str, verdict: Verdict, failures: Counter[str], state: _State[T]
+    ) -> Iterator[tuple[T, Skipped]]:
         if verdict == "ok":
             failures[name] = 0
             return

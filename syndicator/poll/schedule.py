@@ -115,9 +115,14 @@ def site_fingerprints(sites: Iterable[Site]) -> dict[str, str]:
     return {feed: hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16] for feed, texts in entries.items()}
 
 
-def due_sources(urls: Iterable[str], states: Mapping[str, SourceState], now: datetime,
-                fingerprints: Mapping[str, str] | None = None, force: bool = False,
-                only: Iterable[str] | None = None) -> list[str]:
+def due_sources(
+    urls: Iterable[str],
+    states: Mapping[str, SourceState],
+    now: datetime,
+    fingerprints: Mapping[str, str] | None = None,
+    force: bool = False,
+    only: Iterable[str] | None = None,
+) -> list[str]:
     """The configured URLs to fetch in this build, most overdue first.
 
     A local file (:func:`model.is_local`) is always due: reading it makes no request.
@@ -141,8 +146,7 @@ def due_sources(urls: Iterable[str], states: Mapping[str, SourceState], now: dat
         wanted = set(only)
         chosen = [url for url in urls if url in wanted]
     else:
-        chosen = [url for url in urls
-                  if force or is_local(url) or is_due(states.get(url), now, fingerprints.get(url))]
+        chosen = [url for url in urls if force or is_local(url) or is_due(states.get(url), now, fingerprints.get(url))]
     position = {url: index for index, url in enumerate(urls)}
 
     def overdue(url: str) -> tuple[int, float, int]:
@@ -177,8 +181,9 @@ def on_hold(state: SourceState) -> bool:
     return state.hold is not None and kind_of(state.error_kind).hold
 
 
-def plan(state: SourceState, now: datetime, policy: Policy, retry_after: float | None = None,
-         http_hint: Hint | None = None) -> Plan:
+def plan(
+    state: SourceState, now: datetime, policy: Policy, retry_after: float | None = None, http_hint: Hint | None = None
+) -> Plan:
     """Plan the next attempt of a source just observed (see the module docstring).
 
     Args:
@@ -194,8 +199,11 @@ def plan(state: SourceState, now: datetime, policy: Policy, retry_after: float |
         return _success_plan(state, now, policy, http_hint)
     kind, count = kind_of(state.error_kind), max(1, state.failures)
     if kind.hold:
-        return Plan(None, state.interval or policy.default_interval,
-                    f"{kind.text}: no automatic attempts until its sites.yaml entry changes")
+        return Plan(
+            None,
+            state.interval or policy.default_interval,
+            f"{kind.text}: no automatic attempts until its sites.yaml entry changes",
+        )
     floor, ceiling = policy.min_interval, policy.max_interval
     if kind.ladder == "cadence":
         interval = state.interval or policy.default_interval
@@ -230,8 +238,9 @@ def _ladder(first: float, factor: float, failures: int, ceiling: float) -> float
 
 def _success_plan(state: SourceState, now: datetime, policy: Policy, http_hint: Hint | None) -> Plan:
     if state.habits is not None and state.habits.count:
-        interval, per_day = habits.next_check(state.habits, now, policy.prior, policy.at_one_per_day,
-                                              policy.max_interval)
+        interval, per_day = habits.next_check(
+            state.habits, now, policy.prior, policy.at_one_per_day, policy.max_interval
+        )
         reason = f"habits: {post_rate_text(per_day)} by its entry dates"
     else:
         interval, reason = observed_interval(state.history, policy)
@@ -265,7 +274,7 @@ def observed_interval(history: Sequence[Check], policy: Policy) -> tuple[float, 
     total = sum(check.elapsed for check in history)
     if not history or total <= 0:
         return policy.default_interval, "default: no change history yet"
-    weights = [RECENCY ** age for age in range(len(history) - 1, -1, -1)]
+    weights = [RECENCY**age for age in range(len(history) - 1, -1, -1)]
     checks = sum(weights)
     span = sum(w * check.elapsed for w, check in zip(weights, history, strict=True))
     unchanged = sum(w for w, check in zip(weights, history, strict=True) if not check.changed)
@@ -331,8 +340,7 @@ def _unit(text: str) -> float:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2.0**64
 
 
-def skipped(state: SourceState, reason: str, host: str, now: datetime,
-            retry_after: float | None = None) -> SourceState:
+def skipped(state: SourceState, reason: str, host: str, now: datetime, retry_after: float | None = None) -> SourceState:
     """A source the pool did not request in this build, recorded as such.
 
     Args:
@@ -348,8 +356,9 @@ def skipped(state: SourceState, reason: str, host: str, now: datetime,
         wait = min(retry_after or 0.0, RETRY_AFTER_CEILING)
         later = now + timedelta(seconds=wait)
         due = max(state.next_attempt, later) if state.next_attempt else later
-        return replace(state, next_attempt=due,
-                       reason=f"throttled: {host} asked to wait {wait:.0f} s; not requested in this build")
+        return replace(
+            state, next_attempt=due, reason=f"throttled: {host} asked to wait {wait:.0f} s; not requested in this build"
+        )
     return replace(state, reason=f"breaker: {host} failed repeatedly in this build; waits for the next build")
 
 
@@ -419,13 +428,15 @@ class Ledger:
             items = [(datetime.fromisoformat(at), float(value)) for at, value in json.loads(text or "[]")]
         except (ValueError, TypeError, RecursionError):
             return cls()
-        kept = [(at, value) for at, value in items
-                if at.utcoffset() is not None and math.isfinite(value) and value >= 0]
+        kept = [
+            (at, value) for at, value in items if at.utcoffset() is not None and math.isfinite(value) and value >= 0
+        ]
         return cls(tuple(sorted(kept, key=lambda item: item[0])[-LEDGER_ENTRIES:]))
 
 
-def budgeted(states: Iterable[SourceState], now: datetime, policy: Policy, budget: float,
-             ledger: Ledger) -> tuple[Policy, Ledger]:
+def budgeted(
+    states: Iterable[SourceState], now: datetime, policy: Policy, budget: float, ledger: Ledger
+) -> tuple[Policy, Ledger]:
     """The policy that spends ``budget`` (:func:`spend`), corrected by what was measured, and the new ledger.
 
     The expectation of :func:`spend` is a model; what happens between
@@ -476,8 +487,7 @@ def correction(ledger: Ledger, states: Iterable[SourceState], policy: Policy, no
     return min(max(measured / expected, low), high)
 
 
-def measured_requests(states: Iterable[SourceState], policy: Policy, now: datetime,
-                      since: datetime) -> float | None:
+def measured_requests(states: Iterable[SourceState], policy: Policy, now: datetime, since: datetime) -> float | None:
     """Requests per source per day the schedule made since ``since``, from the change histories.
 
     A source counts its checks after ``since`` (at most :data:`MEASURED_SPAN`

@@ -131,8 +131,12 @@ def announce(config: Config, store: Store, session: requests.Session | None = No
             kept[ping.hub].update({topic: published[topic] for topic in ping.topics})
             log.info("told hub %s that %s changed", ping.hub, " and ".join(ping.topics))
         else:
-            log.warning("hub %s was not told that %s changed: %s; the next build tries again", ping.hub,
-                        " and ".join(ping.topics), ping.problem)
+            log.warning(
+                "hub %s was not told that %s changed: %s; the next build tries again",
+                ping.hub,
+                " and ".join(ping.topics),
+                ping.problem,
+            )
     text = json.dumps(kept, sort_keys=True)
     if text != stored:
         store.keep(ANNOUNCED_KEY, text)
@@ -161,8 +165,11 @@ def _read(text: str | None) -> dict[str, dict[str, str]]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(hub): {str(topic): str(digest) for topic, digest in told.items()}
-            for hub, told in data.items() if isinstance(told, dict)}
+    return {
+        str(hub): {str(topic): str(digest) for topic, digest in told.items()}
+        for hub, told in data.items()
+        if isinstance(told, dict)
+    }
 
 
 def _send(config: Config, due: dict[str, tuple[str, ...]], session: requests.Session | None) -> list[Ping]:

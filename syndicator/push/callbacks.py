@@ -63,9 +63,15 @@ class App:
         clock: the current time (UTC); injectable for tests.
     """
 
-    def __init__(self, push_state: PushState, metrics: Metrics, max_bytes: int, wake: Callable[[], None],
-                 healthy: Callable[[], tuple[bool, str]],
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+    def __init__(
+        self,
+        push_state: PushState,
+        metrics: Metrics,
+        max_bytes: int,
+        wake: Callable[[], None],
+        healthy: Callable[[], tuple[bool, str]],
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self.push_state = push_state
         self.metrics = metrics
         self.max_bytes = max_bytes
@@ -86,8 +92,9 @@ class App:
                     return self._verify(token, environ, start_response)
                 if method == "POST":
                     return self._notification(token, environ, start_response)
-                return _answer(start_response, "405 Method Not Allowed", b"GET or POST\n",
-                               headers=[("Allow", "GET, POST")])
+                return _answer(
+                    start_response, "405 Method Not Allowed", b"GET or POST\n", headers=[("Allow", "GET, POST")]
+                )
             return _answer(start_response, "404 Not Found", b"not found\n")
         except Exception:  # a bug of ours: the hub retries; the loop and the server go on
             log.exception("serve: the request %s %s failed", method, path)
@@ -106,8 +113,12 @@ class App:
             self.push_state.save(verdict.subscription)
             changed = verdict.subscription
             if changed.state == "live":
-                log.info("serve: %s verified the subscription to %s (lease %s s)", changed.hub, changed.topic,
-                         changed.lease_seconds)
+                log.info(
+                    "serve: %s verified the subscription to %s (lease %s s)",
+                    changed.hub,
+                    changed.topic,
+                    changed.lease_seconds,
+                )
             else:
                 log.warning("serve: %s", changed.error)
         self.wake()
@@ -139,9 +150,14 @@ class App:
             loud = moment - self._warned.get(token, -WARN_EVERY) >= WARN_EVERY
             if loud:
                 self._warned[token] = moment
-            log.log(logging.WARNING if loud else logging.INFO, "serve: discarded a%s notification for %s (%s)%s",
-                    "n unsigned" if verdict == "unsigned" else " badly signed", subscription.topic,
-                    environ.get("REMOTE_ADDR", "?"), "; more in the next minute are logged with -v" if loud else "")
+            log.log(
+                logging.WARNING if loud else logging.INFO,
+                "serve: discarded a%s notification for %s (%s)%s",
+                "n unsigned" if verdict == "unsigned" else " badly signed",
+                subscription.topic,
+                environ.get("REMOTE_ADDR", "?"),
+                "; more in the next minute are logged with -v" if loud else "",
+            )
             return _answer(start_response, "202 Accepted", b"")
         content_type = environ.get("CONTENT_TYPE", "")[:200]
         self.push_state.receive(token, body, content_type, now)  # durable before the 2xx
@@ -150,10 +166,22 @@ class App:
         return _answer(start_response, "202 Accepted", b"")
 
 
-def _answer(start_response: StartResponse, status: str, body: bytes, content_type: str = "text/plain; charset=utf-8",
-            headers: list[tuple[str, str]] | None = None) -> list[bytes]:
-    start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(body))),
-                            ("Cache-Control", "no-store"), *(headers or [])])
+def _answer(
+    start_response: StartResponse,
+    status: str,
+    body: bytes,
+    content_type: str = "text/plain; charset=utf-8",
+    headers: list[tuple[str, str]] | None = None,
+) -> list[bytes]:
+    start_response(
+        status,
+        [
+            ("Content-Type", content_type),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-store"),
+            *(headers or []),
+        ],
+    )
     return [body]
 
 
@@ -214,10 +242,20 @@ def create_server(app: Any, host: str, port: int, max_body: int) -> Any:
     """
     from waitress.server import create_server as waitress_server
 
-    server: Any = waitress_server(app, host=host, port=port, threads=4, max_request_body_size=max_body,
-                             channel_timeout=IDLE_TIMEOUT, cleanup_interval=CHECK_EVERY,
-                             connection_limit=connection_limit(), max_request_header_size=MAX_HEADER_BYTES,
-                             ident="syndicator", clear_untrusted_proxy_headers=True, asyncore_use_poll=True)
+    server: Any = waitress_server(
+        app,
+        host=host,
+        port=port,
+        threads=4,
+        max_request_body_size=max_body,
+        channel_timeout=IDLE_TIMEOUT,
+        cleanup_interval=CHECK_EVERY,
+        connection_limit=connection_limit(),
+        max_request_header_size=MAX_HEADER_BYTES,
+        ident="syndicator",
+        clear_untrusted_proxy_headers=True,
+        asyncore_use_poll=True,
+    )
     if not hasattr(server, "maintenance"):  # a MultiSocketServer: the host named several addresses
         server.close()
         raise ValueError(f"{host} names several addresses; give one")

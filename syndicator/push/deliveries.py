@@ -61,8 +61,20 @@ from syndicator.model import Config
 from syndicator.state import pgstate
 from syndicator.state.store import Store, outbox_time
 
-__all__ = ["ATTEMPTS", "KEEP_DEAD", "KEEP_DELIVERED", "DeliveryCounts", "DeliveryLoop", "backoff", "deliver_due",
-           "idempotency_key", "make_session", "prune", "signature", "totals"]
+__all__ = [
+    "ATTEMPTS",
+    "KEEP_DEAD",
+    "KEEP_DELIVERED",
+    "DeliveryCounts",
+    "DeliveryLoop",
+    "backoff",
+    "deliver_due",
+    "idempotency_key",
+    "make_session",
+    "prune",
+    "signature",
+    "totals",
+]
 
 log = logging.getLogger("syndicator")
 #: Attempts before a delivery is dead (a dead letter).
@@ -128,9 +140,15 @@ def make_session(config: Config) -> Any:
     return session
 
 
-def deliver_due(store: Store, config: Config, now: datetime, session: Any, budget_seconds: float,
-                stopping: Callable[[], bool] = lambda: False,
-                clock: Callable[[], float] = time.monotonic) -> DeliveryCounts:
+def deliver_due(
+    store: Store,
+    config: Config,
+    now: datetime,
+    session: Any,
+    budget_seconds: float,
+    stopping: Callable[[], bool] = lambda: False,
+    clock: Callable[[], float] = time.monotonic,
+) -> DeliveryCounts:
     """POST every due (event, destination) of ``store``'s outbox, within ``budget_seconds`` (the end of a build).
 
     See the module docstring for the body, headers, retries and dead letters.
@@ -193,11 +211,15 @@ class _Sender:
     def read(self, now: datetime, url: str | None = None) -> None:
         """Read the due deliveries (at most :data:`BATCH`) of ``url``, or of every destination, oldest first."""
         for each in [url] if url is not None else list(self.queues):
-            self.queues[each].extend(self.db.execute(
-                "SELECT d.outbox_id, d.url, d.attempts, d.next_try, o.source, o.entry_id, o.version, o.payload "
-                "FROM deliveries d JOIN outbox o ON o.id = d.outbox_id "
-                "WHERE d.state = 'pending' AND d.url = ? AND d.next_try <= ? "
-                "ORDER BY d.next_try, d.outbox_id LIMIT ?", (each, outbox_time(now), BATCH)).fetchall())
+            self.queues[each].extend(
+                self.db.execute(
+                    "SELECT d.outbox_id, d.url, d.attempts, d.next_try, o.source, o.entry_id, o.version, o.payload "
+                    "FROM deliveries d JOIN outbox o ON o.id = d.outbox_id "
+                    "WHERE d.state = 'pending' AND d.url = ? AND d.next_try <= ? "
+                    "ORDER BY d.next_try, d.outbox_id LIMIT ?",
+                    (each, outbox_time(now), BATCH),
+                ).fetchall()
+            )
 
     def start(self, now: datetime, refill: bool) -> None:
         """Start the next due POST of each destination that has none under way (``refill``: read its due
@@ -213,17 +235,26 @@ class _Sender:
             while queue:
                 row = queue.popleft()
                 outbox_id, _, _, next_try, source, entry_id, version, payload = row
-                claimed = self.db.execute("UPDATE deliveries SET next_try = ? WHERE outbox_id = ? AND url = ? "
-                                          "AND state = 'pending' AND next_try = ?",
-                                          (lease, outbox_id, url, next_try))
+                claimed = self.db.execute(
+                    "UPDATE deliveries SET next_try = ? WHERE outbox_id = ? AND url = ? "
+                    "AND state = 'pending' AND next_try = ?",
+                    (lease, outbox_id, url, next_try),
+                )
                 if claimed.rowcount != 1:
                     continue  # another loop took it
                 body = str(payload).encode()
-                future = self._pool.submit(_post, self.session, url, body, {
-                    "Content-Type": "application/json",
-                    "Idempotency-Key": idempotency_key(source, entry_id, version),
-                    "X-Syndicator-Signature": signature(self.secrets[url], body),
-                }, self.config.timeout)
+                future = self._pool.submit(
+                    _post,
+                    self.session,
+                    url,
+                    body,
+                    {
+                        "Content-Type": "application/json",
+                        "Idempotency-Key": idempotency_key(source, entry_id, version),
+                        "X-Syndicator-Signature": signature(self.secrets[url], body),
+                    },
+                    self.config.timeout,
+                )
                 self.running[future] = row
                 future.add_done_callback(lambda _: self._done())
                 break
@@ -243,18 +274,25 @@ def _record(db: Any, row: tuple[Any, ...], error: str | None, now: datetime, cou
     outbox_id, url, attempts, _, _, entry_id, _, _ = row
     tried = attempts + 1
     if error is None:
-        db.execute("UPDATE deliveries SET state = 'delivered', attempts = ?, delivered_at = ?, last_error = NULL "
-                   "WHERE outbox_id = ? AND url = ?", (tried, outbox_time(now), outbox_id, url))
+        db.execute(
+            "UPDATE deliveries SET state = 'delivered', attempts = ?, delivered_at = ?, last_error = NULL "
+            "WHERE outbox_id = ? AND url = ?",
+            (tried, outbox_time(now), outbox_id, url),
+        )
         counts.delivered += 1
     elif tried >= ATTEMPTS:
-        db.execute("UPDATE deliveries SET state = 'dead', attempts = ?, last_error = ? "
-                   "WHERE outbox_id = ? AND url = ?", (tried, error, outbox_id, url))
+        db.execute(
+            "UPDATE deliveries SET state = 'dead', attempts = ?, last_error = ? WHERE outbox_id = ? AND url = ?",
+            (tried, error, outbox_id, url),
+        )
         counts.dead += 1
         log.warning("delivery to %s of %s gave up after %d attempts: %s", url, entry_id, tried, error)
     else:
         retry = outbox_time(now + timedelta(seconds=backoff(tried)))
-        db.execute("UPDATE deliveries SET attempts = ?, next_try = ?, last_error = ? "
-                   "WHERE outbox_id = ? AND url = ?", (tried, retry, error, outbox_id, url))
+        db.execute(
+            "UPDATE deliveries SET attempts = ?, next_try = ?, last_error = ? WHERE outbox_id = ? AND url = ?",
+            (tried, retry, error, outbox_id, url),
+        )
         counts.retrying += 1
         log.info("delivery to %s of %s failed (%s); tried again at %s", url, entry_id, error, retry)
 
@@ -269,8 +307,9 @@ def _post(session: Any, url: str, body: bytes, headers: dict[str, str], timeout:
 
     budget = DEADLINES.start(timeout)
     try:
-        with session.post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False,
-                          stream=True) as response:
+        with session.post(
+            url, data=body, headers=headers, timeout=timeout, allow_redirects=False, stream=True
+        ) as response:
             if 200 <= response.status_code < 300:
                 return None
             return f"HTTP {response.status_code}"
@@ -289,7 +328,9 @@ def totals(store: Store, urls: Sequence[str]) -> dict[str, int]:
     if urls:
         rows = store._db.execute(  # noqa: SLF001
             f"SELECT state, COUNT(*) FROM deliveries WHERE url IN ({', '.join('?' * len(urls))}) "  # noqa: S608
-            "GROUP BY state", tuple(urls))
+            "GROUP BY state",
+            tuple(urls),
+        )
         found.update((str(state), int(count)) for state, count in rows)
     return found
 
@@ -312,7 +353,8 @@ def prune(store: Store, config: Config, now: datetime) -> int:
         "DELETE FROM outbox WHERE id IN (SELECT o.id FROM outbox o WHERE o.created < ? AND NOT EXISTS "  # noqa: S608
         f"(SELECT 1 FROM deliveries d WHERE d.outbox_id = o.id AND d.url IN ({', '.join('?' * len(urls))}) "
         "AND (d.state = 'pending' OR (d.state = 'dead' AND o.created > ?))))",
-        (outbox_time(now - KEEP_DELIVERED), *urls, outbox_time(now - KEEP_DEAD))).rowcount
+        (outbox_time(now - KEEP_DELIVERED), *urls, outbox_time(now - KEEP_DEAD)),
+    ).rowcount
     if deleted:
         log.info("deliveries: %d events older than %d days deleted from the outbox", deleted, KEEP_DELIVERED.days)
     return int(deleted or 0)

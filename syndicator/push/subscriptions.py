@@ -77,8 +77,9 @@ def backoff(failures: int) -> float:
     return min(RETRY_FIRST * 2 ** max(failures - 1, 0), RETRY_CEILING)
 
 
-def wanted(source: str, advertised: Advertised, fetched_url: str, now: datetime,
-           current: Subscription | None) -> Subscription | None:
+def wanted(
+    source: str, advertised: Advertised, fetched_url: str, now: datetime, current: Subscription | None
+) -> Subscription | None:
     """The subscription ``source`` should have after a poll saw ``advertised``.
 
     Args:
@@ -97,8 +98,16 @@ def wanted(source: str, advertised: Advertised, fetched_url: str, now: datetime,
     if current is None:
         if not advertised.hubs:
             return None
-        return Subscription(source, topic, advertised.hubs[0], advertised.hubs, new_token(), new_secret(),
-                            state="pending", next_action=now)
+        return Subscription(
+            source,
+            topic,
+            advertised.hubs[0],
+            advertised.hubs,
+            new_token(),
+            new_secret(),
+            state="pending",
+            next_action=now,
+        )
     if current.mode == "unsubscribe":
         return None
     if not advertised.hubs:
@@ -106,8 +115,16 @@ def wanted(source: str, advertised: Advertised, fetched_url: str, now: datetime,
     if current.topic == topic and current.hubs == advertised.hubs:
         return None
     if current.topic != topic or current.hub not in advertised.hubs:  # a new topic or hub: subscribe afresh
-        return replace(current, topic=topic, hub=advertised.hubs[0], hubs=advertised.hubs, state="pending",
-                       failures=0, error=None, next_action=now)
+        return replace(
+            current,
+            topic=topic,
+            hub=advertised.hubs[0],
+            hubs=advertised.hubs,
+            state="pending",
+            failures=0,
+            error=None,
+            next_action=now,
+        )
     return replace(current, hubs=advertised.hubs)
 
 
@@ -123,8 +140,9 @@ def due(subscription: Subscription, now: datetime) -> bool:
     return subscription.next_action is not None and subscription.next_action <= now
 
 
-def sent(subscription: Subscription, accepted: bool, message: str, now: datetime,
-         retry_after: float | None = None) -> Subscription:
+def sent(
+    subscription: Subscription, accepted: bool, message: str, now: datetime, retry_after: float | None = None
+) -> Subscription:
     """The subscription after a request to its hub was answered (``accepted``: a 2xx) or failed.
 
     An accepted request waits :data:`VERIFY_WAIT` seconds for its verification:
@@ -134,7 +152,8 @@ def sent(subscription: Subscription, accepted: bool, message: str, now: datetime
     if not accepted:
         return failed(subscription, message, now, retry_after)
     state = {"live": "renewing", "renewing": "renewing", "unsubscribing": "unsubscribe_sent"}.get(
-        subscription.state, "requested")
+        subscription.state, "requested"
+    )
     return replace(subscription, state=state, requested=now, next_action=now + timedelta(seconds=VERIFY_WAIT))
 
 
@@ -150,8 +169,9 @@ def failed(subscription: Subscription, message: str, now: datetime, retry_after:
     if subscription.mode == "subscribe" and len(subscription.hubs) > 1 and hub in subscription.hubs:
         hub = subscription.hubs[(subscription.hubs.index(hub) + 1) % len(subscription.hubs)]
     state = "unsubscribing" if subscription.mode == "unsubscribe" else "failed"
-    return replace(subscription, failures=failures, error=message, hub=hub, state=state,
-                   next_action=now + timedelta(seconds=wait))
+    return replace(
+        subscription, failures=failures, error=message, hub=hub, state=state, next_action=now + timedelta(seconds=wait)
+    )
 
 
 def waiting(subscription: Subscription) -> bool:
@@ -191,9 +211,16 @@ def verify(subscription: Subscription | None, params: Mapping[str, str], now: da
         return IntentAnswer(None)
     if mode == "denied" and subscription.mode == "subscribe":
         reason = (params.get("hub.reason") or "no reason given")[:200]
-        return IntentAnswer("", replace(subscription, state="denied", failures=subscription.failures + 1,
-                                   error=f"{subscription.hub} denied the subscription: {reason}",
-                                   next_action=now + timedelta(seconds=DENIED_WAIT)))
+        return IntentAnswer(
+            "",
+            replace(
+                subscription,
+                state="denied",
+                failures=subscription.failures + 1,
+                error=f"{subscription.hub} denied the subscription: {reason}",
+                next_action=now + timedelta(seconds=DENIED_WAIT),
+            ),
+        )
     challenge = params.get("hub.challenge", "")
     if mode != subscription.mode or not challenge or len(challenge) > 1024:
         return IntentAnswer(None)
@@ -206,8 +233,19 @@ def verify(subscription: Subscription | None, params: Mapping[str, str], now: da
     lease = min(max(lease, 1), MAX_LEASE)
     expires = now + timedelta(seconds=lease)
     renew = max(expires - timedelta(seconds=renew_margin(lease)), now + timedelta(seconds=MIN_RENEWAL_GAP))
-    return IntentAnswer(challenge, replace(subscription, state="live", verified=now, lease_seconds=lease,
-                                      lease_expires=expires, failures=0, error=None, next_action=renew))
+    return IntentAnswer(
+        challenge,
+        replace(
+            subscription,
+            state="live",
+            verified=now,
+            lease_seconds=lease,
+            lease_expires=expires,
+            failures=0,
+            error=None,
+            next_action=renew,
+        ),
+    )
 
 
 @dataclass
@@ -244,8 +282,9 @@ class Breakers:
             self.open_until[hub] = now + timedelta(seconds=backoff(count - BREAKER_FAILURES + 1))
 
 
-def health(subscription: Subscription | None, state: SourceState | None, now: datetime,
-           breakers: Breakers | None = None) -> tuple[bool, str]:
+def health(
+    subscription: Subscription | None, state: SourceState | None, now: datetime, breakers: Breakers | None = None
+) -> tuple[bool, str]:
     """Whether push may stand in for polling this source now, and why (bool, one line).
 
     See the module docstring for the rules (seed 003's table of conditions).
@@ -254,7 +293,8 @@ def health(subscription: Subscription | None, state: SourceState | None, now: da
         return False, "no hub"
     if not subscription.live(now):
         return False, {"denied": "denied by the hub", "failed": "subscription failing"}.get(
-            subscription.state, "no live lease")
+            subscription.state, "no live lease"
+        )
     assert subscription.lease_expires is not None and subscription.lease_seconds is not None
     if (subscription.lease_expires - now).total_seconds() < renew_margin(subscription.lease_seconds) / 2:
         return False, "lease near expiry"
@@ -273,8 +313,13 @@ def health(subscription: Subscription | None, state: SourceState | None, now: da
     return True, "push healthy"
 
 
-def next_poll(state: SourceState, subscription: Subscription | None, now: datetime, heartbeat: float,
-              breakers: Breakers | None = None) -> datetime | None:
+def next_poll(
+    state: SourceState,
+    subscription: Subscription | None,
+    now: datetime,
+    heartbeat: float,
+    breakers: Breakers | None = None,
+) -> datetime | None:
     """When ``state``'s source is next polled, with push taken into account (UTC, None: now).
 
     With healthy push, the normal next attempt steps down to a heartbeat:

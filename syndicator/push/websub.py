@@ -75,8 +75,13 @@ def signature_valid(header: str | None, secret: str, body: bytes) -> bool:
         header, an unknown method, a digest of the wrong length or value,
         or a secret that is not a non-empty str. Never raises.
     """
-    if (not isinstance(header, str) or len(header) > 300 or not isinstance(secret, str) or not secret
-            or not isinstance(body, bytes | bytearray | memoryview)):
+    if (
+        not isinstance(header, str)
+        or len(header) > 300
+        or not isinstance(secret, str)
+        or not secret
+        or not isinstance(body, bytes | bytearray | memoryview)
+    ):
         return False
     match = _SIGNATURE.fullmatch(header.strip())
     if match is None:
@@ -124,9 +129,19 @@ class HubAnswer:
     retry_after: float | None = None
 
 
-def request_subscription(session: requests.Session, hub: str, *, mode: str, topic: str, callback: str,
-                         secret: str | None = None, lease_seconds: int | None = None,
-                         timeout: float = 15.0, source: str | None = None, allow_private: bool = False) -> HubAnswer:
+def request_subscription(
+    session: requests.Session,
+    hub: str,
+    *,
+    mode: str,
+    topic: str,
+    callback: str,
+    secret: str | None = None,
+    lease_seconds: int | None = None,
+    timeout: float = 15.0,
+    source: str | None = None,
+    allow_private: bool = False,
+) -> HubAnswer:
     """Ask a hub to subscribe or unsubscribe ``callback`` to ``topic`` (WebSub section 5.1).
 
     Sends an ``application/x-www-form-urlencoded`` POST of ``hub.mode``,
@@ -192,13 +207,22 @@ def notify_publish(session: requests.Session, hub: str, topics: Sequence[str], t
     topics = (topics,) if isinstance(topics, str) else tuple(topics)
     if not topics:
         raise ValueError("notify_publish needs at least one topic")
-    form = [("hub.mode", "publish"), *(("hub.url", topic) for topic in topics),
-            *(("hub.topic", topic) for topic in topics)]
+    form = [
+        ("hub.mode", "publish"),
+        *(("hub.url", topic) for topic in topics),
+        *(("hub.topic", topic) for topic in topics),
+    ]
     return _post(session, hub, form, timeout)
 
 
-def _post(session: requests.Session, hub: str, form: list[tuple[str, str]], timeout: float,
-          source: str | None = None, allow_private: bool = False) -> HubAnswer:
+def _post(
+    session: requests.Session,
+    hub: str,
+    form: list[tuple[str, str]],
+    timeout: float,
+    source: str | None = None,
+    allow_private: bool = False,
+) -> HubAnswer:
     """POST ``form`` to ``hub`` and read its answer.
 
     * Redirects: a 307 or 308 to an http(s) URL is followed with the same
@@ -236,8 +260,15 @@ def _post(session: requests.Session, hub: str, form: list[tuple[str, str]], time
             return HubAnswer(False, None, f"{kind_of('private_address').text}: {problem}")
         try:
             with netguard.screening(screened):
-                response = session.post(url, data=data, headers=headers, timeout=timeout, allow_redirects=False,
-                                        stream=True, proxies=_proxies(url))
+                response = session.post(
+                    url,
+                    data=data,
+                    headers=headers,
+                    timeout=timeout,
+                    allow_redirects=False,
+                    stream=True,
+                    proxies=_proxies(url),
+                )
         except requests.exceptions.ConnectTimeout:
             return HubAnswer(False, None, f"could not connect within {timeout:g} s")
         except requests.exceptions.Timeout:

@@ -105,8 +105,10 @@ def output_lock(output: Path) -> Iterator[None]:
     try:
         lock.acquire()
     except Timeout:
-        raise OutputLockedError(f"{target}: another syndicator build or serve is publishing into this "
-                                "folder; wait for the build to finish, or stop the serve") from None
+        raise OutputLockedError(
+            f"{target}: another syndicator build or serve is publishing into this "
+            "folder; wait for the build to finish, or stop the serve"
+        ) from None
     except OSError as e:
         raise RenderError(f"{target.parent}: cannot lock the output folder there: {e.strerror or e}") from e
     try:
@@ -135,8 +137,9 @@ def publish(output: Path, files: Mapping[str, str | Iterable[str] | Path]) -> li
     try:
         _recover(target)
     except OSError as e:
-        raise RenderError(f"{target}: cannot clean up what an earlier build left beside the output "
-                          f"({e.filename}): {e.strerror or e}") from e
+        raise RenderError(
+            f"{target}: cannot clean up what an earlier build left beside the output ({e.filename}): {e.strerror or e}"
+        ) from e
     existing = _writable(target)
     carried = _foreign(target, files)
     files = {**files, MARKER: "\n".join([_MARKER_HEADER, *sorted(files)]) + "\n"}
@@ -164,8 +167,12 @@ def publish(output: Path, files: Mapping[str, str | Iterable[str] | Path]) -> li
     try:
         _remove(old)
     except OSError as e:
-        log.warning("%s: published, but the previous copy %s could not be removed (%s); the next build "
-                    "removes it", target, old, e.strerror or e)
+        log.warning(
+            "%s: published, but the previous copy %s could not be removed (%s); the next build removes it",
+            target,
+            old,
+            e.strerror or e,
+        )
     return [output / name for name in files]
 
 
@@ -195,8 +202,10 @@ def _writable(target: Path) -> os.stat_result | None:
     if not stat.S_ISDIR(status.st_mode):
         raise RenderError(f"{target}: the output is not a folder; choose an --output folder")
     if not status.st_mode & stat.S_IWUSR or not os.access(target, os.W_OK | os.X_OK):
-        raise RenderError(f"{target}: the output folder is read-only (mode {stat.S_IMODE(status.st_mode):o}); "
-                          "make it writable (chmod u+w) to publish into it")
+        raise RenderError(
+            f"{target}: the output folder is read-only (mode {stat.S_IMODE(status.st_mode):o}); "
+            "make it writable (chmod u+w) to publish into it"
+        )
     return status
 
 
@@ -254,8 +263,10 @@ def _foreign(target: Path, files: Mapping[str, object]) -> list[str]:
     ours = {name.split("/")[0] for name in (*files, *(written or ()))} | {MARKER, CARRIED}
     foreign = [name for name in names if name not in ours]
     if written is None and names and (".git" not in names or len(foreign) < len(names)):
-        raise RenderError(f"{target}: refusing to publish into a folder syndicator did not write "
-                          f"(no {MARKER} file); choose an empty or new --output folder, or a git checkout")
+        raise RenderError(
+            f"{target}: refusing to publish into a folder syndicator did not write "
+            f"(no {MARKER} file); choose an empty or new --output folder, or a git checkout"
+        )
     return foreign
 
 
@@ -347,8 +358,12 @@ def _recover_quietly(target: Path) -> None:
     try:
         _recover(target)
     except OSError as e:
-        log.warning("%s: could not clean up after the failed publish (%s: %s); the next build tries again",
-                    target, e.filename, e.strerror or e)
+        log.warning(
+            "%s: could not clean up after the failed publish (%s: %s); the next build tries again",
+            target,
+            e.filename,
+            e.strerror or e,
+        )
 
 
 def _ours(paths: Iterable[Path], owners: set[int]) -> list[Path]:
@@ -361,8 +376,11 @@ def _ours(paths: Iterable[Path], owners: set[int]) -> list[Path]:
         if (stat.S_ISDIR(status.st_mode) or stat.S_ISLNK(status.st_mode)) and status.st_uid in owners:
             kept.append(path)
         else:
-            log.warning("%s: not a folder of a syndicator build (a file, or another user's); left alone: "
-                        "remove it if you did not put it there", path)
+            log.warning(
+                "%s: not a folder of a syndicator build (a file, or another user's); left alone: "
+                "remove it if you did not put it there",
+                path,
+            )
     return kept
 
 

@@ -97,9 +97,15 @@ class PageEntry:
     content_type: str = ""  # its media type, or ""
 
 
-def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequence[SiteStatus],
-                now: datetime, output: Path, templates: Path | None = None,
-                extra: Mapping[str, Path] | None = None) -> list[Path]:
+def render_site(
+    config: Config,
+    entries: Sequence[SelectedEntry],
+    statuses: Sequence[SiteStatus],
+    now: datetime,
+    output: Path,
+    templates: Path | None = None,
+    extra: Mapping[str, Path] | None = None,
+) -> list[Path]:
     """Write the whole site to ``output``, atomically.
 
     Args:
@@ -124,8 +130,7 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
         """A time as the pages show it: in the planet's time zone, with its date_format (or ``form``)."""
         return moment.astimezone(zone).strftime(form or config.date_format)
 
-    page_entries = [_page_entry(selected, config.summary_chars, local)
-                    for selected in entries[: config.feed_entries]]
+    page_entries = [_page_entry(selected, config.summary_chars, local) for selected in entries[: config.feed_entries]]
     context = {
         "planet": config,
         "entries": page_entries,
@@ -160,8 +165,9 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
                 files[name] = _generated(env.get_template(name), context, name, folders)
     for index in range(1, len(pages)):
         with _template_errors("index.html", folders):
-            files[pages[index][0]] = _generated(env.get_template("index.html"),
-                                                {**context, **_page_context(pages, index)}, "index.html", folders)
+            files[pages[index][0]] = _generated(
+                env.get_template("index.html"), {**context, **_page_context(pages, index)}, "index.html", folders
+            )
     files["feed.json"] = _json_feed(config, str(context["base"]), page_entries)
     return publish(output, files)
 
@@ -169,17 +175,21 @@ def render_site(config: Config, entries: Sequence[SelectedEntry], statuses: Sequ
 def _pages(entries: Sequence[PageEntry], per_page: int) -> list[tuple[str, Sequence[PageEntry]]]:
     """(file name, its entries) of each front-page page: index.html, then page2.html, page3.html...,
     ``per_page`` entries each, until the entries feed.xml carries run out (index.html even with none)."""
-    chunks = [entries[start:start + per_page] for start in range(0, len(entries), per_page)] or [entries]
-    return [("index.html" if number == 1 else f"page{number}.html", chunk)
-            for number, chunk in enumerate(chunks, start=1)]
+    chunks = [entries[start : start + per_page] for start in range(0, len(entries), per_page)] or [entries]
+    return [
+        ("index.html" if number == 1 else f"page{number}.html", chunk) for number, chunk in enumerate(chunks, start=1)
+    ]
 
 
 def _page_context(pages: list[tuple[str, Sequence[PageEntry]]], index: int) -> dict[str, Any]:
     """What the front-page template reads of page ``index`` (0: index.html): its entries, its number,
     and the files of the newer and older pages (None at either end)."""
-    return {"front_entries": pages[index][1], "page": index + 1,
-            "newer": pages[index - 1][0] if index > 0 else None,
-            "older": pages[index + 1][0] if index + 1 < len(pages) else None}
+    return {
+        "front_entries": pages[index][1],
+        "page": index + 1,
+        "newer": pages[index - 1][0] if index > 0 else None,
+        "older": pages[index + 1][0] if index + 1 < len(pages) else None,
+    }
 
 
 #: A file of the ``--templates`` folder with one of these suffixes, not a partial (``_layout.html``),
@@ -194,9 +204,15 @@ def theme_pages(templates: Path | None) -> list[str]:
     if templates is None or not templates.is_dir():
         return []
     known = {*TEMPLATES, *STATIC, "feed.json"}
-    return sorted(entry.name for entry in templates.iterdir()
-                  if entry.is_file() and entry.name.endswith(PAGE_SUFFIXES) and entry.name not in known
-                  and not entry.name.startswith(("_", ".")) and _inside(entry, templates) is not None)
+    return sorted(
+        entry.name
+        for entry in templates.iterdir()
+        if entry.is_file()
+        and entry.name.endswith(PAGE_SUFFIXES)
+        and entry.name not in known
+        and not entry.name.startswith(("_", "."))
+        and _inside(entry, templates) is not None
+    )
 
 
 def static_folders(config: Config, templates: Path | None) -> list[Path]:
@@ -270,9 +286,17 @@ def _static_source(path: Path, folder: Path) -> Path | None:
 def _totals(statuses: Sequence[SiteStatus]) -> dict[str, int]:
     """The sites page's totals: sites, and how many are ok, failing, denied, gone, stale, new, inactive;
     entries held."""
-    totals = {"sites": len(statuses), "ok": 0, "failing": 0, "denied": 0, "gone": 0, "new": 0, "stale": 0,
-              "inactive": 0,
-              "entries": sum(status.entries for status in statuses)}
+    totals = {
+        "sites": len(statuses),
+        "ok": 0,
+        "failing": 0,
+        "denied": 0,
+        "gone": 0,
+        "new": 0,
+        "stale": 0,
+        "inactive": 0,
+        "entries": sum(status.entries for status in statuses),
+    }
     for status in statuses:
         totals[status.health] += 1
         totals["stale"] += status.stale
@@ -280,8 +304,7 @@ def _totals(statuses: Sequence[SiteStatus]) -> dict[str, int]:
     return totals
 
 
-def _generated(template: jinja2.Template, context: dict[str, Any], name: str,
-               folders: Sequence[Path]) -> Iterator[str]:
+def _generated(template: jinja2.Template, context: dict[str, Any], name: str, folders: Sequence[Path]) -> Iterator[str]:
     """The template's output in pieces, as publish writes them: a page is never whole in memory."""
     with _template_errors(name, folders):
         yield from template.generate(context)
@@ -322,8 +345,9 @@ def _template_error(error: Exception, name: str, folders: Sequence[Path]) -> Ren
         last = max((i for i, flag in enumerate(in_template) if flag), default=None)
         if last is None:  # not raised from template code: below the last frame of this module
             last = max((i for i, flag in enumerate(here) if flag), default=-1)
-        if not all(in_template[i] or _is_library(f.filename) or _is_loader(f)
-                   for i, f in enumerate(frames) if i > last):
+        if not all(
+            in_template[i] or _is_library(f.filename) or _is_loader(f) for i, f in enumerate(frames) if i > last
+        ):
             return None
         templates = [f for f, flag in zip(frames, in_template, strict=True) if flag]
         if templates:
@@ -405,8 +429,10 @@ def _page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[...
     alt = shorten(entry.title, TITLE_CHARS) or f"Image from {site.name}"
     return PageEntry(
         atom_id=atom_id(entry.id, site.feed),
-        title=shorten(entry.title, TITLE_CHARS) or shorten(html_to_text(summary_source), 80)
-        or _file_name(entry) or "(untitled)",
+        title=shorten(entry.title, TITLE_CHARS)
+        or shorten(html_to_text(summary_source), 80)
+        or _file_name(entry)
+        or "(untitled)",
         link=entry.link,
         author=author or site.name,
         author_known=bool(author),
@@ -451,14 +477,27 @@ def day_heading(day: str) -> str:
 
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
 def _holds_more(content: str, shown: str) -> bool:
     """True when ``content`` has text or images that ``shown`` (the summary's source) lacks."""
-    return bool(content) and (html_to_text(content) != html_to_text(shown)
-                              or content.count("<img") > shown.count("<img"))
+    return bool(content) and (
+        html_to_text(content) != html_to_text(shown) or content.count("<img") > shown.count("<img")
+    )
 
 
 def shorten(text: str, limit: int) -> str:
@@ -500,16 +539,18 @@ def _json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> Itera
         item: dict[str, Any] = {"id": e.atom_id, "title": e.title}
         if e.link:
             item["url"] = e.link
-        item.update({
-            "content_html": str(e.summary if config.feed_content == "summary" else e.content),
-            "date_published": e.published,
-            "date_modified": e.updated,
-            **({"authors": [{"name": e.author}]} if e.author_known else {}),
-            **_attachments(e),
-            **({"image": e.image_url} if e.image_url else {}),
-            **({"language": e.language} if e.language else {}),
-            "_source": {"title": e.site_name, "feed_url": e.site_feed, "home_page_url": e.site_link},
-        })
+        item.update(
+            {
+                "content_html": str(e.summary if config.feed_content == "summary" else e.content),
+                "date_published": e.published,
+                "date_modified": e.updated,
+                **({"authors": [{"name": e.author}]} if e.author_known else {}),
+                **_attachments(e),
+                **({"image": e.image_url} if e.image_url else {}),
+                **({"language": e.language} if e.language else {}),
+                "_source": {"title": e.site_name, "feed_url": e.site_feed, "home_page_url": e.site_link},
+            }
+        )
         items.append(item)
     document = {
         "version": "https://jsonfeed.org/version/1.1",

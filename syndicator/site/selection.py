@@ -57,12 +57,16 @@ def condense(stored: Sequence[StoredEntry], items_per_feed: int) -> Condensed:
         stored: the snapshot, in document order; ids, links and dates suffice.
         items_per_feed: how many newest entries the feed contributes.
     """
-    return Condensed(tuple((position, stored[position]) for position in newest(stored, items_per_feed)),
-                     frozenset(_shared_keys(stored)), len(stored))
+    return Condensed(
+        tuple((position, stored[position]) for position in newest(stored, items_per_feed)),
+        frozenset(_shared_keys(stored)),
+        len(stored),
+    )
 
 
-def select_entries(sites: Sequence[Site], snapshots: Mapping[str, Sequence[StoredEntry]],
-                   items_per_feed: int) -> list[SelectedEntry]:
+def select_entries(
+    sites: Sequence[Site], snapshots: Mapping[str, Sequence[StoredEntry]], items_per_feed: int
+) -> list[SelectedEntry]:
     """Choose and merge entries for output.
 
     Args:
@@ -95,8 +99,9 @@ def select_condensed(sites: Sequence[Site], condensed: Mapping[str, Condensed]) 
     return [c[3] for c in candidates if id(c[3]) in chosen]
 
 
-def _one_per_post(entries: list[SelectedEntry], order: Mapping[str, int],
-                  ambiguous: Mapping[str, frozenset[str]]) -> set[int]:
+def _one_per_post(
+    entries: list[SelectedEntry], order: Mapping[str, int], ambiguous: Mapping[str, frozenset[str]]
+) -> set[int]:
     """Python ids of the entries to keep: one copy of each post that several sources carry (rule 3).
 
     Entries are taken in order of preference (the site owning the post's
@@ -156,10 +161,15 @@ def _host(url: str) -> str:
     return hostname(url).removeprefix("www.")
 
 
-def site_statuses(sites: Sequence[Site], states: Mapping[str, SourceState], counts: Mapping[str, int],
-                  now: datetime, stale_after: float,
-                  latest: Mapping[str, datetime] | None = None,
-                  activity_threshold: float | None = None) -> list[SiteStatus]:
+def site_statuses(
+    sites: Sequence[Site],
+    states: Mapping[str, SourceState],
+    counts: Mapping[str, int],
+    now: datetime,
+    stale_after: float,
+    latest: Mapping[str, datetime] | None = None,
+    activity_threshold: float | None = None,
+) -> list[SiteStatus]:
     """Health of every site for the sites page, in sites.yaml order.
 
     Args:
@@ -186,7 +196,10 @@ def site_statuses(sites: Sequence[Site], states: Mapping[str, SourceState], coun
         else:
             stale = state.last_success < limit
         last_post = (latest or {}).get(site.feed)
-        inactive = activity_threshold is not None and last_post is not None \
+        inactive = (
+            activity_threshold is not None
+            and last_post is not None
             and last_post < now - timedelta(seconds=activity_threshold)
+        )
         result.append(SiteStatus(site, state, stale, counts.get(site.feed, 0), last_post, inactive))
     return result

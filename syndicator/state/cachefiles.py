@@ -91,12 +91,15 @@ def _keep_private(path: Path, create: bool) -> None:
             return
         status = _create(path)
     except OSError as error:
-        raise StoreError(f"{path}: cannot read the state file: {error.strerror or error}; check its "
-                         "permissions and the cache folder's") from error
+        raise StoreError(
+            f"{path}: cannot read the state file: {error.strerror or error}; check its "
+            "permissions and the cache folder's"
+        ) from error
     _refuse_special(path, status)
     if not os.access(path, os.R_OK | os.W_OK, effective_ids=True):
-        raise StoreError(f"{path}: cannot open the state file: Permission denied; check its "
-                         "permissions and the cache folder's")
+        raise StoreError(
+            f"{path}: cannot open the state file: Permission denied; check its permissions and the cache folder's"
+        )
     if status.st_mode & 0o077 and status.st_uid == os.geteuid():
         try:
             os.chmod(path, stat.S_IMODE(status.st_mode) & 0o700)
@@ -111,8 +114,10 @@ def _create(path: Path) -> os.stat_result:
     except OSError as error:
         if error.errno == errno.ELOOP:
             _refuse_special(path, path.lstat())
-        raise StoreError(f"{path}: cannot open the state file: {error.strerror or error}; check its "
-                         "permissions and the cache folder's") from error
+        raise StoreError(
+            f"{path}: cannot open the state file: {error.strerror or error}; check its "
+            "permissions and the cache folder's"
+        ) from error
     try:
         return os.fstat(descriptor)
     finally:
@@ -122,7 +127,9 @@ def _create(path: Path) -> os.stat_result:
 def _refuse_special(path: Path, status: os.stat_result) -> None:
     """Raise StoreError when ``status`` (of ``path``, not followed) is not a regular file's."""
     if stat.S_ISLNK(status.st_mode):
-        raise StoreError(f"{path}: a state file is a symbolic link (to {os.readlink(path)}); syndicator does "
-                         "not follow links in its cache folder: remove the link")
+        raise StoreError(
+            f"{path}: a state file is a symbolic link (to {os.readlink(path)}); syndicator does "
+            "not follow links in its cache folder: remove the link"
+        )
     if not stat.S_ISREG(status.st_mode):
         raise StoreError(f"{path}: a state file is not a regular file; move it aside")

@@ -118,9 +118,11 @@ _HOLDING_KINDS = sorted(name for name, kind in KINDS.items() if kind.hold)
 
 #: A source's place in the due queue (``source_hosts``' tier, due, held) from its ``sources s`` row, as
 #: pgstate's trigger ``syndicator_queue`` keeps it: tier 0 never attempted, 1 healthy, 2 failing.
-_QUEUED = ("CASE WHEN s.next_attempt IS NULL THEN 0 WHEN s.failures = 0 THEN 1 ELSE 2 END, "
-           "COALESCE(CAST(s.next_attempt AS timestamptz), '-infinity'), "
-           "CASE WHEN s.hold IS NOT NULL THEN COALESCE(s.error_kind, '') END")
+_QUEUED = (
+    "CASE WHEN s.next_attempt IS NULL THEN 0 WHEN s.failures = 0 THEN 1 ELSE 2 END, "
+    "COALESCE(CAST(s.next_attempt AS timestamptz), '-infinity'), "
+    "CASE WHEN s.hold IS NOT NULL THEN COALESCE(s.error_kind, '') END"
+)
 #: Rows of the due queue read at a time.
 PAGE = 200
 #: One page of one tier of the due queue, in claim order (parameters: tier, now, hosts left out, holding kinds,
@@ -135,9 +137,12 @@ LIMIT ?
 """
 _AFTER = "AND (q.due, q.source) > (CAST(? AS timestamptz), ?)"
 #: Due at ``now`` (parameters: now, holding kinds, lifted URLs), over ``sources s``.
-_DUE = ("(s.next_attempt IS NULL OR CAST(s.next_attempt AS timestamptz) <= ?) "
-        "AND NOT (s.hold IS NOT NULL AND COALESCE(s.error_kind, '') = ANY(CAST(? AS text[])) "
-        "AND s.url <> ALL(CAST(? AS text[])))")
+_DUE = (
+    "(s.next_attempt IS NULL OR CAST(s.next_attempt AS timestamptz) <= ?) "
+    "AND NOT (s.hold IS NOT NULL AND COALESCE(s.error_kind, '') = ANY(CAST(? AS text[])) "
+    "AND s.url <> ALL(CAST(? AS text[])))"
+)
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -156,8 +161,9 @@ class Claim:
     expires: datetime
 
 
-def register(db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False,
-             withdrawn: Callable[[int], None] | None = None) -> int:
+def register(
+    db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False, withdrawn: Callable[[int], None] | None = None
+) -> int:
     """Make every configured source one that claims consider, in one transaction.
 
     A source without a ``sources`` row gets one (``fetch_url`` = its URL, never
@@ -181,26 +187,43 @@ def register(db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False
     hosts = dict(sources)
     urls = sorted(hosts)  # one order for every worker: concurrent registrations do not deadlock
     with _transaction(db):
-        added = db.execute("INSERT INTO sources (url, fetch_url) SELECT u, u FROM unnest(CAST(? AS text[])) AS t(u) "
-                           "ON CONFLICT (url) DO NOTHING RETURNING url", (urls,)).fetchall()
-        db.execute(f"INSERT INTO source_hosts (source, host, tier, due, held) "  # noqa: S608 - constants
-                   f"SELECT t.u, t.h, {_QUEUED} "
-                   "FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(u, h) JOIN sources s ON s.url = t.u "
-                   "ON CONFLICT (source) DO UPDATE SET host = excluded.host "
-                   "WHERE source_hosts.host <> excluded.host", (urls, [hosts[url] for url in urls]))
+        added = db.execute(
+            "INSERT INTO sources (url, fetch_url) SELECT u, u FROM unnest(CAST(? AS text[])) AS t(u) "
+            "ON CONFLICT (url) DO NOTHING RETURNING url",
+            (urls,),
+        ).fetchall()
+        db.execute(
+            f"INSERT INTO source_hosts (source, host, tier, due, held) "  # noqa: S608 - constants
+            f"SELECT t.u, t.h, {_QUEUED} "
+            "FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(u, h) JOIN sources s ON s.url = t.u "
+            "ON CONFLICT (source) DO UPDATE SET host = excluded.host "
+            "WHERE source_hosts.host <> excluded.host",
+            (urls, [hosts[url] for url in urls]),
+        )
         if prune:
             gone = db.execute("DELETE FROM source_hosts WHERE source <> ALL(CAST(? AS text[]))", (urls,)).rowcount
             if gone and withdrawn is not None:
                 withdrawn(gone)
         if added:  # a new row is a write of the state (Store.generation)
-            db.execute("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
-                       "DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)", (GENERATION_KEY,))
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
+                "DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)",
+                (GENERATION_KEY,),
+            )
     return len(added)
 
 
-def claim(db: Any, worker: str, now: datetime, limit: int, lease_seconds: float, per_host: int,
-          host_gap: float = 0.0, lifted: Iterable[str] = (),
-          expired: Callable[[int], None] | None = None) -> list[Claim]:
+def claim(
+    db: Any,
+    worker: str,
+    now: datetime,
+    limit: int,
+    lease_seconds: float,
+    per_host: int,
+    host_gap: float = 0.0,
+    lifted: Iterable[str] = (),
+    expired: Callable[[int], None] | None = None,
+) -> list[Claim]:
     """Claim up to ``limit`` due sources for ``worker``, in one transaction (see the module docstring).
 
     Args:
@@ -221,8 +244,9 @@ def claim(db: Any, worker: str, now: datetime, limit: int, lease_seconds: float,
     """
     now = _utc(now)
     if lease_seconds <= 0 or per_host < 1 or host_gap < 0:
-        raise ValueError(f"need lease_seconds > 0, per_host >= 1 and host_gap >= 0, not {lease_seconds}, "
-                         f"{per_host}, {host_gap}")
+        raise ValueError(
+            f"need lease_seconds > 0, per_host >= 1 and host_gap >= 0, not {lease_seconds}, {per_host}, {host_gap}"
+        )
     if limit <= 0:
         return []
     expires = now + timedelta(seconds=lease_seconds)
@@ -237,21 +261,32 @@ def claim(db: Any, worker: str, now: datetime, limit: int, lease_seconds: float,
         if not chosen:
             return []
         host_of = dict(chosen)
-        locked = {row[0] for row in db.execute(
-            f"SELECT s.url FROM sources s WHERE s.url = ANY(CAST(? AS text[])) AND {_DUE} "  # noqa: S608 - constants
-            "FOR UPDATE SKIP LOCKED", (list(host_of), now, _HOLDING_KINDS, lifted))}
+        locked = {
+            row[0]
+            for row in db.execute(
+                f"SELECT s.url FROM sources s WHERE s.url = ANY(CAST(? AS text[])) AND {_DUE} "  # noqa: S608 - constants
+                "FOR UPDATE SKIP LOCKED",
+                (list(host_of), now, _HOLDING_KINDS, lifted),
+            )
+        }
         urls = [url for url, _host in chosen if url in locked]
-        inserted = {row[0] for row in db.execute(
-            "INSERT INTO leases (source, host, worker, claimed, expires) "
-            "SELECT u, h, ?, ?, ? FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(u, h) "
-            "ON CONFLICT (source) DO NOTHING RETURNING source",
-            (worker, now, expires, urls, [host_of[url] for url in urls]))}
+        inserted = {
+            row[0]
+            for row in db.execute(
+                "INSERT INTO leases (source, host, worker, claimed, expires) "
+                "SELECT u, h, ?, ?, ? FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(u, h) "
+                "ON CONFLICT (source) DO NOTHING RETURNING source",
+                (worker, now, expires, urls, [host_of[url] for url in urls]),
+            )
+        }
         claims = [Claim(url, host_of[url], worker, expires) for url in urls if url in inserted]
         if host_gap > 0 and claims:
-            db.execute("INSERT INTO hosts (host, next_start) SELECT h, ? FROM unnest(CAST(? AS text[])) AS t(h) "
-                       "ON CONFLICT (host) DO UPDATE SET next_start = "
-                       "GREATEST(hosts.next_start, excluded.next_start)",
-                       (now + timedelta(seconds=host_gap), sorted({c.host for c in claims})))
+            db.execute(
+                "INSERT INTO hosts (host, next_start) SELECT h, ? FROM unnest(CAST(? AS text[])) AS t(h) "
+                "ON CONFLICT (host) DO UPDATE SET next_start = "
+                "GREATEST(hosts.next_start, excluded.next_start)",
+                (now + timedelta(seconds=host_gap), sorted({c.host for c in claims})),
+            )
     return claims
 
 
@@ -264,8 +299,9 @@ def release(db: Any, claim: Claim) -> bool:
     Raises:
         StoreError: the database failed.
     """
-    rows = db.execute("DELETE FROM leases WHERE source = ? AND worker = ? RETURNING source",
-                      (claim.source, claim.worker)).fetchall()
+    rows = db.execute(
+        "DELETE FROM leases WHERE source = ? AND worker = ? RETURNING source", (claim.source, claim.worker)
+    ).fetchall()
     return bool(rows)
 
 
@@ -301,18 +337,21 @@ def extend_all(db: Any, held: Iterable[Claim], now: datetime, lease_seconds: flo
     expires = now + timedelta(seconds=lease_seconds)
     renewed: dict[str, Claim] = {}
     for worker, sources in by_worker.items():
-        rows = db.execute("UPDATE leases SET expires = ? WHERE worker = ? AND source = ANY(CAST(? AS text[])) "
-                          "AND expires > ? RETURNING source, host", (expires, worker, sources, now)).fetchall()
+        rows = db.execute(
+            "UPDATE leases SET expires = ? WHERE worker = ? AND source = ANY(CAST(? AS text[])) "
+            "AND expires > ? RETURNING source, host",
+            (expires, worker, sources, now),
+        ).fetchall()
         renewed.update((source, Claim(source, host, worker, expires)) for source, host in rows)
     return renewed
 
 
 def held(db: Any, now: datetime) -> dict[str, Claim]:
     """The live leases at ``now``: {source: Claim}, for status and metrics."""
-    rows = db.execute("SELECT source, host, worker, expires FROM leases WHERE expires > ? ORDER BY source",
-                      (_utc(now),))
-    return {source: Claim(source, host, worker, expires.astimezone(UTC))
-            for source, host, worker, expires in rows}
+    rows = db.execute(
+        "SELECT source, host, worker, expires FROM leases WHERE expires > ? ORDER BY source", (_utc(now),)
+    )
+    return {source: Claim(source, host, worker, expires.astimezone(UTC)) for source, host, worker, expires in rows}
 
 
 def _choose(db: Any, now: datetime, limit: int, per_host: int, cap: int, lifted: list[str]) -> list[tuple[str, str]]:
@@ -330,10 +369,15 @@ def _choose(db: Any, now: datetime, limit: int, per_host: int, cap: int, lifted:
     for tier in (0, 1, 2):
         after: tuple[str, str] | None = None
         while True:
-            out = sorted(paced | {host for host, left in room.items() if left <= 0}
-                         | {host for host, count in taken.items() if count >= cap})
-            rows = db.execute(_PAGE.format(after="" if after is None else _AFTER),
-                              (tier, now, out, _HOLDING_KINDS, lifted, *(after or ()), PAGE)).fetchall()
+            out = sorted(
+                paced
+                | {host for host, left in room.items() if left <= 0}
+                | {host for host, count in taken.items() if count >= cap}
+            )
+            rows = db.execute(
+                _PAGE.format(after="" if after is None else _AFTER),
+                (tier, now, out, _HOLDING_KINDS, lifted, *(after or ()), PAGE),
+            ).fetchall()
             for source, host, _due in rows:
                 if host in out or room.get(host, per_host) <= 0 or taken.get(host, 0) >= cap:
                     continue

@@ -43,8 +43,17 @@ from syndicator.errors import StoreError
 from syndicator.state.schema import OUTBOX_TABLES, stored_version
 from syndicator.urls import is_postgres_url, secretless, shown
 
-__all__ = ["MIGRATIONS", "SCHEMA", "WORKER_MIGRATIONS", "WORKER_VERSION_KEY", "Connection", "connect",
-           "is_postgres_url", "passing", "shown"]
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA",
+    "WORKER_MIGRATIONS",
+    "WORKER_VERSION_KEY",
+    "Connection",
+    "connect",
+    "is_postgres_url",
+    "passing",
+    "shown",
+]
 
 #: The state's tables at schema version 7 (store.SCHEMA_VERSION), as SQLite has them after its migrations.
 SCHEMA = """
@@ -105,8 +114,9 @@ CREATE TABLE IF NOT EXISTS aliases (
 SCHEMA_VERSION = 7
 MIGRATIONS: dict[int, str] = {
     # The deliveries' outbox (store.SCHEMA_VERSION 8, the same tables as SQLite's; see schema.OUTBOX_TABLES).
-    8: OUTBOX_TABLES.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
-                    .replace("outbox_id INTEGER", "outbox_id BIGINT"),
+    8: OUTBOX_TABLES.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY").replace(
+        "outbox_id INTEGER", "outbox_id BIGINT"
+    ),
 }
 #: The ``meta`` key holding the version of the workers' tables (independent of ``schema_version``).
 WORKER_VERSION_KEY = "worker_schema_version"
@@ -222,8 +232,9 @@ class Connection:
 def _text_safe(parameters: Iterable[Any]) -> tuple[Any, ...]:
     """The parameters with NUL characters dropped from strings: PostgreSQL's text cannot hold them
     (SQLite's can), and a server's header (an ETag, a Location) may carry one."""
-    return tuple(value.replace("\x00", "") if isinstance(value, str) and "\x00" in value else value
-                 for value in parameters)
+    return tuple(
+        value.replace("\x00", "") if isinstance(value, str) and "\x00" in value else value for value in parameters
+    )
 
 
 def passing(error: BaseException) -> bool:
@@ -249,8 +260,9 @@ def connect(url: str) -> Connection:
     try:
         import psycopg  # noqa: PLC0415 - here: SQLite states never load it
     except ImportError as error:
-        raise StoreError(f"{shown(url)}: a PostgreSQL state needs psycopg: pip install 'syndicator[postgres]'") \
-            from error
+        raise StoreError(
+            f"{shown(url)}: a PostgreSQL state needs psycopg: pip install 'syndicator[postgres]'"
+        ) from error
     try:
         raw = psycopg.connect(url, autocommit=True, connect_timeout=15)
     except psycopg.Error as error:
@@ -277,8 +289,10 @@ def _migrate(connection: Connection) -> None:
         row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         version = stored_version(row, shown(connection.url))
         if version > max([SCHEMA_VERSION, *MIGRATIONS]):
-            raise StoreError(f"{shown(connection.url)}: schema version {version} is newer than this syndicator "
-                             "understands; upgrade syndicator")
+            raise StoreError(
+                f"{shown(connection.url)}: schema version {version} is newer than this syndicator "
+                "understands; upgrade syndicator"
+            )
         if version == 0:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
@@ -289,8 +303,11 @@ def _migrate(connection: Connection) -> None:
                 if statement.strip():
                     connection.execute(statement)
             version = target
-        connection.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(version),))
+        connection.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (str(version),),
+        )
         _migrate_workers(connection)
         connection.execute("COMMIT")
     except BaseException:
@@ -303,15 +320,19 @@ def _migrate_workers(connection: Connection) -> None:
     row = connection.execute("SELECT value FROM meta WHERE key = ?", (WORKER_VERSION_KEY,)).fetchone()
     version = stored_version(row, shown(connection.url))
     if version > max(WORKER_MIGRATIONS):
-        raise StoreError(f"{shown(connection.url)}: the workers' tables are at version {version}, newer than this "
-                         "syndicator understands; upgrade syndicator")
+        raise StoreError(
+            f"{shown(connection.url)}: the workers' tables are at version {version}, newer than this "
+            "syndicator understands; upgrade syndicator"
+        )
     if version == max(WORKER_MIGRATIONS):
         return
     for target in sorted(v for v in WORKER_MIGRATIONS if v > version):
         for statement in _statements(WORKER_MIGRATIONS[target]):
             connection.execute(statement)
-    connection.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
-                       "excluded.value", (WORKER_VERSION_KEY, str(max(WORKER_MIGRATIONS))))
+    connection.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (WORKER_VERSION_KEY, str(max(WORKER_MIGRATIONS))),
+    )
 
 
 def _statements(script: str) -> list[str]:

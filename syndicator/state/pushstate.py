@@ -95,9 +95,13 @@ CREATE TABLE IF NOT EXISTS examined (
 """
 #: Columns added since version 1, by version: {version: [(table, column definition)]}; a file of an older
 #: version gets them (``ALTER TABLE ... ADD COLUMN``) when it is opened.
-_ADDED = {2: [("subscriptions", "duplicates INTEGER NOT NULL DEFAULT 0"),
-              ("subscriptions", "replays INTEGER NOT NULL DEFAULT 0"),
-              ("notifications", "body_hash TEXT")]}
+_ADDED = {
+    2: [
+        ("subscriptions", "duplicates INTEGER NOT NULL DEFAULT 0"),
+        ("subscriptions", "replays INTEGER NOT NULL DEFAULT 0"),
+        ("notifications", "body_hash TEXT"),
+    ]
+}
 _TIMES = {"requested", "verified", "lease_expires", "next_action", "last_notification", "last_push"}
 
 
@@ -214,8 +218,10 @@ class PushState:
             db.executescript(_SCHEMA)
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is not None and int(row[0]) > SCHEMA_VERSION:
-                raise StoreError(f"{path}: schema version {row[0]} is newer than this syndicator understands "
-                                 f"({SCHEMA_VERSION}); upgrade syndicator")
+                raise StoreError(
+                    f"{path}: schema version {row[0]} is newer than this syndicator understands "
+                    f"({SCHEMA_VERSION}); upgrade syndicator"
+                )
             _migrate(db, int(row[0]) if row is not None else SCHEMA_VERSION)
         except sqlite3.Error as e:
             raise StoreError(f"{path}: not a usable push database ({e}); move it aside to start afresh") from e
@@ -276,8 +282,10 @@ class PushState:
                     return None
                 changed = replace(_from_row(rows[0], self._columns), **changes)
                 sets = ", ".join(f"{name} = ?" for name in changes)
-                self._db.execute(f"UPDATE subscriptions SET {sets} WHERE token = ?",  # noqa: S608
-                                 (*(_to_db(name, getattr(changed, name)) for name in changes), token))
+                self._db.execute(
+                    f"UPDATE subscriptions SET {sets} WHERE token = ?",  # noqa: S608
+                    (*(_to_db(name, getattr(changed, name)) for name in changes), token),
+                )
                 self._db.execute("COMMIT")
                 return changed
             except sqlite3.Error as e:
@@ -295,8 +303,10 @@ class PushState:
 
     def mark_examined(self, source: str, hubs: tuple[str, ...], topic: str | None, now: datetime) -> None:
         """Record what ``source``'s document advertised (hub URLs, topic) when it was read."""
-        self._run("INSERT OR REPLACE INTO examined (source, hubs, topic, at) VALUES (?, ?, ?, ?)",
-                  (source, json.dumps(list(hubs)), topic, now.isoformat()))
+        self._run(
+            "INSERT OR REPLACE INTO examined (source, hubs, topic, at) VALUES (?, ?, ?, ?)",
+            (source, json.dumps(list(hubs)), topic, now.isoformat()),
+        )
 
     # --- the inbox ---------------------------------------------------------------
 
@@ -311,9 +321,12 @@ class PushState:
                 self._db.execute("BEGIN IMMEDIATE")
                 cursor = self._db.execute(
                     "INSERT INTO notifications (token, received, content_type, body, body_hash) VALUES (?, ?, ?, ?, ?)",
-                    (token, now.isoformat(), content_type, body, hashlib.sha256(body).hexdigest()))
-                self._db.execute("UPDATE subscriptions SET notifications = notifications + 1, last_notification = ? "
-                                 "WHERE token = ?", (now.isoformat(), token))
+                    (token, now.isoformat(), content_type, body, hashlib.sha256(body).hexdigest()),
+                )
+                self._db.execute(
+                    "UPDATE subscriptions SET notifications = notifications + 1, last_notification = ? WHERE token = ?",
+                    (now.isoformat(), token),
+                )
                 self._db.execute("COMMIT")
                 return int(cursor.lastrowid or 0)
             except sqlite3.Error as e:
@@ -323,24 +336,35 @@ class PushState:
 
     def reject(self, token: str, now: datetime) -> None:
         """Count a notification discarded for its signature (unsigned or badly signed)."""
-        self._run("UPDATE subscriptions SET rejected = rejected + 1, last_notification = ? WHERE token = ?",
-                  (now.isoformat(), token))
+        self._run(
+            "UPDATE subscriptions SET rejected = rejected + 1, last_notification = ? WHERE token = ?",
+            (now.isoformat(), token),
+        )
 
     def pending(self, limit: int = 100) -> list[Notification]:
         """The oldest unprocessed notifications, at most ``limit``, oldest first."""
-        rows = self._run("SELECT id, token, received, content_type, body, body_hash FROM notifications "
-                         "WHERE processed IS NULL ORDER BY id LIMIT ?", (limit,))
-        return [Notification(row[0], row[1], datetime.fromisoformat(row[2]), row[3], bytes(row[4]), row[5] or "")
-                for row in rows]
+        rows = self._run(
+            "SELECT id, token, received, content_type, body, body_hash FROM notifications "
+            "WHERE processed IS NULL ORDER BY id LIMIT ?",
+            (limit,),
+        )
+        return [
+            Notification(row[0], row[1], datetime.fromisoformat(row[2]), row[3], bytes(row[4]), row[5] or "")
+            for row in rows
+        ]
 
     def seen_before(self, notification: Notification) -> bool:
         """True when a notification with the same body for the same callback was processed before this one
         (among the :data:`KEEP_PROCESSED` kept): a duplicate delivery or a replay (seed 003)."""
         if not notification.body_hash:
             return False
-        return bool(self._run("SELECT 1 FROM notifications WHERE token = ? AND body_hash = ? AND id < ? "
-                              "AND processed IS NOT NULL AND verdict != 'failed' LIMIT 1",
-                              (notification.token, notification.body_hash, notification.id)))
+        return bool(
+            self._run(
+                "SELECT 1 FROM notifications WHERE token = ? AND body_hash = ? AND id < ? "
+                "AND processed IS NOT NULL AND verdict != 'failed' LIMIT 1",
+                (notification.token, notification.body_hash, notification.id),
+            )
+        )
 
     def processed(self, notification: int, verdict: str, now: datetime) -> None:
         """Mark a notification processed with its ``verdict`` (``stored``, ``duplicate``, ``replay``, ``unparsable``,
@@ -349,16 +373,23 @@ class PushState:
         Its body is dropped (the entries are in the state now), and only the
         newest :data:`KEEP_PROCESSED` processed rows are kept.
         """
-        self._run("UPDATE notifications SET processed = ?, verdict = ?, body = X'' WHERE id = ?",
-                  (now.isoformat(), verdict, notification))
+        self._run(
+            "UPDATE notifications SET processed = ?, verdict = ?, body = X'' WHERE id = ?",
+            (now.isoformat(), verdict, notification),
+        )
         if notification % 100 == 0:
-            self._run("DELETE FROM notifications WHERE processed IS NOT NULL AND id <= ?",
-                      (notification - KEEP_PROCESSED,))
+            self._run(
+                "DELETE FROM notifications WHERE processed IS NOT NULL AND id <= ?", (notification - KEEP_PROCESSED,)
+            )
 
     def iter_verdicts(self) -> Iterator[tuple[str, int]]:
         """(verdict, count) of the processed notifications kept."""
-        yield from ((row[0], row[1]) for row in self._run(
-            "SELECT verdict, COUNT(*) FROM notifications WHERE processed IS NOT NULL GROUP BY verdict"))
+        yield from (
+            (row[0], row[1])
+            for row in self._run(
+                "SELECT verdict, COUNT(*) FROM notifications WHERE processed IS NOT NULL GROUP BY verdict"
+            )
+        )
 
 
 def open_readonly(cache: Path) -> PushState | None:
@@ -371,8 +402,9 @@ def open_readonly(cache: Path) -> PushState | None:
     if not path.is_file():
         return None
     try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
-                             check_same_thread=False)
+        db = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
         db.execute("SELECT 1 FROM subscriptions LIMIT 1").fetchall()
     except sqlite3.Error as e:
         raise StoreError(f"{path}: not a usable push database ({e})") from e

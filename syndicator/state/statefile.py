@@ -75,8 +75,16 @@ def write(store: Store, path: Path, now: datetime, planet: str, base: str) -> Pa
     prefix = base.rstrip("/") + "/"
     try:
         with gzip.open(partial, "wt", encoding="utf-8", compresslevel=6) as file:
-            _line(file, {"format": FORMAT, "version": VERSION, "schema": SCHEMA_VERSION, "planet": planet,
-                         "written": now.isoformat()})
+            _line(
+                file,
+                {
+                    "format": FORMAT,
+                    "version": VERSION,
+                    "schema": SCHEMA_VERSION,
+                    "planet": planet,
+                    "written": now.isoformat(),
+                },
+            )
             for table in TABLES:
                 columns, rows = store.dump(table)
                 kept = [row for row in (_portable(row, prefix) for row in rows) if row is not None]
@@ -96,7 +104,7 @@ def _portable(row: tuple[Any, ...], prefix: str) -> list[Any] | None:
         if isinstance(cell, str) and cell.startswith("file:"):
             if not cell.startswith(prefix):
                 return None
-            cells[index] = LOCAL + cell[len(prefix):]
+            cells[index] = LOCAL + cell[len(prefix) :]
     return cells
 
 
@@ -127,8 +135,10 @@ def load(store: Store, data: bytes, source: str, planet: str, base: str) -> int:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise StoreError(f"{source}: not a syndicator state file")
     if header.get("version") != VERSION or header.get("schema") not in READABLE_SCHEMAS:
-        raise StoreError(f"{source}: a state file of format {header.get('version')}, schema "
-                         f"{header.get('schema')}; this syndicator reads format {VERSION}, schema {SCHEMA_VERSION}")
+        raise StoreError(
+            f"{source}: a state file of format {header.get('version')}, schema "
+            f"{header.get('schema')}; this syndicator reads format {VERSION}, schema {SCHEMA_VERSION}"
+        )
     if header.get("planet") != planet:
         raise StoreError(f"{source}: the state of another planet ({header.get('planet')!r}, not {planet!r})")
     return store.load(_tables(lines, source, base.rstrip("/") + "/"))
@@ -176,5 +186,6 @@ def _rows(lines: Iterator[str], count: int, width: int, source: str, prefix: str
             raise StoreError(f"{source}: a damaged state file ({error})") from error
         if not isinstance(row, list) or len(row) != width:
             raise StoreError(f"{source}: a damaged state file (a row of the wrong shape)")
-        yield [prefix + cell[len(LOCAL):] if isinstance(cell, str) and cell.startswith(LOCAL) else cell
-               for cell in row]
+        yield [
+            prefix + cell[len(LOCAL) :] if isinstance(cell, str) and cell.startswith(LOCAL) else cell for cell in row
+        ]

@@ -146,8 +146,10 @@ _STATE_FIELDS = [f.name for f in fields(SourceState)]
 _STATE_COLUMNS = ", ".join(f'"{name}"' for name in _STATE_FIELDS)
 _UPDATE_SET = ", ".join(f'"{name}" = excluded."{name}"' for name in _STATE_FIELDS if name != "url")
 #: The generation counter's increment (meta values are text in both databases).
-_NEXT_GENERATION = ("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
-                    "DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)")
+_NEXT_GENERATION = (
+    "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
+    "DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)"
+)
 
 
 class Store:
@@ -161,8 +163,7 @@ class Store:
         StoreError: the database is from a newer syndicator or unreadable.
     """
 
-    def __init__(self, connection: Any, lock: FileLock | None = None,
-                 path: Path | str | None = None) -> None:
+    def __init__(self, connection: Any, lock: FileLock | None = None, path: Path | str | None = None) -> None:
         self._db = connection  # sqlite3.Connection, or pgstate.Connection
         self._lock = lock
         self.path = path or Path(DATABASE)
@@ -196,8 +197,10 @@ class Store:
         try:
             lock.acquire()
         except Timeout:
-            raise CacheLockedError(f"{cache}: another syndicator build or serve is using this cache; "
-                                   "wait for the build to finish, or stop the serve") from None
+            raise CacheLockedError(
+                f"{cache}: another syndicator build or serve is using this cache; "
+                "wait for the build to finish, or stop the serve"
+            ) from None
         except OSError as e:
             raise StoreError(f"{cache / LOCK}: cannot lock the cache folder: {e.strerror or e}") from e
         try:
@@ -258,8 +261,10 @@ class Store:
             raise StoreError(f"{path}: not a usable state database ({e})") from e
         if stored_version(row, str(path)) != SCHEMA_VERSION:
             connection.close()
-            raise StoreError(f"{path}: schema version {row[0] if row else 0} is not {SCHEMA_VERSION}; "
-                             "run `syndicator build` with this version first")
+            raise StoreError(
+                f"{path}: schema version {row[0] if row else 0} is not {SCHEMA_VERSION}; "
+                "run `syndicator build` with this version first"
+            )
         return cls(connection, path=path)
 
     def __enter__(self) -> Store:
@@ -319,8 +324,10 @@ class Store:
                     known = self.dump(table)[0]
                     if not columns or any(column not in known for column in columns):
                         raise StoreError(f"{table}: unknown columns {sorted(set(columns) - set(known))}")
-                    statement = (f"INSERT INTO {table} ({', '.join(columns)}) "  # noqa: S608 - checked names
-                                 f"VALUES ({', '.join('?' * len(columns))})")
+                    statement = (
+                        f"INSERT INTO {table} ({', '.join(columns)}) "  # noqa: S608 - checked names
+                        f"VALUES ({', '.join('?' * len(columns))})"
+                    )
                     pending = iter(rows)
                     while chunk := list(itertools.islice(pending, _ROWS_PER_QUERY)):
                         self._db.executemany(statement, chunk)
@@ -342,8 +349,11 @@ class Store:
         only the sources it claimed."""
         found: dict[str, SourceState] = {}
         for chunk in _chunks(sorted(set(urls))):
-            rows = self._db.execute(f"SELECT {_STATE_COLUMNS} FROM sources WHERE url IN "  # noqa: S608 - our names
-                                    f"({', '.join('?' * len(chunk))})", chunk)
+            rows = self._db.execute(
+                f"SELECT {_STATE_COLUMNS} FROM sources WHERE url IN "  # noqa: S608 - our names
+                f"({', '.join('?' * len(chunk))})",
+                chunk,
+            )
             found.update((row[0], _state_from_row(row)) for row in rows)
         return found
 
@@ -368,8 +378,10 @@ class Store:
         """
         try:
             with _transaction(self._db):
-                self._db.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
-                                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+                self._db.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
         except sqlite3.OperationalError as error:
             raise StoreError(f"cannot write the state database: {error}") from error
 
@@ -390,11 +402,15 @@ class Store:
             rows = self._db.execute(
                 "SELECT e.source, e.data, s.first_seen, s.changed FROM entries e "
                 "JOIN seen s ON s.source = e.source AND s.id = e.id "
-                "ORDER BY e.source, e.position")
+                "ORDER BY e.source, e.position"
+            )
             for source, data, first_seen, changed in rows:
                 if source in result:
-                    result[source].append(StoredEntry(source, _entry_from_json(data),
-                                                      datetime.fromisoformat(first_seen), _moment(changed)))
+                    result[source].append(
+                        StoredEntry(
+                            source, _entry_from_json(data), datetime.fromisoformat(first_seen), _moment(changed)
+                        )
+                    )
             return result
         result.update(self.light_snapshots(result))
         chosen = [(source, position) for source, stored in result.items() for position in newest(stored, complete)]
@@ -414,7 +430,8 @@ class Store:
         rows = self._db.execute(
             "SELECT e.source, e.id, json_extract(e.data, '$.link'), json_extract(e.data, '$.date'), "
             "s.first_seen, s.changed FROM entries e JOIN seen s ON s.source = e.source AND s.id = e.id "
-            "ORDER BY e.source, e.position")
+            "ORDER BY e.source, e.position"
+        )
         current: str | None = None
         stored: list[StoredEntry] = []
         for source, entry_id, link, date, first_seen, changed in rows:
@@ -437,9 +454,11 @@ class Store:
         pairs = sorted({(stored.source, stored.entry.id) for stored in chosen})
         full: dict[tuple[str, str], Entry] = {}
         for chunk in _chunks(pairs, _ROWS_PER_QUERY // 2):  # two parameters a row
-            rows = self._db.execute("SELECT source, id, data FROM entries WHERE (source, id) IN "
-                                    f"(VALUES {', '.join(['(?, ?)'] * len(chunk))})",
-                                    [value for pair in chunk for value in pair])
+            rows = self._db.execute(
+                "SELECT source, id, data FROM entries WHERE (source, id) IN "
+                f"(VALUES {', '.join(['(?, ?)'] * len(chunk))})",
+                [value for pair in chunk for value in pair],
+            )
             for source, entry_id, data in rows:
                 full[(source, entry_id)] = _entry_from_json(data)
         return [replace(stored, entry=full.get((stored.source, stored.entry.id), stored.entry)) for stored in chosen]
@@ -476,8 +495,11 @@ class Store:
         with _transaction(self._db):
             # An upsert, never INSERT OR REPLACE: REPLACE deletes the row first,
             # and the foreign key's ON DELETE CASCADE would take the snapshot with it.
-            self._db.execute(f"INSERT INTO sources ({_STATE_COLUMNS}) VALUES ({placeholders}) "  # noqa: S608
-                             f"ON CONFLICT(url) DO UPDATE SET {_UPDATE_SET}", values)
+            self._db.execute(
+                f"INSERT INTO sources ({_STATE_COLUMNS}) VALUES ({placeholders}) "  # noqa: S608
+                f"ON CONFLICT(url) DO UPDATE SET {_UPDATE_SET}",
+                values,
+            )
             self._db.execute(_NEXT_GENERATION, (GENERATION_KEY,))
             if entries is None:
                 return
@@ -490,8 +512,10 @@ class Store:
             events: list[tuple[str, str, str, str, str, str]] = []
             # A source's first snapshot is its baseline, not news: a new planet, or a site just added, does
             # not send its whole backlog to every destination.
-            baseline = bool(self.outbox) and self._db.execute("SELECT 1 FROM seen WHERE source = ? LIMIT 1",
-                                                        (state.url,)).fetchone() is None
+            baseline = (
+                bool(self.outbox)
+                and self._db.execute("SELECT 1 FROM seen WHERE source = ? LIMIT 1", (state.url,)).fetchone() is None
+            )
             for position, (entry, resolved) in enumerate(zip(entries, self._resolve(known, entries), strict=True)):
                 resolved = self._keep_first_date(known, resolved)
                 rows.append((state.url, resolved.id, position, _entry_to_json(resolved)))
@@ -501,19 +525,24 @@ class Store:
                 keys = entry.aliases + ((f"id:{entry.id}",) if entry.id != resolved.id else ())
                 aliases.extend((state.url, key, resolved.id) for key in keys)
             self._db.executemany("INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)", rows)
-            self._db.executemany("INSERT INTO seen (source, id, first_seen, content_hash, first_date) "
-                                 "VALUES (?, ?, ?, ?, ?)", new)
-            self._db.executemany("INSERT INTO aliases (source, key, id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                                 aliases)
+            self._db.executemany(
+                "INSERT INTO seen (source, id, first_seen, content_hash, first_date) VALUES (?, ?, ?, ?, ?)", new
+            )
+            self._db.executemany(
+                "INSERT INTO aliases (source, key, id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", aliases
+            )
             # The events and their deliveries, in the entry's transaction: committed together or not at all
             # ("commit before fan-out").
             for outbox_row in events:
-                (outbox_id,) = self._db.execute("INSERT INTO outbox (source, entry_id, version, kind, payload, "
-                                                "created) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                                                outbox_row).fetchone()
-                self._db.executemany("INSERT INTO deliveries (outbox_id, url, state, attempts, next_try) "
-                                     "VALUES (?, ?, 'pending', 0, ?)",
-                                     [(outbox_id, url, outbox_row[5]) for url in self.outbox])
+                (outbox_id,) = self._db.execute(
+                    "INSERT INTO outbox (source, entry_id, version, kind, payload, "
+                    "created) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                    outbox_row,
+                ).fetchone()
+                self._db.executemany(
+                    "INSERT INTO deliveries (outbox_id, url, state, attempts, next_try) VALUES (?, ?, 'pending', 0, ?)",
+                    [(outbox_id, url, outbox_row[5]) for url in self.outbox],
+                )
 
     def _known(self, source: str, entries: list[Entry]) -> _Known:
         """What the store knows of the ids and alias keys ``entries`` could resolve to, and of the ids
@@ -526,13 +555,18 @@ class Store:
                 ids.update((f"https:{bare}", f"http:{bare}"))
         known = _Known({}, {})
         for chunk in _chunks(sorted(keys)):
-            rows = self._db.execute("SELECT key, id FROM aliases WHERE source = ? AND key IN "
-                                    f"({', '.join('?' * len(chunk))})", (source, *chunk))
+            rows = self._db.execute(
+                f"SELECT key, id FROM aliases WHERE source = ? AND key IN ({', '.join('?' * len(chunk))})",
+                (source, *chunk),
+            )
             known.aliases.update((key, str(entry_id)) for key, entry_id in rows)
         ids.update(known.aliases.values())
         for chunk in _chunks(sorted(ids)):
-            rows = self._db.execute("SELECT id, first_date, content_hash FROM seen WHERE source = ? AND id IN "
-                                    f"({', '.join('?' * len(chunk))})", (source, *chunk))
+            rows = self._db.execute(
+                "SELECT id, first_date, content_hash FROM seen WHERE source = ? AND id IN "
+                f"({', '.join('?' * len(chunk))})",
+                (source, *chunk),
+            )
             known.seen.update((entry_id, (first_date, digest)) for entry_id, first_date, digest in rows)
         return known
 
@@ -579,8 +613,9 @@ class Store:
         first = datetime.fromisoformat(first_date)
         return replace(entry, date=first, updated=entry.date) if entry.date > first else entry
 
-    def _remember(self, source: str, known: _Known, entry: Entry, now: datetime,
-                  new: list[tuple[str, str, str, str, str | None]]) -> tuple[str, str] | None:
+    def _remember(
+        self, source: str, known: _Known, entry: Entry, now: datetime, new: list[tuple[str, str, str, str, str | None]]
+    ) -> tuple[str, str] | None:
         """Record first-seen and first date for a new id (a row added to ``new``, for one
         insert of them all); mark an edit when the content hash changes; keep the earliest
         date as the first date.
@@ -599,8 +634,10 @@ class Store:
             self._db.execute("UPDATE seen SET first_date = ? WHERE source = ? AND id = ?", (date, source, entry.id))
         if stored_digest != digest:
             changed = now.isoformat() if stored_digest is not None else None
-            self._db.execute("UPDATE seen SET content_hash = ?, changed = COALESCE(?, changed) "
-                             "WHERE source = ? AND id = ?", (digest, changed, source, entry.id))
+            self._db.execute(
+                "UPDATE seen SET content_hash = ?, changed = COALESCE(?, changed) WHERE source = ? AND id = ?",
+                (digest, changed, source, entry.id),
+            )
             if stored_digest is not None:
                 return "changed", digest
         return None
@@ -609,10 +646,23 @@ class Store:
 def _event(source: str, entry: Entry, kind: str, version: str, now: datetime) -> tuple[str, str, str, str, str, str]:
     """An ``outbox`` row (source, entry id, version, kind, payload, created) of one new or changed entry;
     the payload is the JSON body every webhook is sent, byte for byte (:mod:`deliveries`)."""
-    payload = {"source": source, "id": entry.id, "title": entry.title, "link": entry.link,
-               "date": entry.date.isoformat() if entry.date else None, "version": version, "kind": kind}
-    return (source, entry.id, version, kind, json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
-            outbox_time(now))
+    payload = {
+        "source": source,
+        "id": entry.id,
+        "title": entry.title,
+        "link": entry.link,
+        "date": entry.date.isoformat() if entry.date else None,
+        "version": version,
+        "kind": kind,
+    }
+    return (
+        source,
+        entry.id,
+        version,
+        kind,
+        json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+        outbox_time(now),
+    )
 
 
 def outbox_time(moment: datetime) -> str:
@@ -643,7 +693,7 @@ class _Known:
 def _chunks(values: list[_Value], size: int = _ROWS_PER_QUERY) -> Iterator[list[_Value]]:
     """``values`` in lists of at most ``size`` (one query's parameters)."""
     for start in range(0, len(values), size):
-        yield values[start:start + size]
+        yield values[start : start + size]
 
 
 class _transaction:
@@ -667,21 +717,25 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as e:
-        advice = ("check the permissions of it and of the cache folder" if isinstance(e, sqlite3.OperationalError)
-                  else "move it aside to start afresh")
+        advice = (
+            "check the permissions of it and of the cache folder"
+            if isinstance(e, sqlite3.OperationalError)
+            else "move it aside to start afresh"
+        )
         db.close()
         raise StoreError(f"{path}: not a usable state database ({e}); {advice}") from e
     version = stored_version(row, str(path))
     if version > SCHEMA_VERSION:
-        raise StoreError(f"{path}: schema version {version} is newer than this syndicator "
-                         f"understands ({SCHEMA_VERSION}); upgrade syndicator")
+        raise StoreError(
+            f"{path}: schema version {version} is newer than this syndicator "
+            f"understands ({SCHEMA_VERSION}); upgrade syndicator"
+        )
     for target in range(version + 1, SCHEMA_VERSION + 1):
         with _transaction(db):
             for statement in _MIGRATIONS[target].split(";"):
                 if statement.strip():
                     db.execute(statement)
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
-                       (str(target),))
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(target),))
 
 
 def _to_db(value: Any, name: str) -> Any:
@@ -690,8 +744,9 @@ def _to_db(value: Any, name: str) -> Any:
     if name in _DATETIME_FIELDS:
         return value.isoformat()
     if name == "history":
-        return json.dumps([[c.at.isoformat(), c.elapsed, int(c.changed), c.new_entries, int(c.overflowed)]
-                           for c in value])
+        return json.dumps(
+            [[c.at.isoformat(), c.elapsed, int(c.changed), c.new_entries, int(c.overflowed)] for c in value]
+        )
     if name == "hints":
         return json.dumps(_flat(value), separators=(",", ":"))
     if name == "habits":
@@ -708,14 +763,17 @@ def _flat(value: Any) -> dict[str, Any]:
 
 
 def _history_from_db(value: str | None) -> tuple[Check, ...]:
-    return tuple(Check(datetime.fromisoformat(at), float(elapsed), bool(changed), int(new), bool(rest and rest[0]))
-                 for at, elapsed, changed, new, *rest in json.loads(value or "[]"))
+    return tuple(
+        Check(datetime.fromisoformat(at), float(elapsed), bool(changed), int(new), bool(rest and rest[0]))
+        for at, elapsed, changed, new, *rest in json.loads(value or "[]")
+    )
 
 
 def _hints_from_db(value: str) -> FeedHints:
     data = json.loads(value)
-    return FeedHints(**{**data, "skip_hours": tuple(data.get("skip_hours", ())),
-                        "skip_days": tuple(data.get("skip_days", ()))})
+    return FeedHints(
+        **{**data, "skip_hours": tuple(data.get("skip_hours", ())), "skip_days": tuple(data.get("skip_days", ()))}
+    )
 
 
 def _habits_from_db(value: str) -> Habits:
@@ -728,14 +786,29 @@ def _habits_from_db(value: str) -> Habits:
 #: How each column of ``sources`` becomes a SourceState field: a converter for a value that is not
 #: NULL (history: for NULL too), or None for a value taken as it is. Chosen once, not per cell.
 _STATE_CONVERTERS: tuple[tuple[str, Callable[[Any], Any] | None], ...] = tuple(
-    (name, _history_from_db if name == "history" else datetime.fromisoformat if name in _DATETIME_FIELDS
-     else _hints_from_db if name == "hints" else _habits_from_db if name == "habits" else None)
-    for name in _STATE_FIELDS)
+    (
+        name,
+        _history_from_db
+        if name == "history"
+        else datetime.fromisoformat
+        if name in _DATETIME_FIELDS
+        else _hints_from_db
+        if name == "hints"
+        else _habits_from_db
+        if name == "habits"
+        else None,
+    )
+    for name in _STATE_FIELDS
+)
 
 
 def _state_from_row(row: tuple[Any, ...]) -> SourceState:
-    return SourceState(**{name: value if convert is None or (value is None and name != "history") else convert(value)
-                          for (name, convert), value in zip(_STATE_CONVERTERS, row, strict=True)})
+    return SourceState(
+        **{
+            name: value if convert is None or (value is None and name != "history") else convert(value)
+            for (name, convert), value in zip(_STATE_CONVERTERS, row, strict=True)
+        }
+    )
 
 
 def _entry_to_json(entry: Entry) -> str:
@@ -748,8 +821,9 @@ def _entry_to_json(entry: Entry) -> str:
     for key in ("date", "updated"):
         if data[key] is not None:
             data[key] = data[key].isoformat()
-    data["enclosures"] = [{name: getattr(enclosure, name) for name in _ENCLOSURE_FIELDS}
-                          for enclosure in entry.enclosures]
+    data["enclosures"] = [
+        {name: getattr(enclosure, name) for name in _ENCLOSURE_FIELDS} for enclosure in entry.enclosures
+    ]
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -776,5 +850,8 @@ def _enclosures_from_json(value: object) -> tuple[Enclosure, ...]:
     """Stored enclosures (a list of objects) as Enclosures; () for rows stored before enclosures were kept."""
     known = {f.name for f in fields(Enclosure)}
     items = value if isinstance(value, list) else []
-    return tuple(Enclosure(**{k: v for k, v in item.items() if k in known}) for item in items
-                 if isinstance(item, dict) and isinstance(item.get("url"), str))
+    return tuple(
+        Enclosure(**{k: v for k, v in item.items() if k in known})
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("url"), str)
+    )
