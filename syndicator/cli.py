@@ -17,7 +17,6 @@ import math
 import os
 import sys
 import threading
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -30,11 +29,10 @@ from syndicator import __version__
 from syndicator.config import WORKERS_MAX, load_config, state_url
 from syndicator.drivers.pipeline import BuildOptions
 from syndicator.drivers.pipeline import build as run_build
-from syndicator.drivers.status import delivery_totals
+from syndicator.drivers.status import delivery_totals, status_text, totals_line
 from syndicator.drivers.status import status as site_status
 from syndicator.errors import ConfigError, FeedError, InternalErrorsExit, SyndicatorError
-from syndicator.model import TROUBLE, is_local
-from syndicator.poll.schedule import duration_text
+from syndicator.model import TROUBLE
 from syndicator.values import url_problem
 
 log = logging.getLogger("syndicator")
@@ -451,85 +449,8 @@ def status(
         click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
         return
     for row in shown:
-        click.echo(_status_text(row))
-    click.echo(_status_totals(rows) + _delivery_totals(delivered))
-
-
-def _delivery_totals(counts: dict[str, int] | None) -> str:
-    """The webhooks' part of the totals line: ``; deliveries: N pending, N delivered, N dead (dead letters)``,
-    or nothing without deliveries."""
-    if counts is None:
-        return ""
-    return (
-        f"; deliveries: {counts['pending']} pending, {counts['delivered']} delivered, "
-        f"{counts['dead']} dead (dead letters)"
-    )
-
-
-def _status_totals(rows: list[dict[str, Any]]) -> str:
-    """One line: how many sites, and how many in each health (ok, failing, ...) and stale."""
-    health = Counter(str(row["health"]) for row in rows)
-    parts = [f"{health[name]} {name}" for name in ("ok", "failing", "denied", "gone", "new") if health[name]]
-    stale = sum(1 for row in rows if row["stale"])
-    return f"{len(rows)} site{'' if len(rows) == 1 else 's'}: " + ", ".join(parts + [f"{stale} stale"])
-
-
-#: Health values of a source on hold (410): not attempted until its sites.yaml entry changes.
-_ON_HOLD = ("gone",)
-
-
-def _status_text(row: dict[str, Any]) -> str:
-    """A site's status as a few indented lines of text."""
-    flags = [row["health"]] + (["stale"] if row["stale"] else [])
-    lines = [f"{row['name']}  [{', '.join(flags)}]", f"  feed: {row['feed']}"]
-    if row["fetch_url"]:
-        lines.append(f"  fetched from: {row['fetch_url']} (permanent redirect)")
-    if row.get("discovered"):
-        advice = " (it failed too)" if row.get("failure_class") else " (put it in sites.yaml)"
-        lines.append(f"  an HTML page; followed the feed it advertises: {row['discovered']}{advice}")
-    lines.append(
-        f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
-        f"   last change: {_when(row['last_change'])}"
-    )
-    interval = duration_text(row["interval_seconds"]) if row["interval_seconds"] else "-"
-    if row["health"] in _ON_HOLD:
-        interval = "on hold"  # no interval applies until the site's entry in sites.yaml changes
-    lines.append(f"  next due: {_next_due(row)}   interval: {interval}   reason: {row['reason'] or '-'}")
-    if row["failure_class"]:
-        lines.append(f"  failing: {row['failure_class']} x{row['failures']}: {row['failure_message']}")
-    validators = [
-        f"ETag {row['etag']}" if row["etag"] else "",
-        f"Last-Modified {row['last_modified']}" if row["last_modified"] else "",
-    ]
-    lines.append(f"  validators: {', '.join(v for v in validators if v) or 'none'}")
-    pushed = row.get("push")
-    if pushed:
-        lines.append(
-            f"  push: {pushed['health']} ({pushed['state']})   hub: {pushed['hub']}   lease until: "
-            f"{_when(pushed['lease_expires'])}"
-        )
-        lines.append(
-            f"  last notification: {_when(pushed['last_notification'])}   last verified push: "
-            f"{_when(pushed['last_push'])}   accepted {pushed['notifications']}, discarded "
-            f"{pushed['rejected']}" + (f"   last trouble: {pushed['error']}" if pushed["error"] else "")
-        )
-    return "\n".join(lines)
-
-
-def _next_due(row: dict[str, Any]) -> str:
-    """When a site is checked next: ``on hold``, ``now (never attempted)``, ``every build`` (a local
-    file), or a time, ``(due now)`` if past."""
-    if row["health"] in _ON_HOLD:
-        return "on hold"
-    if is_local(row["feed"]):
-        return "every build (a local file)"
-    if row["next_due"] is None:
-        return "now (never attempted)" if row["health"] == "new" else "now"
-    return _when(row["next_due"]) + (" (due now)" if row["due_now"] else "")
-
-
-def _when(value: str | None) -> str:
-    return value.replace("+00:00", "Z") if value else "never"
+        click.echo(status_text(row))
+    click.echo(totals_line(rows, delivered))
 
 
 def _http_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -806,7 +727,7 @@ def worker(
     """
     import signal
 
-    from syndicator.drivers.worker import WorkerHealth, WorkerOptions, run_worker
+    from syndicator.drivers.worker import WorkerHealth, WorkerOptions, metrics_server, run_worker
 
     _setup_logging(verbose, quiet)
     stopping = threading.Event()
@@ -821,7 +742,7 @@ def worker(
         signal.signal(signal.SIGINT, lambda *_: stopping.set())
         signal.signal(signal.SIGHUP, lambda *_: reload.set())
         health = WorkerHealth()
-        metrics, server = _worker_metrics(listen, stopping, health)
+        metrics, server = metrics_server(listen, stopping, health)
         try:
             stored = run_worker(config, options, stopping, metrics, health, reload)
         finally:
@@ -830,36 +751,3 @@ def worker(
     except SyndicatorError as error:
         raise CommandError(error) from error
     log.warning("worker %s: stopped after storing %d observations", options.name, stored)
-
-
-def _worker_metrics(listen: tuple[str, int] | None, stopping: threading.Event, health: Any) -> tuple[Any, Any]:
-    """(Metrics, the waitress server serving them) for ``worker --listen``, or (None, None) without it.
-    /healthz answers 503 while ``stopping`` is set or ``health.problem`` (a worker.WorkerHealth) says why.
-
-    Raises:
-        ConfigError: the address cannot be listened on.
-    """
-    if listen is None:
-        return None, None
-    from waitress.server import create_server
-
-    from syndicator.metrics import Metrics, metrics_app
-
-    metrics = Metrics()
-
-    def healthy() -> tuple[bool, str]:
-        if stopping.is_set():
-            return False, "stopping"
-        return (False, health.problem) if health.problem else (True, "ok")
-
-    app = metrics_app(metrics, healthy)
-    try:
-        server: Any = create_server(
-            app, host=listen[0], port=listen[1], threads=2, asyncore_use_poll=True, ident="syndicator"
-        )
-    except (OSError, ValueError) as error:
-        raise ConfigError(
-            f"--listen {listen[0]}:{listen[1]}: cannot listen there ({getattr(error, 'strerror', None) or error})"
-        ) from error
-    threading.Thread(target=server.run, name="http", daemon=True).start()
-    return metrics, server

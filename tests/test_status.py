@@ -78,7 +78,7 @@ def test_a_feed_on_hold_has_no_interval(server: HTTPServer, tmp_path: Path) -> N
 
 
 def test_status_shows_a_daily_interval_in_hours_not_minutes() -> None:
-    from syndicator.cli import _status_text
+    from syndicator.drivers.status import status_text
 
     row = {
         "name": "Daily",
@@ -99,7 +99,7 @@ def test_status_shows_a_daily_interval_in_hours_not_minutes() -> None:
         "etag": None,
         "last_modified": None,
     }
-    assert "interval: 24 h " in _status_text(row)
+    assert "interval: 24 h " in status_text(row)
 
 
 def test_status_shows_the_websub_side_of_a_subscribed_feed(server: HTTPServer, tmp_path: Path) -> None:

@@ -2,15 +2,19 @@
 
 Reads the cache without taking its lock (a build or ``serve`` may be
 running) and changes nothing: ``store and push state (read-only) ->
-schedule (is it due?) -> rows``.
+schedule (is it due?) -> rows``; :func:`status_text` and :func:`totals_line`
+write the rows as the command prints them.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
+from typing import Any
 
-from syndicator.model import Config, SiteStatus, SourceState
+from syndicator.model import Config, SiteStatus, SourceState, is_local
 from syndicator.poll import schedule
+from syndicator.poll.schedule import duration_text
 from syndicator.push import subscriptions as push
 from syndicator.site.selection import site_statuses
 from syndicator.state import pushstate
@@ -127,3 +131,85 @@ def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> di
 def iso_seconds(value: datetime) -> str:
     """ISO 8601 text of a UTC datetime in whole seconds (cut, not rounded): ``2026-11-30T13:05:12+00:00``."""
     return value.replace(microsecond=0).isoformat()
+
+
+def _delivery_totals(counts: dict[str, int] | None) -> str:
+    """The webhooks' part of the totals line: ``; deliveries: N pending, N delivered, N dead (dead letters)``,
+    or nothing without deliveries."""
+    if counts is None:
+        return ""
+    return (
+        f"; deliveries: {counts['pending']} pending, {counts['delivered']} delivered, "
+        f"{counts['dead']} dead (dead letters)"
+    )
+
+
+def _status_totals(rows: list[dict[str, Any]]) -> str:
+    """One line: how many sites, and how many in each health (ok, failing, ...) and stale."""
+    health = Counter(str(row["health"]) for row in rows)
+    parts = [f"{health[name]} {name}" for name in ("ok", "failing", "denied", "gone", "new") if health[name]]
+    stale = sum(1 for row in rows if row["stale"])
+    return f"{len(rows)} site{'' if len(rows) == 1 else 's'}: " + ", ".join(parts + [f"{stale} stale"])
+
+
+#: Health values of a source on hold (410): not attempted until its sites.yaml entry changes.
+_ON_HOLD = ("gone",)
+
+
+def status_text(row: dict[str, Any]) -> str:
+    """A site's status (a row of :func:`status`) as a few indented lines of text."""
+    flags = [row["health"]] + (["stale"] if row["stale"] else [])
+    lines = [f"{row['name']}  [{', '.join(flags)}]", f"  feed: {row['feed']}"]
+    if row["fetch_url"]:
+        lines.append(f"  fetched from: {row['fetch_url']} (permanent redirect)")
+    if row.get("discovered"):
+        advice = " (it failed too)" if row.get("failure_class") else " (put it in sites.yaml)"
+        lines.append(f"  an HTML page; followed the feed it advertises: {row['discovered']}{advice}")
+    lines.append(
+        f"  last attempt: {_when(row['last_attempt'])}   last success: {_when(row['last_success'])}"
+        f"   last change: {_when(row['last_change'])}"
+    )
+    interval = duration_text(row["interval_seconds"]) if row["interval_seconds"] else "-"
+    if row["health"] in _ON_HOLD:
+        interval = "on hold"  # no interval applies until the site's entry in sites.yaml changes
+    lines.append(f"  next due: {_next_due(row)}   interval: {interval}   reason: {row['reason'] or '-'}")
+    if row["failure_class"]:
+        lines.append(f"  failing: {row['failure_class']} x{row['failures']}: {row['failure_message']}")
+    validators = [
+        f"ETag {row['etag']}" if row["etag"] else "",
+        f"Last-Modified {row['last_modified']}" if row["last_modified"] else "",
+    ]
+    lines.append(f"  validators: {', '.join(v for v in validators if v) or 'none'}")
+    pushed = row.get("push")
+    if pushed:
+        lines.append(
+            f"  push: {pushed['health']} ({pushed['state']})   hub: {pushed['hub']}   lease until: "
+            f"{_when(pushed['lease_expires'])}"
+        )
+        lines.append(
+            f"  last notification: {_when(pushed['last_notification'])}   last verified push: "
+            f"{_when(pushed['last_push'])}   accepted {pushed['notifications']}, discarded "
+            f"{pushed['rejected']}" + (f"   last trouble: {pushed['error']}" if pushed["error"] else "")
+        )
+    return "\n".join(lines)
+
+
+def _next_due(row: dict[str, Any]) -> str:
+    """When a site is checked next: ``on hold``, ``now (never attempted)``, ``every build`` (a local
+    file), or a time, ``(due now)`` if past."""
+    if row["health"] in _ON_HOLD:
+        return "on hold"
+    if is_local(row["feed"]):
+        return "every build (a local file)"
+    if row["next_due"] is None:
+        return "now (never attempted)" if row["health"] == "new" else "now"
+    return _when(row["next_due"]) + (" (due now)" if row["due_now"] else "")
+
+
+def _when(value: str | None) -> str:
+    return value.replace("+00:00", "Z") if value else "never"
+
+
+def totals_line(rows: list[dict[str, Any]], delivered: dict[str, int] | None) -> str:
+    """The last line of ``syndicator status``: the sites by health, and the webhooks' deliveries."""
+    return _status_totals(rows) + _delivery_totals(delivered)

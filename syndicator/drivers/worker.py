@@ -334,3 +334,36 @@ def _reconnect(
         log.warning("worker %s: connected to the state again", name)
         return fresh
     return None
+
+
+def metrics_server(listen: tuple[str, int] | None, stopping: threading.Event, health: Any) -> tuple[Any, Any]:
+    """(Metrics, the waitress server serving them) for ``worker --listen``, or (None, None) without it.
+    /healthz answers 503 while ``stopping`` is set or ``health.problem`` (a worker.WorkerHealth) says why.
+
+    Raises:
+        ConfigError: the address cannot be listened on.
+    """
+    if listen is None:
+        return None, None
+    from waitress.server import create_server
+
+    from syndicator.metrics import metrics_app
+
+    metrics = Metrics()
+
+    def healthy() -> tuple[bool, str]:
+        if stopping.is_set():
+            return False, "stopping"
+        return (False, health.problem) if health.problem else (True, "ok")
+
+    app = metrics_app(metrics, healthy)
+    try:
+        server: Any = create_server(
+            app, host=listen[0], port=listen[1], threads=2, asyncore_use_poll=True, ident="syndicator"
+        )
+    except (OSError, ValueError) as error:
+        raise ConfigError(
+            f"--listen {listen[0]}:{listen[1]}: cannot listen there ({getattr(error, 'strerror', None) or error})"
+        ) from error
+    threading.Thread(target=server.run, name="http", daemon=True).start()
+    return metrics, server
