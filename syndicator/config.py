@@ -8,6 +8,8 @@ field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -649,65 +651,106 @@ def _field(where: str, key: str) -> str:
 
 
 def _setting(data: _LineDict, key: str) -> Any:
+    """The value of the planet setting ``key`` of ``data``, read by its kind's reader (:data:`_READERS`).
+
+    Raises:
+        _FieldError: the value is not one the setting takes (the message names the line and the key).
+    """
     kind, _default, minimum, maximum = _SETTINGS[key]
-    value, line = data[key], data.lines[key]
-    if kind == "url":
-        return _url(data, key, value)
-    if kind == "path":
-        if not isinstance(value, str) or not value.strip():
-            raise _FieldError(line, key, "must be a folder path")
-        return value.strip()
-    if kind == "text":
-        return _free_text(data, key, value)
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise _FieldError(line, key, "must be true or false")
-        return value
-    if kind == "location":
-        if (
-            isinstance(value, str)
-            and value.strip()
-            and not _SCHEME.match(value.strip())
-            and strip_control(value) == value
-        ):
-            return value.strip()  # a path, relative to the folder of sites.yaml
-        return _url(data, key, value)
-    if kind == "image":
-        return _image(data, key, value, "")
-    if kind == "hubs":
-        return _hubs(line, key, value)
-    if kind == "deliveries":
-        return _deliveries(line, key, value)
-    if kind == "state":
-        try:
-            return state_url(value, key)
-        except ConfigError as error:
-            raise _FieldError(line, key, str(error).split(": ", 1)[1]) from None
-    if kind == "choice":
-        if value not in _CHOICES[key]:
-            raise _FieldError(line, key, f"must be one of {', '.join(_CHOICES[key])}")
-        return value
-    if kind == "timezone":
-        return _timezone(line, key, value)
-    if kind == "date_format":
-        return _date_format(line, key, value)
-    if kind == "duration":
-        try:
-            seconds = parse_duration(value)
-        except ValueError as e:
-            raise _FieldError(line, key, str(e)) from None
-        if seconds < minimum:
-            raise _FieldError(line, key, f"must be at least {bound_text(minimum)}")
-        if seconds > maximum:
-            raise _FieldError(line, key, f"must be at most {bound_text(maximum)}")
-        return seconds
-    if kind == "number":
-        if not isinstance(value, int | float) or isinstance(value, bool) or not minimum <= value <= maximum:
-            raise _FieldError(line, key, f"must be a number from {number_text(minimum)} to {number_text(maximum)}")
-        return float(value)
-    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
-        raise _FieldError(line, key, f"must be a whole number from {number_text(minimum)} to {number_text(maximum)}")
+    return _READERS[kind](_Field(data, key, data[key], data.lines[key], minimum, maximum))
+
+
+@dataclass(frozen=True)
+class _Field:
+    """One setting being read: where it is (``data``, ``key``, ``line``), its value, and its bounds."""
+
+    data: _LineDict
+    key: str
+    value: Any
+    line: int
+    minimum: float
+    maximum: float
+
+    def error(self, message: str) -> _FieldError:
+        return _FieldError(self.line, self.key, message)
+
+
+def _read_path(field: _Field) -> str:
+    if not isinstance(field.value, str) or not field.value.strip():
+        raise field.error("must be a folder path")
+    return field.value.strip()
+
+
+def _read_bool(field: _Field) -> bool:
+    if not isinstance(field.value, bool):
+        raise field.error("must be true or false")
+    return field.value
+
+
+def _read_location(field: _Field) -> Any:
+    value = field.value
+    if isinstance(value, str) and value.strip() and not _SCHEME.match(value.strip()) and strip_control(value) == value:
+        return value.strip()  # a path, relative to the folder of sites.yaml
+    return _url(field.data, field.key, value)
+
+
+def _read_state(field: _Field) -> str:
+    try:
+        return state_url(field.value, field.key)
+    except ConfigError as error:
+        raise field.error(str(error).split(": ", 1)[1]) from None
+
+
+def _read_choice(field: _Field) -> Any:
+    if field.value not in _CHOICES[field.key]:
+        raise field.error(f"must be one of {', '.join(_CHOICES[field.key])}")
+    return field.value
+
+
+def _read_duration(field: _Field) -> float:
+    try:
+        seconds = parse_duration(field.value)
+    except ValueError as e:
+        raise field.error(str(e)) from None
+    if seconds < field.minimum:
+        raise field.error(f"must be at least {bound_text(field.minimum)}")
+    if seconds > field.maximum:
+        raise field.error(f"must be at most {bound_text(field.maximum)}")
+    return seconds
+
+
+def _read_number(field: _Field) -> float:
+    value = field.value
+    if not isinstance(value, int | float) or isinstance(value, bool) or not field.minimum <= value <= field.maximum:
+        raise field.error(f"must be a number from {number_text(field.minimum)} to {number_text(field.maximum)}")
+    return float(value)
+
+
+def _read_integer(field: _Field) -> int:
+    value = field.value
+    if not isinstance(value, int) or isinstance(value, bool) or not field.minimum <= value <= field.maximum:
+        raise field.error(f"must be a whole number from {number_text(field.minimum)} to {number_text(field.maximum)}")
     return value
+
+
+#: The reader of each kind of setting (:data:`_SETTINGS` gives each setting's kind, default and bounds).
+_READERS: dict[str, Callable[[_Field], Any]] = {
+    "url": lambda f: _url(f.data, f.key, f.value),
+    "path": _read_path,
+    "text": lambda f: _free_text(f.data, f.key, f.value),
+    "bool": _read_bool,
+    "location": _read_location,
+    "image": lambda f: _image(f.data, f.key, f.value, ""),
+    "hubs": lambda f: _hubs(f.line, f.key, f.value),
+    "deliveries": lambda f: _deliveries(f.line, f.key, f.value),
+    "state": _read_state,
+    "choice": _read_choice,
+    "timezone": lambda f: _timezone(f.line, f.key, f.value),
+    "date_format": lambda f: _date_format(f.line, f.key, f.value),
+    "duration": _read_duration,
+    "number": _read_number,
+    "int": _read_integer,
+}
 
 
 def state_url(value: Any, where: str) -> str:
