@@ -8,8 +8,8 @@ field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -244,6 +244,24 @@ class _FieldError(Exception):
     def __init__(self, line: int, field: str, problem: str) -> None:
         super().__init__(problem)
         self.line, self.field, self.problem = line, field, problem
+
+
+#: What a running ``serve`` or ``worker`` keeps from the configuration it started with when it reads
+#: sites.yaml again: its state, and the settings its fetcher was made with (its connections and the
+#: requests under way use them). A change to these needs a restart.
+KEPT_ON_RELOAD = ("state", "timeout", "retries", "max_bytes", "user_agent", "allow_private_networks")
+
+
+def reread(running: Config, overrides: Mapping[str, Any] | None = None) -> Config:
+    """sites.yaml (``running.path``) read again for a running ``serve`` or ``worker``: its sites and
+    settings, with :data:`KEPT_ON_RELOAD` taken from ``running`` and ``overrides`` (the command line's
+    options: field name -> value) applied over them.
+
+    Raises:
+        ConfigError: the file is missing or broken; the caller keeps ``running`` (one error line).
+    """
+    kept = {name: getattr(running, name) for name in KEPT_ON_RELOAD}
+    return replace(load_config(running.path), **(kept | dict(overrides or {})))
 
 
 def load_config(path: str | Path) -> Config:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from pytest_httpserver import HTTPServer
 
 from syndicator import __version__
 from syndicator.cli import main
-from syndicator.config import load_config, parse_duration
+from syndicator.config import load_config, parse_duration, reread
 from syndicator.errors import ConfigError
 from syndicator.model import Site
 
@@ -676,3 +677,17 @@ def test_names_keep_the_joiners_scripts_and_emoji_need(tmp_path: Path) -> None:
     name = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \U0001f469\u200d\U0001f4bb"  # Persian ZWNJ, an emoji ZWJ
     config = load_config(write(tmp_path, HEAD + f'sites:\n  - name: "{name}"\n    feed: https://a.example.org/f\n'))
     assert config.sites[0].name == name
+
+
+def test_reading_sites_yaml_again_keeps_the_state_and_the_fetch_settings(tmp_path: Path) -> None:
+    path = write(tmp_path, "timeout: 20\nuser_agent: https://planet.example.org/about\n" + MINIMAL)
+    running = replace(load_config(path), state="postgresql://db.example/planet", workers=3)
+    path.write_text("timeout: 60\nworkers: 12\nitems_per_feed: 7\n" + MINIMAL.replace("Blog", "Renamed blog"))
+    fresh = reread(running, {"workers": 3})
+    assert fresh.timeout == 20 and fresh.user_agent == running.user_agent  # the fetcher's, kept
+    assert fresh.state == "postgresql://db.example/planet"
+    assert fresh.workers == 3  # the command line's
+    assert fresh.items_per_feed == 7 and [s.name for s in fresh.sites] == ["Example Renamed blog"]  # the new file's
+    path.write_text("sites: [")
+    with pytest.raises(ConfigError, match="sites.yaml"):
+        reread(running)

@@ -53,7 +53,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from syndicator.config import load_config
+from syndicator.config import reread
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.pipeline import LEDGER_KEY, check_folders, decide_and_store, policy_of, publish_site, restore
 from syndicator.drivers.report import BuildReport
@@ -854,11 +854,10 @@ class Server:
         path = self.config.path
         self._config_mtime = _mtime(path)
         try:
-            config = load_config(path)
+            config = reread(self.config, self.options.overrides)
         except ConfigError as error:
             log.error("serve: %s; the previous configuration stays in use", error)
             return
-        config = replace(config, **self.options.overrides)
         if not _same_places(config, self.config):
             log.error(
                 "serve: %s: the output or cache folder changed; restart serve to use it (the previous "

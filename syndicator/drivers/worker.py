@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 from contextlib import suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -279,22 +279,13 @@ def _deliveries(loop: Any, config: Config) -> Any:
 
 def _reload(config: Config, name: str) -> Config | None:
     """Read sites.yaml again (SIGHUP) and offer its feeds: the sites, their settings and the deliveries
-    apply from the next claim; the state, the fetch settings (threads, timeout, size, User-Agent,
-    allow_private_networks) and --lease stay those the worker started with. Returns the new Config, or
-    None for a broken file: one error line, and the running configuration stays."""
-    from syndicator.config import load_config  # noqa: PLC0415
+    apply from the next claim; what :data:`config.KEPT_ON_RELOAD` names, the threads and --lease stay those
+    the worker started with. Returns the new Config, or None for a broken file: one error line, and the
+    running configuration stays."""
+    from syndicator.config import reread  # noqa: PLC0415
 
     try:
-        fresh = replace(
-            load_config(config.path),
-            state=config.state,
-            workers=config.workers,
-            timeout=config.timeout,
-            retries=config.retries,
-            max_bytes=config.max_bytes,
-            user_agent=config.user_agent,
-            allow_private_networks=config.allow_private_networks,
-        )
+        fresh = reread(config, {"workers": config.workers})  # its batches and leases were sized by them
     except ConfigError as error:
         log.error("worker %s: %s; the previous configuration stays in use", name, error)
         return None
