@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from syndicator.drivers.buildlog import HostTrouble, log_failure, log_followed, log_health
 from syndicator.drivers.report import BuildReport, write_report
@@ -362,6 +363,23 @@ def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
     if unknown:
         raise ConfigError(f"--site: no site named {unknown[0]!r} in {config.path}")
     return [by_name[name] for name in names]
+
+
+def delivery_loop(loop: Any, config: Config) -> Any:
+    """The delivery thread (a running push.deliveries.DeliveryLoop) for ``config``'s deliveries, as
+    ``serve`` and ``worker`` keep one: ``loop`` when they are its own, else a new one (``loop`` stopped,
+    waiting up to the timeout for a POST under way), or None without deliveries."""
+    if loop is not None and loop.config.deliveries == config.deliveries:
+        return loop
+    if loop is not None:
+        loop.stop(timeout=config.timeout + 2)
+    if not config.deliveries:
+        return None
+    from syndicator.push.deliveries import DeliveryLoop  # noqa: PLC0415 - a planet without deliveries never loads it
+
+    fresh = DeliveryLoop(config)  # the webhooks, on their own thread and connection (deliveries.py)
+    fresh.start()
+    return fresh
 
 
 def policy_of(

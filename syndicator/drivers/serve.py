@@ -55,7 +55,15 @@ from typing import Any
 
 from syndicator.config import reread
 from syndicator.drivers.buildlog import log_failure
-from syndicator.drivers.pipeline import LEDGER_KEY, check_folders, decide_and_store, policy_of, publish_site, restore
+from syndicator.drivers.pipeline import (
+    LEDGER_KEY,
+    check_folders,
+    decide_and_store,
+    delivery_loop,
+    policy_of,
+    publish_site,
+    restore,
+)
 from syndicator.drivers.report import BuildReport
 from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
 from syndicator.fetch.hosts import host_key
@@ -831,18 +839,8 @@ class Server:
     def _start_deliveries(self, store: Store) -> None:
         """Write events for the configured deliveries, and run the delivery thread for them (again when
         sites.yaml changed them; none without them)."""
-        config = self.config
-        if self._deliveries is not None and self._deliveries.config.deliveries == config.deliveries:
-            return
-        if self._deliveries is not None:
-            self._deliveries.stop(timeout=config.timeout + 2)
-            self._deliveries = None
-        store.outbox = tuple(d.url for d in config.deliveries)
-        if config.deliveries:  # the webhooks, on their own thread and connection (deliveries.py)
-            from syndicator.push.deliveries import DeliveryLoop  # here: a planet without deliveries never loads it
-
-            self._deliveries = DeliveryLoop(config)
-            self._deliveries.start()
+        store.outbox = tuple(d.url for d in self.config.deliveries)
+        self._deliveries = delivery_loop(self._deliveries, self.config)
 
     # --- sites.yaml ------------------------------------------------------------------
 

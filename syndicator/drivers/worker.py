@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from syndicator.drivers.pipeline import LEDGER_KEY, decide_and_store, policy_of
+from syndicator.drivers.pipeline import LEDGER_KEY, decide_and_store, delivery_loop, policy_of
 from syndicator.errors import ConfigError, StoreError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
@@ -150,7 +150,7 @@ def run_worker(
         )
     policy: tuple[float, Any] | None = None
     stored = turns = 0
-    loop = _deliveries(None, config)
+    loop = delivery_loop(None, config)
     try:
         with fetcher:
             while not stopping.is_set():
@@ -160,7 +160,7 @@ def run_worker(
                         if fresh is not None:
                             wanted, fingerprints = _offer(store, fresh, options.name)
                             config, policy = fresh, None
-                            loop = _deliveries(loop, config)
+                            loop = delivery_loop(loop, config)
                         reload.clear()
                     if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: reads all
                         made, _ = policy_of(
@@ -259,22 +259,6 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
     if added:
         log.info("worker %s: registered %d new sources", name, added)
     return set(sources), schedule.site_fingerprints(config.sites)
-
-
-def _deliveries(loop: Any, config: Config) -> Any:
-    """The delivery thread for ``config``'s deliveries: ``loop`` when they are its own, else a new one
-    (``loop`` stopped), or None without deliveries."""
-    if loop is not None and loop.config.deliveries == config.deliveries:
-        return loop
-    if loop is not None:
-        loop.stop(timeout=config.timeout + 2)
-    if not config.deliveries:
-        return None
-    from syndicator.push.deliveries import DeliveryLoop  # noqa: PLC0415 - a planet without deliveries never loads it
-
-    fresh = DeliveryLoop(config)  # the webhooks, on their own thread and connection (deliveries.py)
-    fresh.start()
-    return fresh
 
 
 def _reload(config: Config, name: str) -> Config | None:
