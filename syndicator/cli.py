@@ -29,6 +29,7 @@ from syndicator import __version__
 from syndicator.config import WORKERS_MAX, load_config, state_url
 from syndicator.drivers.pipeline import BuildOptions
 from syndicator.drivers.pipeline import build as run_build
+from syndicator.drivers.signals import handle_on_a_thread
 from syndicator.drivers.status import delivery_totals, status_text, totals_line
 from syndicator.drivers.status import status as site_status
 from syndicator.errors import ConfigError, FeedError, InternalErrorsExit, SyndicatorError
@@ -664,10 +665,10 @@ def serve(
                 overrides=overrides,
             ),
         )
-        signal.signal(signal.SIGTERM, lambda *_: server.stop())
-        signal.signal(signal.SIGINT, lambda *_: server.stop())
+        actions = {signal.SIGTERM: server.stop, signal.SIGINT: server.stop}
         if hasattr(signal, "SIGHUP"):
-            signal.signal(signal.SIGHUP, lambda *_: server.reload())
+            actions[signal.SIGHUP] = server.reload
+        handle_on_a_thread(actions)
         server.run()
     except SyndicatorError as error:
         raise CommandError(error) from error
@@ -738,9 +739,7 @@ def worker(
         config = _with_state(config, state, os.environ)
         options = WorkerOptions(lease=lease) if name is None else WorkerOptions(name=name, lease=lease)
         reload = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-        signal.signal(signal.SIGINT, lambda *_: stopping.set())
-        signal.signal(signal.SIGHUP, lambda *_: reload.set())
+        handle_on_a_thread({signal.SIGTERM: stopping.set, signal.SIGINT: stopping.set, signal.SIGHUP: reload.set})
         health = WorkerHealth()
         metrics, server = metrics_server(listen, stopping, health)
         try:

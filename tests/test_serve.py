@@ -1045,3 +1045,19 @@ def test_a_bad_listen_or_public_url_is_one_line(
     assert first.startswith("syndicator: error: ") and problem in first, result.stderr
     assert rest in ([], ["Try 'syndicator serve --help'."]), result.stderr  # a usage error names the help
     assert not (tmp_path / "public").exists()  # nothing fetched, nothing published
+
+
+def test_a_burst_of_signals_never_hangs_serve(
+    tmp_path: Path, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
+    """A handler that ran in the main thread could wait for a lock that thread held (a queue's, an
+    event's): serve then never stopped. 300 SIGHUPs while the loop turns, then SIGTERM: it stops."""
+    config = write_config(tmp_path, [site(feeds.feed(f"blog{n}")) for n in range(3)])
+    serve = spawn(config, public=False, verbose=False)
+    serve.wait_healthy()
+    for _ in range(300):
+        serve.process.send_signal(signal.SIGHUP)
+        time.sleep(0.002)
+    assert serve.get("/healthz").text == "ok\n"
+    assert serve.terminate() == 0
+    assert "serve: stopped; the state is saved" in serve.log()

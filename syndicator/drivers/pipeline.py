@@ -382,6 +382,30 @@ def delivery_loop(loop: Any, config: Config) -> Any:
     return fresh
 
 
+#: How long (seconds) ``serve`` and ``worker`` use a schedule policy (pooled habits, the request budget)
+#: before they work it out again from the stored states.
+POLICY_AGE = 300.0
+
+
+def current_policy(
+    cached: tuple[float, schedule.Policy] | None,
+    config: Config,
+    store: Store,
+    states: Mapping[str, SourceState],
+    now: datetime,
+    keep_ledger: bool,
+) -> tuple[float, schedule.Policy]:
+    """The policy a long-running driver plans with: ``cached`` (``(time.monotonic() when made, policy)``)
+    while younger than :data:`POLICY_AGE`, else one made again by :func:`policy_of` from ``states``;
+    its budget ledger is stored when ``keep_ledger`` (``serve``; workers sharing a state only read it)."""
+    if cached is not None and time.monotonic() - cached[0] <= POLICY_AGE:
+        return cached
+    policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
+    if keep_ledger:
+        store.keep(LEDGER_KEY, ledger.text())
+    return time.monotonic(), policy
+
+
 def policy_of(
     config: Config,
     states: Mapping[str, SourceState] | None = None,

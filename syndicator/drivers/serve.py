@@ -56,11 +56,10 @@ from typing import Any
 from syndicator.config import reread
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.pipeline import (
-    LEDGER_KEY,
     check_folders,
+    current_policy,
     decide_and_store,
     delivery_loop,
-    policy_of,
     publish_site,
     restore,
 )
@@ -92,8 +91,6 @@ RENDER_RETRY = 60.0
 TICK = 1.0
 #: How often sites.yaml's modification time is checked, seconds.
 CONFIG_CHECK = 2.0
-#: The policy (pooled habits, the request budget) is worked out again after this many seconds.
-POLICY_AGE = 300.0
 #: A local feed file is read again when it changed, or after this many seconds.
 LOCAL_RECHECK = 300.0
 #: /healthz fails when the loop has not turned for this many seconds.
@@ -386,11 +383,7 @@ class Server:
             return
         from syndicator.poll import observe
 
-        policy_time, _ = self._policy or (0.0, None)
-        if self._policy is None or time.monotonic() - policy_time > POLICY_AGE:
-            policy, ledger = policy_of(self.config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
-            store.keep(LEDGER_KEY, ledger.text())
-            self._policy = (time.monotonic(), policy)
+        self._policy = current_policy(self._policy, self.config, store, states, now, keep_ledger=True)
         jobs = [observe.job_for(url, self._examining(url, states.get(url))) for url in due]
         self._in_flight = set(due)
         for url in due:
@@ -511,7 +504,8 @@ class Server:
         if source not in self._sources:  # its site left sites.yaml while it was fetched
             return
         before = states.get(source) or SourceState(source, source)
-        assert self._policy is not None
+        # sites.yaml read again while this batch was fetched drops the policy: made again from the new one
+        self._policy = current_policy(self._policy, self.config, store, states, now, keep_ledger=True)
         self._reconcile.pop(source, None)
         subscription = self._subscriptions.get(source)
         known: set[str] | None = None

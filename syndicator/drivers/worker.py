@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from syndicator.drivers.pipeline import LEDGER_KEY, decide_and_store, delivery_loop, policy_of
+from syndicator.drivers.pipeline import POLICY_AGE, current_policy, decide_and_store, delivery_loop
 from syndicator.errors import ConfigError, StoreError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
@@ -42,8 +42,6 @@ __all__ = ["WorkerHealth", "WorkerOptions", "run_worker"]
 log = logging.getLogger("syndicator")
 #: The longest a worker sleeps when nothing is due, seconds: how soon it sees new due sources or a stop.
 IDLE = 1.0
-#: The policy (pooled habits, the request budget) is worked out again after this many seconds.
-POLICY_AGE = 300.0
 #: The longest wait (seconds) between two attempts to connect to a state that failed.
 RECONNECT_MAX = 60.0
 
@@ -163,10 +161,7 @@ def run_worker(
                             loop = delivery_loop(loop, config)
                         reload.clear()
                     if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: reads all
-                        made, _ = policy_of(
-                            config, store.states(), _now(store), schedule.Ledger.read(store.value(LEDGER_KEY))
-                        )
-                        policy = (time.monotonic(), made)
+                        policy = current_policy(None, config, store, store.states(), _now(store), keep_ledger=False)
                     now = _now(store)  # the database's clock: leases, due times and the next attempts
                     clock = time.monotonic()
                     expired = metrics.lease_expiries.inc if metrics is not None else None
