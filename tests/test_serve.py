@@ -284,7 +284,8 @@ def test_a_feed_advertising_a_hub_gets_a_verified_lease(
     assert row["hub"] == hub.url
     assert row["lease_seconds"] == push.LEASE_SECONDS  # the hub granted what was asked
     callback = f"{serve.base}/websub/{row['token']}"
-    assert hub.callbacks(blog.url) == [(callback, row["secret"])]  # the hub verified our intent and stores us
+    # The hub verified our intent and stores us (it stores after our answer to its check: wait for it).
+    serve.wait_for(lambda: hub.callbacks(blog.url) == [(callback, row["secret"])], "the hub to store the subscription")
     asked = hub.sent("subscribe")
     assert [(r.topic, r.callback, r.lease_seconds) for r in asked] == [(blog.url, callback, str(push.LEASE_SECONDS))]
     serve.wait_metric("syndicator_hub_requests_total", 1.0, mode="subscribe", result="accepted")  # after the 202
@@ -607,7 +608,10 @@ def test_a_lease_is_renewed_a_fifth_of_the_way_before_it_ends(tmp_path: Path, fe
             )
             assert datetime.fromisoformat(renewed["lease_expires"]) >= expires + timedelta(seconds=490)
             assert renewed["token"] == first["token"] and renewed["secret"] == first["secret"]
-            assert hub.callbacks(blog.url) == [(f"{serve.base}/websub/{first['token']}", first["secret"])]
+            serve.wait_for(
+                lambda: hub.callbacks(blog.url) == [(f"{serve.base}/websub/{first['token']}", first["secret"])],
+                "the hub to store the renewal",
+            )
             assert serve.metric("syndicator_live_leases") == 1.0
             serve.wait_for(
                 lambda: serve.metric("syndicator_hub_requests_total", mode="subscribe", result="accepted") == 2.0,
@@ -807,7 +811,10 @@ def test_sites_yaml_changes_are_applied_while_serving(
     serve = spawn(config)
     serve.wait_metric("syndicator_live_leases", 2.0)
     beta_row = live_subscription(serve, tmp_path, beta.url)
-    assert hub.callbacks(beta.url) == [(f"{serve.base}/websub/{beta_row['token']}", beta_row["secret"])]
+    serve.wait_for(  # the hub stores a subscription after our answer to its check
+        lambda: hub.callbacks(beta.url) == [(f"{serve.base}/websub/{beta_row['token']}", beta_row["secret"])],
+        "the hub to store beta's subscription",
+    )
     serve.wait_for(lambda: "beta post 3" in page(tmp_path), "beta on the site")
 
     # A site added (the file changed) is fetched at once and published.
