@@ -10,9 +10,10 @@ import json
 import socketserver
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,12 @@ from .conftest import NOW, NOW_ISO, build, post, rss, write_config
 from .postgres import pg_database, postgres_url  # noqa: F401
 
 SECRETS = {"a": "secret-of-a", "b": "secret-of-b"}
+
+
+def after(start: datetime) -> Callable[[], datetime]:
+    """A delivery clock that reads ``start`` plus the seconds passed since it was made (not the real date)."""
+    origin = time.monotonic()
+    return lambda: start + timedelta(seconds=time.monotonic() - origin)
 
 
 class Hook:
@@ -65,15 +72,23 @@ class Hook:
         return [json.loads(body) for body, _ in self.received]
 
 
-def planet(server: HTTPServer, tmp_path: Path, hooks: list[Hook], items: list[dict[str, str]], **settings: Any) -> Path:
-    """A planet of one feed with ``hooks`` as destinations, built three days before NOW with an older
-    post only (a source's first snapshot is its baseline: no event); the feed then serves ``items`` too."""
+def planet(
+    server: HTTPServer,
+    tmp_path: Path,
+    hooks: list[Hook],
+    items: list[dict[str, str]],
+    built: datetime = NOW - timedelta(days=3),
+    **settings: Any,
+) -> Path:
+    """A planet of one feed with ``hooks`` as destinations, built at ``built`` (three days before NOW) with
+    an older post only (a source's first snapshot is its baseline: no event); the feed then serves ``items``
+    too."""
     feed(server, [post(0, day=2, month=10)])
     deliveries = [{"url": hook.url, "secret": SECRETS.get(hook.name, "s")} for hook in hooks]
     config = write_config(
         tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}], deliveries=deliveries, timeout=1, **settings
     )
-    assert build(config, now=later(-3 * 86400)).exit_code == 0  # due again by NOW (max_interval 24 h)
+    assert build(config, now=built.isoformat()).exit_code == 0  # due again a day later (max_interval 24 h)
     assert all(hook.received == [] for hook in hooks)  # the baseline sends nothing
     feed(server, [*items, post(0, day=2, month=10)])
     return config
@@ -323,12 +338,14 @@ def test_a_worker_delivers_the_events_committed_in_a_shared_state_once(
     from .websub_hub import SYNDICATOR
 
     a, b = Hook(server, "a"), Hook(server, "b")
-    config = planet(server, tmp_path, [a, b], [post(1)], state=pg_database)
+    with Store.connect(pg_database) as store:
+        now = store._db.now()  # noqa: SLF001 - the worker's clock is the database server's, not NOW
+    config = planet(server, tmp_path, [a, b], [post(1)], built=now - timedelta(days=3), state=pg_database)
     source = "https://blog.example.org/feed.xml"
     with Store.connect(pg_database) as store:  # committed by a worker that died before delivering them
         store.outbox = (a.url, b.url)
-        store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
-        store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
+        store.save(SourceState(source, source), [Entry(id="e0")], now)  # the baseline: no event
+        store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], now)
     worker = subprocess.Popen(
         [str(SYNDICATOR), "worker", "--config", str(config), "--name", "w", "-q"],
         stdout=subprocess.PIPE,
@@ -426,7 +443,7 @@ def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(
     with Store.open(tmp_path / "cache") as store:  # the loop's owner holds the lock, as serve does
         store.outbox = (a.url,)
         store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
-        loop = DeliveryLoop(config)
+        loop = DeliveryLoop(config, clock=after(NOW))
         loop.start()
         try:
             store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
@@ -619,7 +636,7 @@ def test_a_healthy_destination_is_served_beside_one_that_hangs_and_one_that_tric
     config = outbox_planet(tmp_path, [hang, trickle, ok], timeout=30)  # the slow two outlast the test
     with Store.open(config.cache) as store:
         store.outbox = (hang.url, trickle.url, ok.url)
-        loop = DeliveryLoop(config)
+        loop = DeliveryLoop(config, clock=after(NOW + timedelta(seconds=3)))
         loop.start()
         try:
             for n in (1, 2, 3):  # each stored while the first POSTs to hang and trickle are still under way

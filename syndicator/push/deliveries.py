@@ -374,10 +374,15 @@ class DeliveryLoop:
 
     The destinations are independent: each wake starts the next due POST of every destination
     that has none under way, and never waits for the POSTs still running (one that hangs, or answers
-    a byte at a time, holds only its own destination, for at most ``timeout`` seconds a POST)."""
+    a byte at a time, holds only its own destination, for at most ``timeout`` seconds a POST).
 
-    def __init__(self, config: Config) -> None:
+    ``clock`` (aware UTC datetimes) says what is due and stamps what is recorded; by default a
+    PostgreSQL state's server clock, else this machine's (:func:`_now`).
+    """
+
+    def __init__(self, config: Config, clock: Callable[[], datetime] | None = None) -> None:
         self.config = config
+        self._clock = clock
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="deliveries", daemon=True)
@@ -413,7 +418,7 @@ class DeliveryLoop:
                     if store is None or sender is None:
                         store = Store.open_second(self.config.cache, self.config.state)
                         sender = _Sender(store, self.config, session, self._wake.set)
-                    now = _now(store)
+                    now = self._clock() if self._clock is not None else _now(store)
                     sender.collect(now, DeliveryCounts())
                     sender.start(now, refill=True)
                     if time.monotonic() - pruned >= PRUNE_EVERY:
@@ -432,7 +437,7 @@ class DeliveryLoop:
             if store is not None and sender is not None:  # the POSTs under way end within the timeout
                 wait(list(sender.running), timeout=self.config.timeout + 1)
                 with suppress(StoreError):
-                    sender.collect(_now(store), DeliveryCounts())
+                    sender.collect(self._clock() if self._clock is not None else _now(store), DeliveryCounts())
         finally:
             if sender is not None:
                 sender.close(wait_for_posts=False)
