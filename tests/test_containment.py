@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.drivers import pipeline
 from syndicator.errors import CacheLockedError, InternalErrorsExit, ParseError
-from syndicator.model import FeedHints, SourceState
-from syndicator.poll import observe, schedule
+from syndicator.model import FeedHints, Observation, SourceState
+from syndicator.poll import observe, path, schedule
 from syndicator.site import render
 from syndicator.site.publish import MARKER, output_lock, publish
 from syndicator.state.store import Store
@@ -73,16 +72,16 @@ def test_a_bug_while_deciding_one_feed_is_contained(
     server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = two_sites(server, tmp_path)
-    real = pipeline.decide
+    real = path.decide
     calls: list[str] = []
 
-    def buggy(state: SourceState, observation: pipeline.Observation, *args: object) -> object:
+    def buggy(state: SourceState, observation: Observation, *args: object) -> object:
         calls.append(observation.outcome)
         if state.url.endswith("/bad.xml") and observation.outcome != "failed":
             raise ValueError("a bug of ours in decide")
         return real(state, observation, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "decide", buggy)
+    monkeypatch.setattr(path, "decide", buggy)
     result = build(config)
     assert result.exit_code == 7
     assert "ValueError: a bug of ours in decide" in result.stderr

@@ -46,7 +46,6 @@ from syndicator.fetch import localfile
 from syndicator.fetch.hosts import host_key
 from syndicator.model import (
     Config,
-    Decision,
     Failed,
     Fetched,
     FetchRequest,
@@ -56,8 +55,8 @@ from syndicator.model import (
     SourceState,
     is_local,
 )
-from syndicator.poll import habits, schedule
-from syndicator.poll.decide import decide
+from syndicator.poll import schedule
+from syndicator.poll.path import LEDGER_KEY, decide_and_store, policy_of
 from syndicator.poll.pool import HostPool
 from syndicator.site.publish import MARKER, check_output, output_lock
 from syndicator.site.selection import condense, select_condensed, site_statuses
@@ -71,8 +70,6 @@ __all__ = ["BuildOptions", "BuildReport", "build"]
 #: A build whose every request failed to connect, to at least this many
 #: hosts, saw this machine offline, not the hosts (one host down looks alike).
 OFFLINE_HOSTS = 2
-#: Where the store keeps the schedule's ledger of expected requests (schedule.budgeted).
-LEDGER_KEY = "schedule.ledger"
 #: Where the store keeps what the last rendering build published (sitekey.Publication).
 PUBLISHED_KEY = "site.published"
 log = logging.getLogger("syndicator")
@@ -382,52 +379,6 @@ def delivery_loop(loop: Any, config: Config) -> Any:
     return fresh
 
 
-#: How long (seconds) ``serve`` and ``worker`` use a schedule policy (pooled habits, the request budget)
-#: before they work it out again from the stored states.
-POLICY_AGE = 300.0
-
-
-def current_policy(
-    cached: tuple[float, schedule.Policy] | None,
-    config: Config,
-    store: Store,
-    states: Mapping[str, SourceState],
-    now: datetime,
-    keep_ledger: bool,
-) -> tuple[float, schedule.Policy]:
-    """The policy a long-running driver plans with: ``cached`` (``(time.monotonic() when made, policy)``)
-    while younger than :data:`POLICY_AGE`, else one made again by :func:`policy_of` from ``states``;
-    its budget ledger is stored when ``keep_ledger`` (``serve``; workers sharing a state only read it)."""
-    if cached is not None and time.monotonic() - cached[0] <= POLICY_AGE:
-        return cached
-    policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
-    if keep_ledger:
-        store.keep(LEDGER_KEY, ledger.text())
-    return time.monotonic(), policy
-
-
-def policy_of(
-    config: Config,
-    states: Mapping[str, SourceState] | None = None,
-    now: datetime | None = None,
-    ledger: schedule.Ledger | None = None,
-) -> tuple[schedule.Policy, schedule.Ledger]:
-    """The schedule policy of a config, and the ledger to keep (schedule.Policy, schedule.Ledger).
-
-    With the stored ``states`` and the build's ``now``, the planet's pooled
-    posting habits are the prior, and the request budget
-    (``requests_per_feed_per_day``) is spent over the configured sources,
-    corrected by the ``ledger`` the last build kept (:func:`schedule.budgeted`).
-    """
-    policy = schedule.Policy(config.default_interval, config.min_interval, config.max_interval)
-    ledger = ledger or schedule.Ledger()
-    if states is None or now is None:
-        return policy, ledger
-    configured = [states[url] for url in config.sources if url in states]
-    prior = habits.pooled((state.habits for state in configured if state.habits is not None), now)
-    return schedule.budgeted(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day, ledger)
-
-
 def _poll(
     config: Config,
     options: BuildOptions,
@@ -509,32 +460,3 @@ def _forgive(
         )
         store.save(forgiven[source], None, now)
     return forgiven
-
-
-def decide_and_store(
-    store: Store,
-    state: SourceState,
-    observation: Observation,
-    now: datetime,
-    policy: schedule.Policy,
-    fingerprint: str | None,
-) -> tuple[Observation, Decision]:
-    """decide | store for one source, in one transaction.
-
-    A bug of ours while deciding or storing is contained to the source: it
-    is recorded as kind ``internal`` (the snapshot kept). The store's own
-    trouble (disk full, a damaged database) is a StoreError and stops the build.
-    """
-    try:
-        decision = decide(state, observation, now, policy, fingerprint)
-        store.save(decision.state, decision.entries, now)
-        return observation, decision
-    except StoreError:
-        raise
-    except Exception as error:
-        from syndicator.poll.observe import internal  # loaded already: observations come from it
-
-        observation = internal(observation, error)
-        decision = decide(state, observation, now, policy, fingerprint)
-        store.save(decision.state, None, now)
-        return observation, decision

@@ -57,8 +57,6 @@ from syndicator.config import reread
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.pipeline import (
     check_folders,
-    current_policy,
-    decide_and_store,
     delivery_loop,
     publish_site,
     restore,
@@ -70,6 +68,7 @@ from syndicator.metrics import Metrics
 from syndicator.model import Config, Fetched, Observation, ParsedFeed, SourceState, is_local
 from syndicator.poll import schedule
 from syndicator.poll.decide import decide_push
+from syndicator.poll.path import current_policy, decide_and_store
 from syndicator.poll.pool import HostPool, wait_first
 from syndicator.push import subscriptions as push
 from syndicator.push.callbacks import App, callback_url, create_server

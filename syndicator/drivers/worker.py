@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from syndicator.drivers.pipeline import POLICY_AGE, current_policy, decide_and_store, delivery_loop
+from syndicator.drivers.pipeline import delivery_loop
 from syndicator.errors import ConfigError, StoreError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
 from syndicator.model import Config, Observation, SourceState, is_local
 from syndicator.poll import schedule
+from syndicator.poll.path import POLICY_AGE, current_policy, decide_and_store
 from syndicator.poll.pool import HostPool
 from syndicator.state import claims, pgstate
 from syndicator.state.store import Store

@@ -1,0 +1,104 @@
+"""The per-source path every driver runs: due | pool(observe) | decide | store.
+
+``build`` runs it over the due sources once, ``serve`` in a loop (and for
+pushed content: push | parse | decide | store), ``worker`` over the sources
+it claimed. The drivers decide when and for which sources; the steps for one
+source, and their containment, are written here once:
+
+- :func:`policy_of` and :func:`current_policy`: the schedule policy of a
+  planet (pooled habits, the request budget and its ledger);
+- :func:`decide_and_store`: decide | store for one observation, in one
+  transaction; a bug of ours is contained to its source (kind ``internal``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
+
+from syndicator.errors import StoreError
+from syndicator.model import Config, Decision, Observation, SourceState
+from syndicator.poll import habits, schedule
+from syndicator.poll.decide import decide
+from syndicator.state.store import Store
+
+__all__ = ["LEDGER_KEY", "POLICY_AGE", "current_policy", "decide_and_store", "policy_of"]
+
+#: Where the store keeps the schedule's ledger of expected requests (schedule.budgeted).
+LEDGER_KEY = "schedule.ledger"
+
+#: How long (seconds) ``serve`` and ``worker`` use a schedule policy (pooled habits, the request budget)
+#: before they work it out again from the stored states.
+POLICY_AGE = 300.0
+
+
+def current_policy(
+    cached: tuple[float, schedule.Policy] | None,
+    config: Config,
+    store: Store,
+    states: Mapping[str, SourceState],
+    now: datetime,
+    keep_ledger: bool,
+) -> tuple[float, schedule.Policy]:
+    """The policy a long-running driver plans with: ``cached`` (``(time.monotonic() when made, policy)``)
+    while younger than :data:`POLICY_AGE`, else one made again by :func:`policy_of` from ``states``;
+    its budget ledger is stored when ``keep_ledger`` (``serve``; workers sharing a state only read it)."""
+    if cached is not None and time.monotonic() - cached[0] <= POLICY_AGE:
+        return cached
+    policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
+    if keep_ledger:
+        store.keep(LEDGER_KEY, ledger.text())
+    return time.monotonic(), policy
+
+
+def policy_of(
+    config: Config,
+    states: Mapping[str, SourceState] | None = None,
+    now: datetime | None = None,
+    ledger: schedule.Ledger | None = None,
+) -> tuple[schedule.Policy, schedule.Ledger]:
+    """The schedule policy of a config, and the ledger to keep (schedule.Policy, schedule.Ledger).
+
+    With the stored ``states`` and the build's ``now``, the planet's pooled
+    posting habits are the prior, and the request budget
+    (``requests_per_feed_per_day``) is spent over the configured sources,
+    corrected by the ``ledger`` the last build kept (:func:`schedule.budgeted`).
+    """
+    policy = schedule.Policy(config.default_interval, config.min_interval, config.max_interval)
+    ledger = ledger or schedule.Ledger()
+    if states is None or now is None:
+        return policy, ledger
+    configured = [states[url] for url in config.sources if url in states]
+    prior = habits.pooled((state.habits for state in configured if state.habits is not None), now)
+    return schedule.budgeted(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day, ledger)
+
+
+def decide_and_store(
+    store: Store,
+    state: SourceState,
+    observation: Observation,
+    now: datetime,
+    policy: schedule.Policy,
+    fingerprint: str | None,
+) -> tuple[Observation, Decision]:
+    """decide | store for one source, in one transaction.
+
+    A bug of ours while deciding or storing is contained to the source: it
+    is recorded as kind ``internal`` (the snapshot kept). The store's own
+    trouble (disk full, a damaged database) is a StoreError and stops the build.
+    """
+    try:
+        decision = decide(state, observation, now, policy, fingerprint)
+        store.save(decision.state, decision.entries, now)
+        return observation, decision
+    except StoreError:
+        raise
+    except Exception as error:
+        from syndicator.poll.observe import internal  # loaded already: observations come from it
+
+        observation = internal(observation, error)
+        decision = decide(state, observation, now, policy, fingerprint)
+        store.save(decision.state, None, now)
+        return observation, decision
