@@ -24,17 +24,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workers_bench import new_database, server  # noqa: E402
 
-from syndicator.state import claims  # noqa: E402
+from syndicator.state import claims, duequeue  # noqa: E402
 from syndicator.state.store import Store  # noqa: E402
 
 
 def one_case(url: str, count: int, hosts: int, due: float, runs: int, limit: int) -> tuple[float, float, float]:
     """(register seconds, median claim ms, slowest claim ms)."""
     with Store.connect(url) as store:
-        db = store._db  # noqa: SLF001 - the claims' own connection, as the worker passes it
+        db = store._db  # noqa: SLF001 - the benchmark's own SQL: the sources' due times
         pairs = [(f"http://h{n % hosts}.test/feed{n}.xml", f"h{n % hosts}.test") for n in range(count)]
         started = time.monotonic()
-        claims.register(db, pairs)
+        duequeue.register(store, pairs)
         registered = time.monotonic() - started
         now = datetime.now(UTC)
         cut = int(count * due)
@@ -51,10 +51,10 @@ def one_case(url: str, count: int, hosts: int, due: float, runs: int, limit: int
         times = []
         for _ in range(runs):
             clock = time.monotonic()
-            held = claims.claim(db, "bench", now, limit, 60.0, 2)
+            held = claims.claim(store, "bench", now, limit, 60.0, 2)
             times.append(time.monotonic() - clock)
             for lease in held:
-                claims.release(db, lease)
+                claims.release(store, lease)
                 db.execute("UPDATE sources SET next_attempt = ? WHERE url = ?", (later, lease.source))
     return registered, statistics.median(times) * 1000, max(times) * 1000
 

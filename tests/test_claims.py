@@ -1,4 +1,4 @@
-"""Leases of many workers on one PostgreSQL state (syndicator/state/claims.py), on a real throwaway server.
+"""Leases of many workers on one PostgreSQL state (syndicator/state/claims.py, duequeue.py), on a real throwaway server.
 
 Every test gets a fresh database (tests/postgres.py; skipped, saying why,
 where no server is installed). Clocks are the ``now`` each call is given;
@@ -20,7 +20,8 @@ from syndicator.errors import StoreError
 from syndicator.model import SourceState
 from syndicator.poll.schedule import due_sources
 from syndicator.state import pgstate
-from syndicator.state.claims import Claim, claim, extend, held, register, release
+from syndicator.state.claims import Claim, claim, extend, held, release
+from syndicator.state.duequeue import register
 from syndicator.state.store import Store
 
 from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
@@ -63,7 +64,7 @@ def sources(claims: list[Claim]) -> list[str]:
 def test_due_sources_come_never_attempted_first_then_healthy_then_failing_most_overdue_first(store: Store) -> None:
     db = store._db
     urls = {name: f"https://{name}.example.org/feed.xml" for name in "abcdefgh"}
-    assert register(db, [(url, f"{name}.example.org") for name, url in urls.items()]) == 8
+    assert register(store, [(url, f"{name}.example.org") for name, url in urls.items()]) == 8
     set_next(db, urls["b"], "2026-03-01T11:00:00+00:00")  # an hour overdue, no microseconds
     set_next(db, urls["c"], "2026-03-01T11:50:00.123456+00:00")  # ten minutes overdue, microseconds
     set_next(db, urls["d"], "2026-03-01T13:00:00+00:00")  # not due for an hour
@@ -71,8 +72,8 @@ def test_due_sources_come_never_attempted_first_then_healthy_then_failing_most_o
     set_next(db, urls["f"], NOW.isoformat())  # due exactly now
     set_next(db, urls["g"], "2026-03-01T12:00:00.000001+00:00")  # a microsecond after now: not due
     # a never attempted source: a (no next attempt); h too
-    first = claim(db, "w1", NOW, limit=3, lease_seconds=LEASE, per_host=5)
-    rest = claim(db, "w1", NOW, limit=10, lease_seconds=LEASE, per_host=5)
+    first = claim(store, "w1", NOW, limit=3, lease_seconds=LEASE, per_host=5)
+    rest = claim(store, "w1", NOW, limit=10, lease_seconds=LEASE, per_host=5)
     order = [urls[n] for n in "ah"] + [urls[n] for n in "bcf"] + [urls["e"]]
     assert sources(first) == order[:3]  # the limit is respected, in order
     assert sources(rest) == order[3:]
@@ -80,30 +81,30 @@ def test_due_sources_come_never_attempted_first_then_healthy_then_failing_most_o
     assert sources(first + rest) == due_sources(sorted(urls.values()), store.states(), NOW)
     assert all(c.worker == "w1" and c.expires == NOW + timedelta(seconds=LEASE) for c in first + rest)
     assert [c.host for c in first] == ["a.example.org", "h.example.org", "b.example.org"]
-    later = claim(db, "w1", NOW + timedelta(seconds=1), limit=10, lease_seconds=LEASE, per_host=5)
+    later = claim(store, "w1", NOW + timedelta(seconds=1), limit=10, lease_seconds=LEASE, per_host=5)
     assert sources(later) == [urls["g"]]  # due a second later; d is not due before an hour
 
 
 def test_a_source_on_hold_is_claimed_only_once_its_hold_is_lifted(store: Store) -> None:
     db = store._db
     gone, old, plain = (f"https://{n}.example.org/feed.xml" for n in ("gone", "old", "plain"))
-    register(db, [(gone, "gone.example.org"), (old, "old.example.org"), (plain, "plain.example.org")])
+    register(store, [(gone, "gone.example.org"), (old, "old.example.org"), (plain, "plain.example.org")])
     set_next(db, gone, None, failures=1, hold="fp1", error_kind="http_410")
     set_next(db, old, None, failures=1, hold="fp2", error_kind="http_401")  # an older version's hold: not honoured
-    claims = claim(db, "w", NOW, limit=10, lease_seconds=LEASE, per_host=1)
+    claims = claim(store, "w", NOW, limit=10, lease_seconds=LEASE, per_host=1)
     assert sorted(sources(claims)) == [old, plain]
     assert sources(claims) == due_sources([gone, old, plain], store.states(), NOW, {gone: "fp1", old: "fp2"})
-    assert sources(claim(db, "w", NOW, limit=10, lease_seconds=LEASE, per_host=1, lifted=[gone])) == [gone]
+    assert sources(claim(store, "w", NOW, limit=10, lease_seconds=LEASE, per_host=1, lifted=[gone])) == [gone]
 
 
 def test_arguments_are_checked(store: Store) -> None:
     db = store._db
-    register(db, [(feed(1, "a.example"), "a.example")])
+    register(store, [(feed(1, "a.example"), "a.example")])
     with pytest.raises(ValueError, match="naive"):
-        claim(db, "w", NOW.replace(tzinfo=None), limit=1, lease_seconds=LEASE, per_host=1)
+        claim(store, "w", NOW.replace(tzinfo=None), limit=1, lease_seconds=LEASE, per_host=1)
     with pytest.raises(ValueError, match="per_host"):
-        claim(db, "w", NOW, limit=1, lease_seconds=LEASE, per_host=0)
-    assert claim(db, "w", NOW, limit=0, lease_seconds=LEASE, per_host=1) == []
+        claim(store, "w", NOW, limit=1, lease_seconds=LEASE, per_host=0)
+    assert claim(store, "w", NOW, limit=0, lease_seconds=LEASE, per_host=1) == []
     assert leases(db) == {}
 
 
@@ -113,13 +114,14 @@ def test_arguments_are_checked(store: Store) -> None:
 def test_per_host_counts_every_workers_live_leases(store: Store) -> None:
     db = store._db
     register(
-        db, [(feed(n, "big.example"), "big.example") for n in range(5)] + [(feed(9, "small.example"), "small.example")]
+        store,
+        [(feed(n, "big.example"), "big.example") for n in range(5)] + [(feed(9, "small.example"), "small.example")],
     )
-    a = claim(db, "A", NOW, limit=10, lease_seconds=LEASE, per_host=2)
+    a = claim(store, "A", NOW, limit=10, lease_seconds=LEASE, per_host=2)
     assert sorted(c.host for c in a) == ["big.example", "big.example", "small.example"]
-    assert claim(db, "B", NOW, limit=10, lease_seconds=LEASE, per_host=2) == []  # big.example is full
-    assert release(db, a[0])
-    b = claim(db, "B", NOW, limit=10, lease_seconds=LEASE, per_host=2)
+    assert claim(store, "B", NOW, limit=10, lease_seconds=LEASE, per_host=2) == []  # big.example is full
+    assert release(store, a[0])
+    b = claim(store, "B", NOW, limit=10, lease_seconds=LEASE, per_host=2)
     assert [(c.host, c.worker) for c in b] == [("big.example", "B")]
     assert Counter(host for host, _ in leases(db).values())["big.example"] == 2
 
@@ -134,7 +136,7 @@ def test_concurrent_workers_never_share_a_source_nor_exceed_per_host(
     capacity = per_host * len(hosts)  # what one round can claim in all: less than the workers ask for
     rounds = len(urls) // capacity
     with Store.connect(pg_database) as setup:
-        assert register(setup._db, urls.items()) == 200
+        assert register(setup, urls.items()) == 200
     stores = [Store.connect(pg_database) for _ in range(workers)]
     barrier = threading.Barrier(workers + 1, timeout=WAIT)  # the workers and this thread, which checks
     results: list[list[list[Claim]]] = [[[] for _ in range(workers)] for _ in range(rounds)]
@@ -149,9 +151,7 @@ def test_concurrent_workers_never_share_a_source_nor_exceed_per_host(
             for r in range(rounds):
                 now = NOW + timedelta(seconds=r)
                 barrier.wait()  # all claim at once
-                results[r][index] = claim(
-                    store._db, f"w{index}", now, limit=limit, lease_seconds=600.0, per_host=per_host
-                )
+                results[r][index] = claim(store, f"w{index}", now, limit=limit, lease_seconds=600.0, per_host=per_host)
                 barrier.wait()  # claimed: the checker looks
                 barrier.wait()  # checked: store the observations, then release
                 for c in results[r][index]:
@@ -162,7 +162,7 @@ def test_concurrent_workers_never_share_a_source_nor_exceed_per_host(
                         None,
                         now,
                     )
-                    released.append(release(store._db, c))
+                    released.append(release(store, c))
         except threading.BrokenBarrierError:
             pass
         except BaseException as error:  # reported by the main thread
@@ -216,59 +216,58 @@ def test_concurrent_workers_never_share_a_source_nor_exceed_per_host(
 
 def test_a_killed_workers_leases_are_taken_over_and_a_live_lease_is_not(store: Store) -> None:
     db = store._db
-    register(db, [(feed(n, f"h{n}.example"), f"h{n}.example") for n in range(3)])
-    killed = claim(db, "killed", NOW, limit=2, lease_seconds=LEASE, per_host=1)
-    alive = claim(db, "alive", NOW, limit=1, lease_seconds=600.0, per_host=1)
+    register(store, [(feed(n, f"h{n}.example"), f"h{n}.example") for n in range(3)])
+    killed = claim(store, "killed", NOW, limit=2, lease_seconds=LEASE, per_host=1)
+    alive = claim(store, "alive", NOW, limit=1, lease_seconds=600.0, per_host=1)
     assert len(killed) == 2 and len(alive) == 1
-    assert claim(db, "B", NOW + timedelta(seconds=LEASE - 1), limit=10, lease_seconds=LEASE, per_host=1) == []
+    assert claim(store, "B", NOW + timedelta(seconds=LEASE - 1), limit=10, lease_seconds=LEASE, per_host=1) == []
     later = NOW + timedelta(seconds=LEASE)  # expires == now: dead
-    taken = claim(db, "B", later, limit=10, lease_seconds=LEASE, per_host=1)
+    taken = claim(store, "B", later, limit=10, lease_seconds=LEASE, per_host=1)
     assert sources(taken) == sources(killed)
-    assert {source: c.worker for source, c in held(db, later).items()} == {
+    assert {source: c.worker for source, c in held(store, later).items()} == {
         **{c.source: "B" for c in taken},
         alive[0].source: "alive",
     }
-    assert not release(db, killed[0])  # the old holder, come back, holds nothing
-    assert extend(db, killed[1], NOW + timedelta(seconds=1), LEASE) is None  # even with a clock behind
+    assert not release(store, killed[0])  # the old holder, come back, holds nothing
+    assert extend(store, killed[1], NOW + timedelta(seconds=1), LEASE) is None  # even with a clock behind
     assert leases(db)[killed[0].source] == (killed[0].host, "B")
 
 
 def test_a_dead_lease_ends_at_the_next_claim_even_without_a_taker(store: Store) -> None:
     db = store._db
-    register(db, [(feed(1, "a.example"), "a.example")])
-    [first] = claim(db, "A", NOW, limit=1, lease_seconds=LEASE, per_host=1)
+    register(store, [(feed(1, "a.example"), "a.example")])
+    [first] = claim(store, "A", NOW, limit=1, lease_seconds=LEASE, per_host=1)
     set_next(db, first.source, (NOW + timedelta(days=1)).isoformat())  # stored, but not released
-    assert claim(db, "B", NOW + timedelta(seconds=LEASE), limit=1, lease_seconds=LEASE, per_host=1) == []
+    assert claim(store, "B", NOW + timedelta(seconds=LEASE), limit=1, lease_seconds=LEASE, per_host=1) == []
     assert leases(db) == {}  # ended: the late holder cannot renew what claims stopped counting
-    assert extend(db, first, NOW + timedelta(seconds=1), LEASE) is None
+    assert extend(store, first, NOW + timedelta(seconds=1), LEASE) is None
 
 
 def test_release_only_by_the_holder(store: Store) -> None:
     db = store._db
-    register(db, [(feed(1, "a.example"), "a.example")])
-    [mine] = claim(db, "A", NOW, limit=1, lease_seconds=LEASE, per_host=1)
+    register(store, [(feed(1, "a.example"), "a.example")])
+    [mine] = claim(store, "A", NOW, limit=1, lease_seconds=LEASE, per_host=1)
     theirs = Claim(mine.source, mine.host, "B", mine.expires)
-    assert not release(db, theirs)
+    assert not release(store, theirs)
     assert leases(db) == {mine.source: ("a.example", "A")}
-    assert release(db, mine)
+    assert release(store, mine)
     assert leases(db) == {}
-    assert not release(db, mine)
+    assert not release(store, mine)
 
 
 def test_extend_keeps_a_lease_and_a_lost_lease_cannot_be_extended(store: Store) -> None:
-    db = store._db
-    register(db, [(feed(1, "a.example"), "a.example")])
-    [mine] = claim(db, "A", NOW, limit=1, lease_seconds=LEASE, per_host=1)
-    renewed = extend(db, mine, NOW + timedelta(seconds=50), LEASE)
+    register(store, [(feed(1, "a.example"), "a.example")])
+    [mine] = claim(store, "A", NOW, limit=1, lease_seconds=LEASE, per_host=1)
+    renewed = extend(store, mine, NOW + timedelta(seconds=50), LEASE)
     assert renewed == Claim(mine.source, "a.example", "A", NOW + timedelta(seconds=110))
-    assert extend(db, Claim(mine.source, mine.host, "B", mine.expires), NOW, LEASE) is None  # not B's
+    assert extend(store, Claim(mine.source, mine.host, "B", mine.expires), NOW, LEASE) is None  # not B's
     at_100 = NOW + timedelta(seconds=100)  # the first lease would be dead; the renewed one is not
-    assert held(db, at_100) == {mine.source: renewed}
-    assert claim(db, "B", at_100, limit=1, lease_seconds=LEASE, per_host=1) == []
-    [taken] = claim(db, "B", NOW + timedelta(seconds=110), limit=1, lease_seconds=LEASE, per_host=1)
+    assert held(store, at_100) == {mine.source: renewed}
+    assert claim(store, "B", at_100, limit=1, lease_seconds=LEASE, per_host=1) == []
+    [taken] = claim(store, "B", NOW + timedelta(seconds=110), limit=1, lease_seconds=LEASE, per_host=1)
     assert taken.worker == "B"
-    assert extend(db, renewed, NOW + timedelta(seconds=105), LEASE) is None  # lost to B
-    assert held(db, NOW + timedelta(seconds=111)) == {mine.source: taken}
+    assert extend(store, renewed, NOW + timedelta(seconds=105), LEASE) is None  # lost to B
+    assert held(store, NOW + timedelta(seconds=111)) == {mine.source: taken}
 
 
 # --- host_gap -----------------------------------------------------------------------------------------------------
@@ -276,12 +275,12 @@ def test_extend_keeps_a_lease_and_a_lost_lease_cannot_be_extended(store: Store) 
 
 def test_host_gap_spaces_the_claims_of_one_host(store: Store) -> None:
     db = store._db
-    register(db, [(feed(n, "x.example"), "x.example") for n in range(3)] + [(feed(9, "y.example"), "y.example")])
-    first = claim(db, "A", NOW, limit=10, lease_seconds=600.0, per_host=5, host_gap=10.0)
+    register(store, [(feed(n, "x.example"), "x.example") for n in range(3)] + [(feed(9, "y.example"), "y.example")])
+    first = claim(store, "A", NOW, limit=10, lease_seconds=600.0, per_host=5, host_gap=10.0)
     assert sorted(c.host for c in first) == ["x.example", "y.example"]  # one a host: two would be 0 s apart
-    assert claim(db, "B", NOW + timedelta(seconds=5), limit=10, lease_seconds=600.0, per_host=5, host_gap=10.0) == []
-    assert claim(db, "B", NOW + timedelta(seconds=9.999), limit=10, lease_seconds=600.0, per_host=5) == []
-    after = claim(db, "B", NOW + timedelta(seconds=10), limit=10, lease_seconds=600.0, per_host=5, host_gap=10.0)
+    assert claim(store, "B", NOW + timedelta(seconds=5), limit=10, lease_seconds=600.0, per_host=5, host_gap=10.0) == []
+    assert claim(store, "B", NOW + timedelta(seconds=9.999), limit=10, lease_seconds=600.0, per_host=5) == []
+    after = claim(store, "B", NOW + timedelta(seconds=10), limit=10, lease_seconds=600.0, per_host=5, host_gap=10.0)
     assert [c.host for c in after] == ["x.example"]
     next_start = dict(db.execute("SELECT host, next_start FROM hosts").fetchall())
     assert next_start == {"x.example": NOW + timedelta(seconds=20), "y.example": NOW + timedelta(seconds=10)}
@@ -302,10 +301,10 @@ def test_register_is_idempotent_and_keeps_stored_state(store: Store) -> None:
     )
     generation = store.generation()
     pairs = [(stored, "moved.example"), (feed(2, "a.example"), "a.example"), (feed(3, "b.example"), "b.example")]
-    assert register(db, pairs) == 2
+    assert register(store, pairs) == 2
     assert store.generation() == generation + 1
-    assert register(db, pairs) == 0
-    assert register(db, reversed(pairs)) == 0
+    assert register(store, pairs) == 0
+    assert register(store, reversed(pairs)) == 0
     assert store.generation() == generation + 1
     assert store.count("sources") == 3
     assert db.execute("SELECT COUNT(*) FROM source_hosts").fetchone() == (3,)
@@ -316,12 +315,12 @@ def test_register_is_idempotent_and_keeps_stored_state(store: Store) -> None:
         NOW + timedelta(hours=1),
     )
     assert store.states()[feed(2, "a.example")].next_attempt is None  # new: never attempted, so due
-    register(db, [(feed(3, "b.example"), "c.example")])  # its fetch URL's host changed
-    assert register(db, [(feed(2, "a.example"), "a.example")], prune=True) == 0  # only this one is claimed now
-    assert [(c.source, c.host) for c in claim(db, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)] == [
+    register(store, [(feed(3, "b.example"), "c.example")])  # its fetch URL's host changed
+    assert register(store, [(feed(2, "a.example"), "a.example")], prune=True) == 0  # only this one is claimed now
+    assert [(c.source, c.host) for c in claim(store, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)] == [
         (feed(2, "a.example"), "a.example")
     ]
-    assert register(db, pairs) == 0
+    assert register(store, pairs) == 0
     assert dict(db.execute("SELECT source, host FROM source_hosts").fetchall())[feed(3, "b.example")] == "b.example"
 
 
@@ -336,8 +335,8 @@ def test_a_state_made_before_the_workers_gets_their_tables(pg_database: str) -> 
         versions = dict(again._db.execute("SELECT key, value FROM meta").fetchall())
         assert versions["schema_version"] == str(max(pgstate.MIGRATIONS))  # the store's version is untouched
         assert versions[pgstate.WORKER_VERSION_KEY] == str(max(pgstate.WORKER_MIGRATIONS))
-        assert register(again._db, [(feed(1, "a.example"), "a.example")]) == 1
-        assert len(claim(again._db, "w", NOW, limit=1, lease_seconds=LEASE, per_host=1)) == 1
+        assert register(again, [(feed(1, "a.example"), "a.example")]) == 1
+        assert len(claim(again, "w", NOW, limit=1, lease_seconds=LEASE, per_host=1)) == 1
         again._db.execute("UPDATE meta SET value = '99' WHERE key = ?", (pgstate.WORKER_VERSION_KEY,))
     with pytest.raises(StoreError, match="newer than this syndicator"):
         Store.connect(pg_database)
@@ -347,7 +346,7 @@ def test_a_state_at_the_first_workers_tables_gets_the_due_queue_filled_from_its_
     urls = [feed(n, "a.example") for n in range(4)]
     with Store.connect(pg_database) as first:
         db = first._db
-        register(db, [(url, "a.example") for url in urls])
+        register(first, [(url, "a.example") for url in urls])
         set_next(db, urls[0], "2026-03-01T13:00:00+00:00")  # not due
         set_next(db, urls[1], "2026-03-01T11:00:00+00:00", failures=2)  # failing, due
         set_next(db, urls[2], "2026-03-01T11:30:00+00:00")  # healthy, due
@@ -356,21 +355,21 @@ def test_a_state_at_the_first_workers_tables_gets_the_due_queue_filled_from_its_
         db.execute("ALTER TABLE source_hosts DROP COLUMN tier, DROP COLUMN due, DROP COLUMN held")
         db.execute("UPDATE meta SET value = '1' WHERE key = ?", (pgstate.WORKER_VERSION_KEY,))
     with Store.connect(pg_database) as again:
-        assert sources(claim(again._db, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)) == [urls[2], urls[1]]
+        assert sources(claim(again, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)) == [urls[2], urls[1]]
         set_next(again._db, urls[0], "2026-03-01T11:59:00+00:00")  # the trigger follows the store's writes
-        assert sources(claim(again._db, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)) == [urls[0]]
+        assert sources(claim(again, "w", NOW, limit=10, lease_seconds=LEASE, per_host=5)) == [urls[0]]
 
 
 def test_claims_read_the_queue_in_pages_past_hosts_without_room(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("syndicator.state.claims.PAGE", 3)
+    monkeypatch.setattr("syndicator.state.duequeue.PAGE", 3)
     db = store._db
     crowded = [feed(n, "a.example") for n in range(10)]  # the head of the queue: one host
     others = [feed(n, f"h{n}.example") for n in range(10)]
-    register(db, [(url, "a.example") for url in crowded] + [(url, url.split("/")[2]) for url in others])
+    register(store, [(url, "a.example") for url in crowded] + [(url, url.split("/")[2]) for url in others])
     for n, url in enumerate(crowded + others):
         set_next(db, url, (NOW - timedelta(hours=3) + timedelta(minutes=n)).isoformat())
-    first = claim(db, "w1", NOW, limit=4, lease_seconds=LEASE, per_host=2)
+    first = claim(store, "w1", NOW, limit=4, lease_seconds=LEASE, per_host=2)
     assert sources(first) == crowded[:2] + others[:2]  # a.example's room is 2: the pages go past its others
-    second = claim(db, "w2", NOW, limit=7, lease_seconds=LEASE, per_host=2)
+    second = claim(store, "w2", NOW, limit=7, lease_seconds=LEASE, per_host=2)
     assert sources(second) == others[2:9]  # a.example is full: none of its sources is read or taken
     assert Counter(host for host, _ in leases(db).values())["a.example"] == 2

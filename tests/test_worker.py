@@ -18,7 +18,7 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
-from syndicator.state import claims
+from syndicator.state import claims, duequeue
 from syndicator.state.store import Store
 
 from .conftest import write_config
@@ -137,8 +137,8 @@ def test_the_sources_of_a_dead_worker_are_taken_over_when_its_leases_expire(
 ) -> None:
     config = planet(tmp_path, farm, pg_database)
     with Store.open(tmp_path / "seed", pg_database) as store:  # the dead worker held every source
-        claims.register(store._db, [(farm.url(n), "127.0.0.1") for n in range(FEEDS)])
-        held = claims.claim(store._db, "dead", datetime.now(UTC), FEEDS, lease_seconds=4, per_host=FEEDS)
+        duequeue.register(store, [(farm.url(n), "127.0.0.1") for n in range(FEEDS)])
+        held = claims.claim(store, "dead", datetime.now(UTC), FEEDS, lease_seconds=4, per_host=FEEDS)
     assert len(held) == FEEDS
     started = time.monotonic()
     port = free_port()
@@ -355,7 +355,7 @@ def test_a_worker_whose_clock_is_five_minutes_fast_takes_leases_and_due_times_fr
         with Store.connect(pg_database) as store:
             after = database_now(store)
             states = {s: st for s, st in store.states().items() if st.last_attempt is not None}
-            assert claims.claim(store._db, "other", after, limit=100, lease_seconds=60, per_host=4) != []
+            assert claims.claim(store, "other", after, limit=100, lease_seconds=60, per_host=4) != []
     finally:
         farm.server.shutdown()
     assert len(farm.leases) == 4 and len(states) == 4

@@ -35,7 +35,7 @@ from syndicator.model import Config, Observation, SourceState, is_local
 from syndicator.poll import schedule
 from syndicator.poll.path import POLICY_AGE, current_policy, decide_and_store
 from syndicator.poll.pool import HostPool
-from syndicator.state import claims, pgstate
+from syndicator.state import claims, duequeue, pgstate
 from syndicator.state.store import Store
 
 __all__ = ["WorkerHealth", "WorkerOptions", "run_worker"]
@@ -72,33 +72,6 @@ class WorkerOptions:
     turns: int | None = None
 
 
-def _renew(store: Store, name: str, by_source: dict[str, claims.Claim], lease: float) -> None:
-    """Renew the leases of the sources still queued or being fetched. Called when a fetch ends and a
-    quarter lease has passed since the last renewal: fetches end within their deadline, and a lease
-    is at least twice that (the default; a shorter --lease is warned of), so the gap between two
-    renewals stays under a lease and no lease of a live worker ends."""
-    kept = claims.extend_all(store._db, by_source.values(), _now(store), lease)  # noqa: SLF001
-    lost = sorted(set(by_source) - set(kept))
-    if lost:
-        log.warning(
-            "worker %s: lost the lease on %d sources (%s...): the worker stalled longer than its lease; "
-            "another worker may fetch them too",
-            name,
-            len(lost),
-            lost[0],
-        )
-    by_source.update(kept)
-
-
-def _now(store: Store) -> datetime:
-    """The time for leases, due times and the times stored (aware UTC): the database server's clock, read
-    at each use (:meth:`pgstate.Connection.now`), never this machine's. Workers whose clocks disagree
-    (one five minutes fast would take over live leases and refetch sources before they are due) agree
-    on the database's."""
-    moment: datetime = store._db.now()  # noqa: SLF001 - a worker's state is PostgreSQL
-    return moment
-
-
 def lease_seconds(config: Config, options: WorkerOptions) -> float:
     """The lease a claim takes (seconds): --lease, else twice a fetch's deadline (timeout x 2 per attempt), >= 60."""
     if options.lease is not None:
@@ -131,99 +104,153 @@ def run_worker(
             "worker: workers share a PostgreSQL state: set state: postgresql://... in sites.yaml, "
             "--state or SYNDICATOR_STATE"
         )
-    from syndicator.fetch.http import Fetcher  # noqa: PLC0415
-    from syndicator.poll import observe  # noqa: PLC0415 - a worker always fetches
-
-    store = Store.connect(config.state)
-    wanted, fingerprints = _offer(store, config, options.name)
-    lease = lease_seconds(config, options)
-    batch = options.batch or 2 * config.workers
-    fetcher = Fetcher.for_config(config)
-    if lease < 2 * fetcher.deadline:
-        log.warning(
-            "worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
-            "outlive its lease, and another worker fetch the same source",
-            options.name,
-            lease,
-            fetcher.deadline,
-        )
-    policy: tuple[float, Any] | None = None
-    stored = turns = 0
-    loop = delivery_loop(None, config)
+    worker = _Worker(config, options, metrics, health)
+    turns = 0
     try:
-        with fetcher:
+        with worker.fetcher:
             while not stopping.is_set():
                 try:
                     if reload is not None and reload.is_set():  # SIGHUP; pending until applied (a state down)
-                        fresh = _reload(config, options.name)
-                        if fresh is not None:
-                            wanted, fingerprints = _offer(store, fresh, options.name)
-                            config, policy = fresh, None
-                            loop = delivery_loop(loop, config)
+                        worker.reload()
                         reload.clear()
-                    if policy is None or time.monotonic() - policy[0] > POLICY_AGE:  # before a claim: reads all
-                        policy = current_policy(None, config, store, store.states(), _now(store), keep_ledger=False)
-                    now = _now(store)  # the database's clock: leases, due times and the next attempts
-                    clock = time.monotonic()
-                    expired = metrics.lease_expiries.inc if metrics is not None else None
-                    held = claims.claim(
-                        store._db,
-                        options.name,
-                        now,
-                        batch,
-                        lease,  # noqa: SLF001
-                        config.per_host_concurrency,
-                        config.host_gap,
-                        expired=expired,
-                    )
-                    for stray in [c for c in held if c.source not in wanted]:  # another worker's newer sites.yaml
-                        claims.release(store._db, stray)  # noqa: SLF001
-                    held = [c for c in held if c.source in wanted]
-                    if metrics is not None:
-                        metrics.claim_seconds.observe(time.monotonic() - clock)
-                        metrics.claimed.inc(len(held))
-                        metrics.in_flight.set(len(held))
+                    now, held = worker.claim()
                     if not held:
                         stopping.wait(IDLE)
                         continue
-                    by_source = {claim.source: claim for claim in held}
-                    states = store.states_of(by_source)
-                    jobs = [observe.job_for(source, states.get(source)) for source in by_source]
-                    pool: HostPool[observe.Job, Observation] = HostPool.for_config(config)
-                    renewed = time.monotonic()
-                    for observation in observe.observe_all(pool, fetcher, jobs, now, time.monotonic()):
-                        source = observation.request.source
-                        before = states.get(source) or SourceState(source, source)
-                        observation, decision = decide_and_store(
-                            store, before, observation, now, policy[1], fingerprints.get(source)
-                        )
-                        claims.release(store._db, by_source.pop(source))  # noqa: SLF001
-                        if metrics is not None:
-                            metrics.fetched(observation, decision)
-                        stored += 1
-                        if by_source and time.monotonic() - renewed >= lease / 4:
-                            _renew(store, options.name, by_source, lease)
-                            renewed = time.monotonic()
-                    if loop is not None:
-                        loop.wake()
+                    worker.store_all(now, held)
                     turns += 1
                     if options.turns is not None and turns >= options.turns:
                         break
                 except StoreError as error:  # the server restarting, the connection lost: connect again
                     if not pgstate.passing(error):
                         raise
-                    reconnected = (
-                        None if stopping.is_set() else _reconnect(config, store, error, options.name, stopping, health)
-                    )
-                    if reconnected is None:  # stopped meanwhile
+                    if stopping.is_set() or not worker.reconnect(error, stopping):  # stopped meanwhile
                         break
-                    store, policy = reconnected, None
     finally:
-        if loop is not None:  # a POST under way is bounded by the timeout; unsent events wait in the outbox
-            loop.stop(timeout=config.timeout + 2)
+        worker.close()
+    return worker.stored
+
+
+class _Worker:
+    """One worker's turns: what it holds between them (the state, its configuration, the fetcher, the
+    policy and the delivery thread) and the steps of a turn: :meth:`claim`, then :meth:`store_all`.
+
+    Raises (from every method but :meth:`close`):
+        StoreError: the database failed.
+    """
+
+    def __init__(self, config: Config, options: WorkerOptions, metrics: Metrics | None, health: WorkerHealth | None):
+        from syndicator.fetch.http import Fetcher  # noqa: PLC0415 - a worker always fetches
+
+        self.config, self.options, self.metrics, self.health = config, options, metrics, health
+        self.store = Store.connect(config.state or "")
+        self.wanted, self.fingerprints = _offer(self.store, config, options.name)
+        self.lease = lease_seconds(config, options)
+        self.batch = options.batch or 2 * config.workers
+        self.fetcher = Fetcher.for_config(config)
+        if self.lease < 2 * self.fetcher.deadline:
+            log.warning(
+                "worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
+                "outlive its lease, and another worker fetch the same source",
+                options.name,
+                self.lease,
+                self.fetcher.deadline,
+            )
+        self.policy: tuple[float, Any] | None = None
+        self.stored = 0
+        self.loop = delivery_loop(None, config)
+
+    def reload(self) -> None:
+        """Apply sites.yaml read again (:func:`_reload`); a broken file changes nothing."""
+        fresh = _reload(self.config, self.options.name)
+        if fresh is not None:
+            self.wanted, self.fingerprints = _offer(self.store, fresh, self.options.name)
+            self.config, self.policy = fresh, None
+            self.loop = delivery_loop(self.loop, fresh)
+
+    def claim(self) -> tuple[datetime, list[claims.Claim]]:
+        """(the database's clock, the leases taken): due sources claimed for this turn, the policy made
+        again first when it is older than POLICY_AGE (it reads every state); the claims of sources this
+        worker does not fetch (another worker's newer sites.yaml) are released at once."""
+        config, name, metrics = self.config, self.options.name, self.metrics
+        if self.policy is None or time.monotonic() - self.policy[0] > POLICY_AGE:
+            now = claims.server_now(self.store)
+            self.policy = current_policy(None, config, self.store, self.store.states(), now, keep_ledger=False)
+        now = claims.server_now(self.store)  # the database's clock: leases, due times and the next attempts
+        clock = time.monotonic()
+        expired = metrics.lease_expiries.inc if metrics is not None else None
+        limits = (self.lease, config.per_host_concurrency, config.host_gap)
+        held = claims.claim(self.store, name, now, self.batch, *limits, expired=expired)
+        for stray in [c for c in held if c.source not in self.wanted]:
+            claims.release(self.store, stray)
+        held = [c for c in held if c.source in self.wanted]
+        if metrics is not None:
+            metrics.claim_seconds.observe(time.monotonic() - clock)
+            metrics.claimed.inc(len(held))
+            metrics.in_flight.set(len(held))
+        return now, held
+
+    def store_all(self, now: datetime, held: list[claims.Claim]) -> None:
+        """Fetch the ``held`` sources through the host pool (``observe = fetch | parse``), ``decide | store``
+        each observation and release its lease, renewing the others' (:func:`_renew`); then wake the
+        delivery thread."""
+        from syndicator.poll import observe  # noqa: PLC0415 - a worker always fetches
+
+        assert self.policy is not None  # made by claim()
+        by_source = {claim.source: claim for claim in held}
+        states = self.store.states_of(by_source)
+        jobs = [observe.job_for(source, states.get(source)) for source in by_source]
+        pool: HostPool[observe.Job, Observation] = HostPool.for_config(self.config)
+        renewed = time.monotonic()
+        for observation in observe.observe_all(pool, self.fetcher, jobs, now, time.monotonic()):
+            source = observation.request.source
+            before = states.get(source) or SourceState(source, source)
+            observation, decision = decide_and_store(
+                self.store, before, observation, now, self.policy[1], self.fingerprints.get(source)
+            )
+            claims.release(self.store, by_source.pop(source))
+            if self.metrics is not None:
+                self.metrics.fetched(observation, decision)
+            self.stored += 1
+            if by_source and time.monotonic() - renewed >= self.lease / 4:
+                _renew(self.store, self.options.name, by_source, self.lease)
+                renewed = time.monotonic()
+        if self.loop is not None:
+            self.loop.wake()
+
+    def reconnect(self, error: StoreError, stopping: threading.Event) -> bool:
+        """Connect to the state again (:func:`_reconnect`); False when ``stopping`` was set meanwhile."""
+        fresh = _reconnect(self.config, self.store, error, self.options.name, stopping, self.health)
+        if fresh is None:
+            return False
+        self.store, self.policy = fresh, None
+        return True
+
+    def close(self) -> None:
+        """Stop the delivery thread (a POST under way is bounded by the timeout; unsent events wait in the
+        outbox) and close the state."""
+        if self.loop is not None:
+            self.loop.stop(timeout=self.config.timeout + 2)
         with suppress(Exception):  # closed already when a reconnection was stopped
-            store.close()
-    return stored
+            self.store.close()
+
+
+def _renew(store: Store, name: str, by_source: dict[str, claims.Claim], lease: float) -> None:
+    """Renew the leases of the sources still queued or being fetched. Called when a fetch ends and a
+    quarter lease has passed since the last renewal: fetches end within their deadline, and a lease
+    is at least twice that (the default; a shorter --lease is warned of), so the gap between two
+    renewals stays under a lease and no lease of a live worker ends."""
+    kept = claims.extend_all(store, by_source.values(), claims.server_now(store), lease)
+    lost = sorted(set(by_source) - set(kept))
+    if lost:
+        log.warning(
+            "worker %s: lost the lease on %d sources (%s...): the worker stalled longer than its lease; "
+            "another worker may fetch them too",
+            name,
+            len(lost),
+            lost[0],
+        )
+    by_source.update(kept)
 
 
 def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str, Any]]:
@@ -246,12 +273,7 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
             config.path,
         )
 
-    added = claims.register(
-        store._db,
-        [(url, host_key(url)) for url in sources],
-        prune=True,  # noqa: SLF001
-        withdrawn=withdrawn,
-    )
+    added = duequeue.register(store, [(url, host_key(url)) for url in sources], prune=True, withdrawn=withdrawn)
     if added:
         log.info("worker %s: registered %d new sources", name, added)
     return set(sources), schedule.site_fingerprints(config.sites)

@@ -3,37 +3,19 @@
 Seed 000: "A scheduler should claim due sources with a lease, allowing another
 worker to recover work if the first worker fails", and "apply concurrency
 and request-rate limits per host or registrable domain". A worker
-:func:`register` s its configured sources, :func:`claim` s a few due ones,
+registers its configured sources (:func:`duequeue.register`), :func:`claim` s a few due ones,
 fetches them, stores each observation (``Store.save``, which plans the next
 attempt) and :func:`release` s the lease; while its sources wait in its
 pool or are fetched, it renews their leases (:func:`extend_all`).
 A worker that is killed simply stops renewing: once its leases expire the
 next claim by anyone takes the sources over. :func:`held` lists the live
-leases (status, metrics). PostgreSQL only; the tables are pgstate's
-``WORKER_MIGRATIONS``:
+leases (status, metrics). Which sources are due, and in which order, is
+:mod:`duequeue`'s (its ``source_hosts`` table). PostgreSQL only; the tables
+are pgstate's ``WORKER_MIGRATIONS``:
 
 * ``leases (source, host, worker, claimed, expires)``: one row per source
   being fetched; a row whose ``expires`` is not after ``now`` is dead;
-* ``hosts (host, next_start)``: a host's earliest next claim (``host_gap``);
-* ``source_hosts (source, host, tier, due, held)``: the host key of each
-  registered source, and so the set of sources claims consider, and the
-  **due queue**: the source's tier (0 never attempted, 1 healthy, 2
-  failing), its ``next_attempt`` as a ``timestamptz`` (``-infinity`` when
-  never attempted) and the failure kind of a hold, kept from ``sources``
-  by a trigger (pgstate's ``syndicator_queue``) and indexed in claim order.
-  A table rather than columns of ``sources``, whose columns must stay
-  SQLite's: a state file carries ``SELECT *`` of ``sources`` from one
-  backend to the other, and the store's SQL stays the same on both.
-
-Due, and in which order, as :func:`schedule.due_sources` has it: a source
-is due when its ``next_attempt`` (ISO 8601 text, compared as
-``CAST(next_attempt AS timestamptz)``, never as text) is NULL or not after
-``now``, and it is not on hold (410 Gone; :func:`schedule.on_hold`: ``hold``
-set and its ``error_kind`` one that holds) unless the caller names it in
-``lifted`` (its sites.yaml entry changed: :func:`schedule.is_due` with the
-fingerprints). Never-attempted sources (no ``next_attempt``) come first,
-then healthy ones, then failing ones, each group most overdue first, then
-by URL.
+* ``hosts (host, next_start)``: a host's earliest next claim (``host_gap``).
 
 Exactness: the design choice
 ----------------------------
@@ -90,58 +72,37 @@ keep. One lock keeps the choice exact by construction.
 Times are aware datetimes, stored as ``timestamptz`` and returned in UTC.
 Exactness is relative to the ``now`` the callers pass, so they pass one
 clock: the worker passes the database server's (``clock_timestamp()``,
-:meth:`pgstate.Connection.now`, read at each claim and renewal), never its
+:func:`server_now`, read at each claim and renewal), never its
 own machine's. A worker whose clock ran five minutes fast once ended other
 workers' live leases as dead and found sources due early (issue 31).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from syndicator.errors import StoreError
-from syndicator.failures import KINDS
-from syndicator.state.store import GENERATION_KEY
+from syndicator.state.duequeue import DUE, HOLDING_KINDS, choose, transaction
+from syndicator.state.store import Store
 
-__all__ = ["CLAIM_LOCK", "LOCK_TIMEOUT", "Claim", "claim", "extend", "extend_all", "held", "register", "release"]
+__all__ = [
+    "CLAIM_LOCK",
+    "LOCK_TIMEOUT",
+    "Claim",
+    "claim",
+    "extend",
+    "extend_all",
+    "held",
+    "release",
+    "server_now",
+]
 
 #: The advisory lock key every claim takes (pgstate's schema lock is 7061; keys share one space per database).
 CLAIM_LOCK = 7062
 #: Seconds a claim waits for the claim lock before failing with StoreError (a claimer stuck mid-transaction).
 LOCK_TIMEOUT = 30.0
-#: The failure kinds that hold a source until its sites.yaml entry changes (schedule.on_hold).
-_HOLDING_KINDS = sorted(name for name, kind in KINDS.items() if kind.hold)
-
-#: A source's place in the due queue (``source_hosts``' tier, due, held) from its ``sources s`` row, as
-#: pgstate's trigger ``syndicator_queue`` keeps it: tier 0 never attempted, 1 healthy, 2 failing.
-_QUEUED = (
-    "CASE WHEN s.next_attempt IS NULL THEN 0 WHEN s.failures = 0 THEN 1 ELSE 2 END, "
-    "COALESCE(CAST(s.next_attempt AS timestamptz), '-infinity'), "
-    "CASE WHEN s.hold IS NOT NULL THEN COALESCE(s.error_kind, '') END"
-)
-#: Rows of the due queue read at a time.
-PAGE = 200
-#: One page of one tier of the due queue, in claim order (parameters: tier, now, hosts left out, holding kinds,
-#: lifted URLs, then with _AFTER the last (due, source) read, then the page size).
-_PAGE = """
-SELECT q.source, q.host, CAST(q.due AS text) FROM source_hosts q
-WHERE q.tier = ? AND q.due <= ? AND q.host <> ALL(CAST(? AS text[]))
-  AND (q.held IS NULL OR q.held <> ALL(CAST(? AS text[])) OR q.source = ANY(CAST(? AS text[])))
-  AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.source = q.source) {after}
-ORDER BY q.due, q.source
-LIMIT ?
-"""
-_AFTER = "AND (q.due, q.source) > (CAST(? AS timestamptz), ?)"
-#: Due at ``now`` (parameters: now, holding kinds, lifted URLs), over ``sources s``.
-_DUE = (
-    "(s.next_attempt IS NULL OR CAST(s.next_attempt AS timestamptz) <= ?) "
-    "AND NOT (s.hold IS NOT NULL AND COALESCE(s.error_kind, '') = ANY(CAST(? AS text[])) "
-    "AND s.url <> ALL(CAST(? AS text[])))"
-)
 
 
 @dataclass(frozen=True)
@@ -161,60 +122,8 @@ class Claim:
     expires: datetime
 
 
-def register(
-    db: Any, sources: Iterable[tuple[str, str]], *, prune: bool = False, withdrawn: Callable[[int], None] | None = None
-) -> int:
-    """Make every configured source one that claims consider, in one transaction.
-
-    A source without a ``sources`` row gets one (``fetch_url`` = its URL, never
-    attempted, so due at once); a stored source keeps its state. Each source's
-    host is recorded (updated when it changed). Idempotent. Run it after a
-    state file was restored into an empty database (``Store.load`` refuses a
-    database that already has sources).
-
-    Args:
-        db: a ``pgstate.Connection`` (``Store._db`` of a PostgreSQL state).
-        sources: (configured URL, host key of its fetch URL) pairs; for one URL
-            given twice the last host wins.
-        prune: also withdraw every other source from claims (its state is kept):
-            the worker's configuration is the whole set.
-        withdrawn: called with the number of sources ``prune`` withdrew, when there are some.
-    Returns:
-        how many ``sources`` rows were added (int).
-    Raises:
-        StoreError: the database failed.
-    """
-    hosts = dict(sources)
-    urls = sorted(hosts)  # one order for every worker: concurrent registrations do not deadlock
-    with _transaction(db):
-        added = db.execute(
-            "INSERT INTO sources (url, fetch_url) SELECT u, u FROM unnest(CAST(? AS text[])) AS t(u) "
-            "ON CONFLICT (url) DO NOTHING RETURNING url",
-            (urls,),
-        ).fetchall()
-        db.execute(
-            f"INSERT INTO source_hosts (source, host, tier, due, held) "  # noqa: S608 - constants
-            f"SELECT t.u, t.h, {_QUEUED} "
-            "FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(u, h) JOIN sources s ON s.url = t.u "
-            "ON CONFLICT (source) DO UPDATE SET host = excluded.host "
-            "WHERE source_hosts.host <> excluded.host",
-            (urls, [hosts[url] for url in urls]),
-        )
-        if prune:
-            gone = db.execute("DELETE FROM source_hosts WHERE source <> ALL(CAST(? AS text[]))", (urls,)).rowcount
-            if gone and withdrawn is not None:
-                withdrawn(gone)
-        if added:  # a new row is a write of the state (Store.generation)
-            db.execute(
-                "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) "
-                "DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)",
-                (GENERATION_KEY,),
-            )
-    return len(added)
-
-
 def claim(
-    db: Any,
+    store: Store,
     worker: str,
     now: datetime,
     limit: int,
@@ -227,9 +136,9 @@ def claim(
     """Claim up to ``limit`` due sources for ``worker``, in one transaction (see the module docstring).
 
     Args:
-        db: a ``pgstate.Connection``.
+        store: a PostgreSQL state (:meth:`Store.connect`).
         worker: the claimer's name, unique among live workers (host, pid, a random part).
-        now: the database server's clock (:meth:`pgstate.Connection.now`), an aware datetime.
+        now: the database server's clock (:func:`server_now`), an aware datetime.
         limit: most sources to claim; 0 or less claims none.
         lease_seconds: how long the leases last (> 0).
         per_host: most lease rows of one host across all workers (>= 1).
@@ -249,37 +158,18 @@ def claim(
         )
     if limit <= 0:
         return []
-    expires = now + timedelta(seconds=lease_seconds)
+    db = store._db
     lifted = sorted(set(lifted))
-    with _transaction(db):
+    with transaction(db):
         db.execute(f"SET LOCAL lock_timeout = {int(LOCK_TIMEOUT * 1000)}")
         db.execute("SELECT pg_advisory_xact_lock(?)", (CLAIM_LOCK,))
         ended = db.execute("DELETE FROM leases WHERE expires <= ?", (now,)).rowcount
         if expired is not None and ended:
             expired(ended)
-        chosen = _choose(db, now, limit, per_host, 1 if host_gap > 0 else per_host, lifted)
+        chosen = choose(db, now, limit, per_host, 1 if host_gap > 0 else per_host, lifted)
         if not chosen:
             return []
-        host_of = dict(chosen)
-        locked = {
-            row[0]
-            for row in db.execute(
-                f"SELECT s.url FROM sources s WHERE s.url = ANY(CAST(? AS text[])) AND {_DUE} "  # noqa: S608 - constants
-                "FOR UPDATE SKIP LOCKED",
-                (list(host_of), now, _HOLDING_KINDS, lifted),
-            )
-        }
-        urls = [url for url, _host in chosen if url in locked]
-        inserted = {
-            row[0]
-            for row in db.execute(
-                "INSERT INTO leases (source, host, worker, claimed, expires) "
-                "SELECT u, h, ?, ?, ? FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(u, h) "
-                "ON CONFLICT (source) DO NOTHING RETURNING source",
-                (worker, now, expires, urls, [host_of[url] for url in urls]),
-            )
-        }
-        claims = [Claim(url, host_of[url], worker, expires) for url in urls if url in inserted]
+        claims = _lease(db, worker, chosen, now, now + timedelta(seconds=lease_seconds), lifted)
         if host_gap > 0 and claims:
             db.execute(
                 "INSERT INTO hosts (host, next_start) SELECT h, ? FROM unnest(CAST(? AS text[])) AS t(h) "
@@ -290,7 +180,35 @@ def claim(
     return claims
 
 
-def release(db: Any, claim: Claim) -> bool:
+def _lease(
+    db: Any, worker: str, chosen: list[tuple[str, str]], now: datetime, expires: datetime, lifted: list[str]
+) -> list[Claim]:
+    """Steps 3 and 4 of a claim (the module docstring): lock the ``sources`` rows of the ``chosen``
+    (source, host) pairs still due, skipping those another transaction is writing, and insert their
+    leases, held by ``worker`` until ``expires``; returns the claims made, in the order of ``chosen``."""
+    host_of = dict(chosen)
+    locked = {
+        row[0]
+        for row in db.execute(
+            f"SELECT s.url FROM sources s WHERE s.url = ANY(CAST(? AS text[])) AND {DUE} "  # noqa: S608 - constants
+            "FOR UPDATE SKIP LOCKED",
+            (list(host_of), now, HOLDING_KINDS, lifted),
+        )
+    }
+    urls = [url for url, _host in chosen if url in locked]
+    inserted = {
+        row[0]
+        for row in db.execute(
+            "INSERT INTO leases (source, host, worker, claimed, expires) "
+            "SELECT u, h, ?, ?, ? FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS t(u, h) "
+            "ON CONFLICT (source) DO NOTHING RETURNING source",
+            (worker, now, expires, urls, [host_of[url] for url in urls]),
+        )
+    }
+    return [Claim(url, host_of[url], worker, expires) for url in urls if url in inserted]
+
+
+def release(store: Store, claim: Claim) -> bool:
     """End a lease once its observation was stored, if ``claim.worker`` still holds it.
 
     Returns:
@@ -299,13 +217,13 @@ def release(db: Any, claim: Claim) -> bool:
     Raises:
         StoreError: the database failed.
     """
-    rows = db.execute(
+    rows = store._db.execute(
         "DELETE FROM leases WHERE source = ? AND worker = ? RETURNING source", (claim.source, claim.worker)
     ).fetchall()
     return bool(rows)
 
 
-def extend(db: Any, claim: Claim, now: datetime, lease_seconds: float) -> Claim | None:
+def extend(store: Store, claim: Claim, now: datetime, lease_seconds: float) -> Claim | None:
     """Renew a lease still held (a long fetch) to expire ``lease_seconds`` after ``now``.
 
     Returns:
@@ -315,10 +233,10 @@ def extend(db: Any, claim: Claim, now: datetime, lease_seconds: float) -> Claim 
         ValueError: a naive ``now`` or ``lease_seconds`` <= 0.
         StoreError: the database failed.
     """
-    return extend_all(db, [claim], now, lease_seconds).get(claim.source)
+    return extend_all(store, [claim], now, lease_seconds).get(claim.source)
 
 
-def extend_all(db: Any, held: Iterable[Claim], now: datetime, lease_seconds: float) -> dict[str, Claim]:
+def extend_all(store: Store, held: Iterable[Claim], now: datetime, lease_seconds: float) -> dict[str, Claim]:
     """Renew, in one statement, every lease of ``held`` still held and live, to expire ``lease_seconds``
     after ``now`` (a worker's sources still queued or fetching).
 
@@ -337,7 +255,7 @@ def extend_all(db: Any, held: Iterable[Claim], now: datetime, lease_seconds: flo
     expires = now + timedelta(seconds=lease_seconds)
     renewed: dict[str, Claim] = {}
     for worker, sources in by_worker.items():
-        rows = db.execute(
+        rows = store._db.execute(
             "UPDATE leases SET expires = ? WHERE worker = ? AND source = ANY(CAST(? AS text[])) "
             "AND expires > ? RETURNING source, host",
             (expires, worker, sources, now),
@@ -346,66 +264,22 @@ def extend_all(db: Any, held: Iterable[Claim], now: datetime, lease_seconds: flo
     return renewed
 
 
-def held(db: Any, now: datetime) -> dict[str, Claim]:
+def held(store: Store, now: datetime) -> dict[str, Claim]:
     """The live leases at ``now``: {source: Claim}, for status and metrics."""
-    rows = db.execute(
+    rows = store._db.execute(
         "SELECT source, host, worker, expires FROM leases WHERE expires > ? ORDER BY source", (_utc(now),)
     )
     return {source: Claim(source, host, worker, expires.astimezone(UTC)) for source, host, worker, expires in rows}
 
 
-def _choose(db: Any, now: datetime, limit: int, per_host: int, cap: int, lifted: list[str]) -> list[tuple[str, str]]:
-    """The (source, host) pairs to claim: the head of the due queue, tier by tier, as hosts have room.
-
-    A host has room for ``per_host`` minus its lease rows, and for at most
-    ``cap`` in this call. A host without room, or whose ``next_start`` is
-    after ``now``, is left out by the query itself, so the pages read never
-    fill with the sources of a host that cannot take one.
-    """
-    room = {host: per_host - count for host, count in db.execute("SELECT host, COUNT(*) FROM leases GROUP BY host")}
-    paced = {row[0] for row in db.execute("SELECT host FROM hosts WHERE next_start > ?", (now,))}
-    taken: dict[str, int] = {}
-    chosen: list[tuple[str, str]] = []
-    for tier in (0, 1, 2):
-        after: tuple[str, str] | None = None
-        while True:
-            out = sorted(
-                paced
-                | {host for host, left in room.items() if left <= 0}
-                | {host for host, count in taken.items() if count >= cap}
-            )
-            rows = db.execute(
-                _PAGE.format(after="" if after is None else _AFTER),
-                (tier, now, out, _HOLDING_KINDS, lifted, *(after or ()), PAGE),
-            ).fetchall()
-            for source, host, _due in rows:
-                if host in out or room.get(host, per_host) <= 0 or taken.get(host, 0) >= cap:
-                    continue
-                chosen.append((source, host))
-                room[host] = room.get(host, per_host) - 1
-                taken[host] = taken.get(host, 0) + 1
-                if len(chosen) == limit:
-                    return chosen
-            if len(rows) < PAGE:
-                break
-            after = (rows[-1][2], rows[-1][0])
-    return chosen
+def server_now(store: Store) -> datetime:
+    """The database server's clock (aware UTC; ``clock_timestamp()``, :meth:`pgstate.Connection.now`), read
+    at each call: the ``now`` of every claim, renewal and stored time of the workers sharing ``store``."""
+    moment: datetime = store._db.now()
+    return moment
 
 
 def _utc(moment: datetime) -> datetime:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError(f"{moment.isoformat()}: a naive time; pass an aware UTC datetime")
     return moment.astimezone(UTC)
-
-
-@contextmanager
-def _transaction(db: Any) -> Iterator[None]:
-    """BEGIN ... COMMIT on the autocommit connection, ROLLBACK on any exception (a return inside commits)."""
-    db.execute("BEGIN")
-    try:
-        yield
-    except BaseException:
-        with suppress(StoreError):  # the connection may be gone: the first error is the one to see
-            db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")

@@ -139,7 +139,7 @@ WORKER_MIGRATIONS: dict[int, str] = {
     CREATE INDEX IF NOT EXISTS leases_host ON leases (host);
     CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, next_start TIMESTAMPTZ)
     """,
-    # The due queue claims walk (claims._PAGE): each source's tier, due time and hold kept beside its host,
+    # The due queue claims walk (duequeue._PAGE): each source's tier, due time and hold kept beside its host,
     # in the order claims take them, by a trigger on ``sources`` (so the store's SQL stays portable), and
     # indexed: a claim reads the head of the queue instead of casting and sorting every due source.
     2: """
