@@ -28,7 +28,7 @@ from syndicator.errors import ConfigError
 from syndicator.model import Entry, SourceState
 from syndicator.push import deliveries
 from syndicator.push.deliveries import ATTEMPTS, deliver_due, make_session
-from syndicator.state import statefile
+from syndicator.state import outbox, statefile
 from syndicator.state.store import SCHEMA_VERSION, TABLES, Store
 
 from .conftest import NOW, NOW_ISO, build, post, rss, write_config
@@ -506,8 +506,8 @@ def test_prune_deletes_old_events_no_destination_waits_for_and_keeps_dead_letter
                 deliver_due(store, config, written + timedelta(days=attempt), session, 10)
         finally:
             session.close()
-        assert deliveries.totals(store, [a.url, b.url]) == {"pending": 0, "delivered": 1, "dead": 1}
-        assert deliveries.totals(store, [a.url]) == {"pending": 0, "delivered": 1, "dead": 0}  # b removed
+        assert outbox.totals(store, [a.url, b.url]) == {"pending": 0, "delivered": 1, "dead": 1}
+        assert outbox.totals(store, [a.url]) == {"pending": 0, "delivered": 1, "dead": 0}  # b removed
         only_a = replace(config, deliveries=config.deliveries[:1])
         assert deliveries.prune(store, config, written + timedelta(days=6)) == 0  # too young
         assert deliveries.prune(store, config, written + timedelta(days=29)) == 0  # b's dead letter is kept

@@ -67,7 +67,7 @@ def delivery_totals(config: Config) -> dict[str, int] | None:
     if store is None:
         return None
     try:
-        from syndicator.push.deliveries import totals  # noqa: PLC0415 - a planet without deliveries never loads it
+        from syndicator.state.outbox import totals  # noqa: PLC0415 - a planet without deliveries never loads it
 
         return totals(store, [d.url for d in config.deliveries])
     finally:

@@ -35,7 +35,8 @@ again after the lease.
 :func:`prune` keeps the outbox from growing without end: an event is
 deleted :data:`KEEP_DELIVERED` after it was written once no configured
 destination still waits for it, and a dead letter is kept
-:data:`KEEP_DEAD` for ``status`` to show.
+:data:`KEEP_DEAD` for ``status`` to show. The SQL that reads and writes the
+outbox is :mod:`state.outbox`'s; the rules above are this module's.
 """
 
 from __future__ import annotations
@@ -47,19 +48,19 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from syndicator.errors import StoreError
 from syndicator.fetch.deadline import DEADLINES
 from syndicator.fetch.http import DeadlineAdapter
 from syndicator.model import Config
-from syndicator.state import pgstate
-from syndicator.state.store import Store, outbox_time
+from syndicator.state import outbox
+from syndicator.state.store import Store
 
 __all__ = [
     "ATTEMPTS",
@@ -73,7 +74,6 @@ __all__ = [
     "make_session",
     "prune",
     "signature",
-    "totals",
 ]
 
 log = logging.getLogger("syndicator")
@@ -199,7 +199,7 @@ class _Sender:
     """
 
     def __init__(self, store: Store, config: Config, session: Any, done: Callable[[], None] = lambda: None) -> None:
-        self.db = store._db  # noqa: SLF001 - the outbox's SQL lives here, the tables in store.py
+        self.store = store
         self.config = config
         self.session = session
         self.secrets = {d.url: d.secret for d in config.deliveries}
@@ -211,22 +211,14 @@ class _Sender:
     def read(self, now: datetime, url: str | None = None) -> None:
         """Read the due deliveries (at most :data:`BATCH`) of ``url``, or of every destination, oldest first."""
         for each in [url] if url is not None else list(self.queues):
-            self.queues[each].extend(
-                self.db.execute(
-                    "SELECT d.outbox_id, d.url, d.attempts, d.next_try, o.source, o.entry_id, o.version, o.payload "
-                    "FROM deliveries d JOIN outbox o ON o.id = d.outbox_id "
-                    "WHERE d.state = 'pending' AND d.url = ? AND d.next_try <= ? "
-                    "ORDER BY d.next_try, d.outbox_id LIMIT ?",
-                    (each, outbox_time(now), BATCH),
-                ).fetchall()
-            )
+            self.queues[each].extend(outbox.due(self.store, each, now, BATCH))
 
     def start(self, now: datetime, refill: bool) -> None:
         """Start the next due POST of each destination that has none under way (``refill``: read its due
         deliveries again when none is left). Before its POST a delivery is claimed by moving its next
         try a lease ahead (a compare-and-set): another loop sharing the state leaves it alone."""
         busy = {row[1] for row in self.running.values()}
-        lease = outbox_time(now + timedelta(seconds=max(60.0, 4 * self.config.timeout)))
+        lease = now + timedelta(seconds=max(60.0, 4 * self.config.timeout))
         for url, queue in self.queues.items():
             if url in busy:
                 continue
@@ -235,12 +227,7 @@ class _Sender:
             while queue:
                 row = queue.popleft()
                 outbox_id, _, _, next_try, source, entry_id, version, payload = row
-                claimed = self.db.execute(
-                    "UPDATE deliveries SET next_try = ? WHERE outbox_id = ? AND url = ? "
-                    "AND state = 'pending' AND next_try = ?",
-                    (lease, outbox_id, url, next_try),
-                )
-                if claimed.rowcount != 1:
+                if not outbox.take(self.store, outbox_id, url, next_try, lease):
                     continue  # another loop took it
                 body = str(payload).encode()
                 future = self._pool.submit(
@@ -262,37 +249,26 @@ class _Sender:
     def collect(self, now: datetime, counts: DeliveryCounts) -> None:
         """Record the outcome of each POST that ended, in its own transaction (:func:`_record`)."""
         for future in [future for future in self.running if future.done()]:
-            _record(self.db, self.running.pop(future), future.result(), now, counts)
+            _record(self.store, self.running.pop(future), future.result(), now, counts)
 
     def close(self, wait_for_posts: bool = True) -> None:
         """Let the threads go (after the POSTs under way, each bounded by the timeout, if ``wait_for_posts``)."""
         self._pool.shutdown(wait=wait_for_posts)
 
 
-def _record(db: Any, row: tuple[Any, ...], error: str | None, now: datetime, counts: DeliveryCounts) -> None:
+def _record(store: Store, row: tuple[Any, ...], error: str | None, now: datetime, counts: DeliveryCounts) -> None:
     """Record the outcome of one POST (``error`` None: a 2xx) in its own transaction, and count it."""
     outbox_id, url, attempts, _, _, entry_id, _, _ = row
     tried = attempts + 1
     if error is None:
-        db.execute(
-            "UPDATE deliveries SET state = 'delivered', attempts = ?, delivered_at = ?, last_error = NULL "
-            "WHERE outbox_id = ? AND url = ?",
-            (tried, outbox_time(now), outbox_id, url),
-        )
+        outbox.delivered(store, outbox_id, url, tried, now)
         counts.delivered += 1
     elif tried >= ATTEMPTS:
-        db.execute(
-            "UPDATE deliveries SET state = 'dead', attempts = ?, last_error = ? WHERE outbox_id = ? AND url = ?",
-            (tried, error, outbox_id, url),
-        )
+        outbox.dead(store, outbox_id, url, tried, error)
         counts.dead += 1
         log.warning("delivery to %s of %s gave up after %d attempts: %s", url, entry_id, tried, error)
     else:
-        retry = outbox_time(now + timedelta(seconds=backoff(tried)))
-        db.execute(
-            "UPDATE deliveries SET attempts = ?, next_try = ?, last_error = ? WHERE outbox_id = ? AND url = ?",
-            (tried, retry, error, outbox_id, url),
-        )
+        retry = outbox.retry(store, outbox_id, url, tried, now + timedelta(seconds=backoff(tried)), error)
         counts.retrying += 1
         log.info("delivery to %s of %s failed (%s); tried again at %s", url, entry_id, error, retry)
 
@@ -321,20 +297,6 @@ def _post(session: Any, url: str, body: bytes, headers: dict[str, str], timeout:
         DEADLINES.stop(budget)
 
 
-def totals(store: Store, urls: Sequence[str]) -> dict[str, int]:
-    """The deliveries to the destinations ``urls`` in each state: {"pending": n, "delivered": n, "dead": n}
-    (0 for none). Those of a destination no longer listed are left out: they are never tried again."""
-    found = {"pending": 0, "delivered": 0, "dead": 0}
-    if urls:
-        rows = store._db.execute(  # noqa: SLF001
-            f"SELECT state, COUNT(*) FROM deliveries WHERE url IN ({', '.join('?' * len(urls))}) "  # noqa: S608
-            "GROUP BY state",
-            tuple(urls),
-        )
-        found.update((str(state), int(count)) for state, count in rows)
-    return found
-
-
 def prune(store: Store, config: Config, now: datetime) -> int:
     """Delete the events no configured destination waits for any more, with their deliveries.
 
@@ -347,24 +309,11 @@ def prune(store: Store, config: Config, now: datetime) -> int:
     Raises:
         StoreError: the state cannot be written.
     """
-    urls = [d.url for d in config.deliveries] or [""]  # no destination: nothing holds an event
-    db = store._db  # noqa: SLF001 - the outbox's SQL lives here, the tables in store.py
-    deleted = db.execute(
-        "DELETE FROM outbox WHERE id IN (SELECT o.id FROM outbox o WHERE o.created < ? AND NOT EXISTS "  # noqa: S608
-        f"(SELECT 1 FROM deliveries d WHERE d.outbox_id = o.id AND d.url IN ({', '.join('?' * len(urls))}) "
-        "AND (d.state = 'pending' OR (d.state = 'dead' AND o.created > ?))))",
-        (outbox_time(now - KEEP_DELIVERED), *urls, outbox_time(now - KEEP_DEAD)),
-    ).rowcount
+    urls = [d.url for d in config.deliveries]
+    deleted = outbox.prune(store, urls, now - KEEP_DELIVERED, now - KEEP_DEAD)
     if deleted:
         log.info("deliveries: %d events older than %d days deleted from the outbox", deleted, KEEP_DELIVERED.days)
-    return int(deleted or 0)
-
-
-def _now(store: Store) -> datetime:
-    """The clock of the delivery thread (aware UTC): a PostgreSQL state's server clock (the one clock
-    of every loop sharing it: due times and delivery leases), else this machine's."""
-    db = store._db  # noqa: SLF001
-    return db.now() if isinstance(db, pgstate.Connection) else datetime.now(UTC)
+    return deleted
 
 
 class DeliveryLoop:
@@ -377,7 +326,7 @@ class DeliveryLoop:
     a byte at a time, holds only its own destination, for at most ``timeout`` seconds a POST).
 
     ``clock`` (aware UTC datetimes) says what is due and stamps what is recorded; by default a
-    PostgreSQL state's server clock, else this machine's (:func:`_now`).
+    PostgreSQL state's server clock, else this machine's (:func:`outbox.clock`).
     """
 
     def __init__(self, config: Config, clock: Callable[[], datetime] | None = None) -> None:
@@ -418,7 +367,7 @@ class DeliveryLoop:
                     if store is None or sender is None:
                         store = Store.open_second(self.config.cache, self.config.state)
                         sender = _Sender(store, self.config, session, self._wake.set)
-                    now = self._clock() if self._clock is not None else _now(store)
+                    now = self._clock() if self._clock is not None else outbox.clock(store)
                     sender.collect(now, DeliveryCounts())
                     sender.start(now, refill=True)
                     if time.monotonic() - pruned >= PRUNE_EVERY:
@@ -437,7 +386,7 @@ class DeliveryLoop:
             if store is not None and sender is not None:  # the POSTs under way end within the timeout
                 wait(list(sender.running), timeout=self.config.timeout + 1)
                 with suppress(StoreError):
-                    sender.collect(self._clock() if self._clock is not None else _now(store), DeliveryCounts())
+                    sender.collect(self._clock() if self._clock is not None else outbox.clock(store), DeliveryCounts())
         finally:
             if sender is not None:
                 sender.close(wait_for_posts=False)
