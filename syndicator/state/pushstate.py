@@ -23,6 +23,7 @@ threads, each write a few rows, and must never wait for a poll's
 transaction; the secrets stay out of the state a planet publishes
 (:mod:`statefile`); and ``syndicator build`` never opens it.
 
+The tables' definitions and their migrations are :mod:`pushschema`'s.
 Every method is safe to call from any thread (one connection, one lock).
 Times are UTC datetimes, stored as ISO 8601 text.
 """
@@ -40,68 +41,14 @@ from pathlib import Path
 from typing import Any
 
 from syndicator.errors import StoreError
-from syndicator.state import cachefiles
+from syndicator.state import cachefiles, pushschema
 
 DATABASE = "push.sqlite"
-SCHEMA_VERSION = 2
 #: Seconds a write waits for another writer of the file (the serve loop, a callback thread).
 BUSY_TIMEOUT = 10.0
 #: Processed notifications kept (newest first) for status and replay; older ones are deleted.
 KEEP_PROCESSED = 1000
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS subscriptions (
-    source TEXT PRIMARY KEY,
-    topic TEXT NOT NULL,
-    hub TEXT NOT NULL,
-    hubs TEXT NOT NULL,
-    token TEXT NOT NULL UNIQUE,
-    secret TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    state TEXT NOT NULL,
-    requested TEXT,
-    verified TEXT,
-    lease_seconds INTEGER,
-    lease_expires TEXT,
-    next_action TEXT,
-    failures INTEGER NOT NULL DEFAULT 0,
-    error TEXT,
-    last_notification TEXT,
-    last_push TEXT,
-    missed INTEGER NOT NULL DEFAULT 0,
-    notifications INTEGER NOT NULL DEFAULT 0,
-    rejected INTEGER NOT NULL DEFAULT 0,
-    duplicates INTEGER NOT NULL DEFAULT 0,
-    replays INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS notifications (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    token TEXT NOT NULL,
-    received TEXT NOT NULL,
-    content_type TEXT NOT NULL,
-    body BLOB NOT NULL,
-    processed TEXT,
-    verdict TEXT,
-    body_hash TEXT
-);
-CREATE INDEX IF NOT EXISTS notifications_pending ON notifications (processed, id);
-CREATE TABLE IF NOT EXISTS examined (
-    source TEXT PRIMARY KEY,
-    hubs TEXT NOT NULL,
-    topic TEXT,
-    at TEXT NOT NULL
-)
-"""
-#: Columns added since version 1, by version: {version: [(table, column definition)]}; a file of an older
-#: version gets them (``ALTER TABLE ... ADD COLUMN``) when it is opened.
-_ADDED = {
-    2: [
-        ("subscriptions", "duplicates INTEGER NOT NULL DEFAULT 0"),
-        ("subscriptions", "replays INTEGER NOT NULL DEFAULT 0"),
-        ("notifications", "body_hash TEXT"),
-    ]
-}
 _TIMES = {"requested", "verified", "lease_expires", "next_action", "last_notification", "last_push"}
 
 
@@ -215,14 +162,7 @@ class PushState:
             db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")  # an acknowledged notification survives a power cut
-            db.executescript(_SCHEMA)
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is not None and int(row[0]) > SCHEMA_VERSION:
-                raise StoreError(
-                    f"{path}: schema version {row[0]} is newer than this syndicator understands "
-                    f"({SCHEMA_VERSION}); upgrade syndicator"
-                )
-            _migrate(db, int(row[0]) if row is not None else SCHEMA_VERSION)
+            pushschema.prepare(db, path)
         except sqlite3.Error as e:
             raise StoreError(f"{path}: not a usable push database ({e}); move it aside to start afresh") from e
         return cls(db, path)
@@ -409,16 +349,6 @@ def open_readonly(cache: Path) -> PushState | None:
     except sqlite3.Error as e:
         raise StoreError(f"{path}: not a usable push database ({e})") from e
     return PushState(db, path)
-
-
-def _migrate(db: sqlite3.Connection, version: int) -> None:
-    """Bring a file of schema ``version`` to :data:`SCHEMA_VERSION` (the tables exist: ``_SCHEMA`` ran)."""
-    for added in range(version + 1, SCHEMA_VERSION + 1):
-        for table, column in _ADDED.get(added, []):
-            present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-            if column.split()[0] not in present:
-                db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
-    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
 
 def _to_db(name: str, value: Any) -> Any:
