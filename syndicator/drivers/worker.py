@@ -2,7 +2,8 @@
 
 Each turn a worker claims due sources with leases (:mod:`claims`: never
 one source twice at once, ``per_host_concurrency`` and ``host_gap`` held
-across every worker), runs them through the build's pool
+across every worker; the sources it registered, in :mod:`duequeue`'s
+order), runs them through the build's pool
 (``observe = fetch | parse``), and for each observation ``decide | store``
 in one transaction, then releases its lease. A worker killed at any
 moment (``kill -9`` included) loses nothing: what it stored is committed,
@@ -139,7 +140,9 @@ class _Worker:
         StoreError: the database failed.
     """
 
-    def __init__(self, config: Config, options: WorkerOptions, metrics: Metrics | None, health: WorkerHealth | None):
+    def __init__(
+        self, config: Config, options: WorkerOptions, metrics: Metrics | None, health: WorkerHealth | None
+    ) -> None:
         from syndicator.fetch.http import Fetcher  # noqa: PLC0415 - a worker always fetches
 
         self.config, self.options, self.metrics, self.health = config, options, metrics, health
