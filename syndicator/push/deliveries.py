@@ -59,7 +59,8 @@ from syndicator.fetch.deadline import DEADLINES
 from syndicator.fetch.http import DeadlineAdapter
 from syndicator.model import Config
 from syndicator.state import pgstate
-from syndicator.state.store import Store, outbox_time
+from syndicator.state.entries import outbox_time
+from syndicator.state.store import Store
 
 __all__ = [
     "ATTEMPTS",
