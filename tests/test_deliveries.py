@@ -29,7 +29,8 @@ from syndicator.model import Entry, SourceState
 from syndicator.push import deliveries
 from syndicator.push.deliveries import ATTEMPTS, deliver_due, make_session
 from syndicator.state import outbox, statefile
-from syndicator.state.store import SCHEMA_VERSION, TABLES, Store
+from syndicator.state.schema import SCHEMA_VERSION
+from syndicator.state.store import TABLES, Store
 
 from .conftest import NOW, NOW_ISO, build, post, rss, write_config
 from .postgres import pg_database, postgres_url  # noqa: F401

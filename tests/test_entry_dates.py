@@ -150,11 +150,12 @@ def test_an_older_cache_learns_first_dates_from_its_snapshot(tmp_path: Path) -> 
     import sqlite3
 
     from syndicator.model import SourceState
-    from syndicator.state.store import _MIGRATIONS, Store
+    from syndicator.state.schema import MIGRATIONS
+    from syndicator.state.store import Store
 
     db = sqlite3.connect(tmp_path / "state.sqlite")
     for version in range(1, 5):
-        db.executescript(_MIGRATIONS[version])
+        db.executescript(MIGRATIONS[version])
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.execute("INSERT INTO meta VALUES ('schema_version', '4')")
     db.execute("INSERT INTO sources (url, fetch_url) VALUES (?, ?)", (URL, URL))

@@ -195,10 +195,10 @@ def test_non_uri_ids_are_not_matched_across_sites() -> None:
 def test_a_version_1_state_database_is_migrated(tmp_path: Path) -> None:
     import sqlite3
 
-    from syndicator.state.store import _MIGRATIONS
+    from syndicator.state.schema import MIGRATIONS
 
     db = sqlite3.connect(tmp_path / "state.sqlite")
-    db.executescript(_MIGRATIONS[1])
+    db.executescript(MIGRATIONS[1])
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
     db.execute(

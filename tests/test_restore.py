@@ -13,7 +13,8 @@ import yaml
 from pytest_httpserver import HTTPServer
 
 from syndicator.state import statefile
-from syndicator.state.store import SCHEMA_VERSION, TABLES, Store
+from syndicator.state.schema import SCHEMA_VERSION
+from syndicator.state.store import TABLES, Store
 
 from .conftest import ATOM, NOW, build, post, rss, write_config
 

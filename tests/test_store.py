@@ -20,7 +20,8 @@ from werkzeug import Request, Response
 from syndicator.errors import CacheLockedError, StoreError
 from syndicator.model import Check, Entry, Site, SourceState
 from syndicator.site.selection import select_entries
-from syndicator.state.store import DATABASE, SCHEMA_VERSION, Store
+from syndicator.state.schema import SCHEMA_VERSION
+from syndicator.state.store import DATABASE, Store
 
 from .conftest import ATOM, NOW, NOW_ISO, atom_entries, build, post, rss, write_config
 

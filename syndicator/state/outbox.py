@@ -10,7 +10,7 @@ before its POST (:func:`take`), record its outcome (:func:`delivered`,
 events no destination waits for (:func:`prune`). It decides nothing: what
 is due when, the retries and how long events are kept are the loop's.
 
-Times are aware datetimes, stored as :func:`store.outbox_time` text (UTC,
+Times are aware datetimes, stored as :func:`entries.outbox_time` text (UTC,
 fixed width, so text order is time order). Each call is one statement, its
 own transaction. Raises StoreError when the state cannot be read or written.
 """
@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from syndicator.state import pgstate
-from syndicator.state.store import Store, outbox_time
+from syndicator.state.entries import outbox_time
+from syndicator.state.store import Store
 
 __all__ = ["clock", "dead", "delivered", "due", "prune", "retry", "take", "totals"]
 

@@ -11,7 +11,7 @@ build's hot path). For PostgreSQL, :class:`Connection` stands in for
 * ``BEGIN IMMEDIATE`` becomes ``BEGIN`` (PostgreSQL locks rows, not the file).
 
 The schema (:data:`SCHEMA`) is the SQLite schema at
-:data:`store.SCHEMA_VERSION` created at once; later versions add their
+:data:`schema.SCHEMA_VERSION` 7 created at once; later versions add their
 migration to both (:data:`MIGRATIONS`). That version number is the store's,
 shared by both backends: it means the same ``sources``, ``entries``,
 ``seen`` and ``aliases`` tables in SQLite and here.
@@ -55,7 +55,7 @@ __all__ = [
     "shown",
 ]
 
-#: The state's tables at schema version 7 (store.SCHEMA_VERSION), as SQLite has them after its migrations.
+#: The state's tables at schema version 7 (schema.SCHEMA_VERSION 7), as SQLite has them after its migrations.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources (
@@ -113,7 +113,7 @@ CREATE TABLE IF NOT EXISTS aliases (
 #: The schema version :data:`SCHEMA` creates, and the migrations after it: {version: statements}.
 SCHEMA_VERSION = 7
 MIGRATIONS: dict[int, str] = {
-    # The deliveries' outbox (store.SCHEMA_VERSION 8, the same tables as SQLite's; see schema.OUTBOX_TABLES).
+    # The deliveries' outbox (schema.SCHEMA_VERSION 8, the same tables as SQLite's; see schema.OUTBOX_TABLES).
     8: OUTBOX_TABLES.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY").replace(
         "outbox_id INTEGER", "outbox_id BIGINT"
     ),

@@ -19,7 +19,7 @@ site that happens to be down keeps its last good copy.
 
 Format: gzip'd JSON lines. The first line is a header,
 ``{"format": "syndicator-state", "version": 1, "schema": N, "planet": LINK,
-"written": ISO}`` (``schema``: :data:`store.SCHEMA_VERSION`; ``planet``:
+"written": ISO}`` (``schema``: :data:`schema.SCHEMA_VERSION`; ``planet``:
 the planet's ``link``); then, for each table, a line ``{"table": NAME,
 "columns": [...], "rows": COUNT}`` and one JSON array per row. A file of
 another format version, schema or planet is not loaded; schema 7 is read
@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from syndicator.errors import StoreError
-from syndicator.state.store import SCHEMA_VERSION, TABLES, Store
+from syndicator.state.schema import SCHEMA_VERSION
+from syndicator.state.store import TABLES, Store
 
 #: The file's name in the published folder.
 NAME = "syndicator-state.json.gz"

@@ -1,0 +1,204 @@
+"""What a new snapshot means against what is known of its source: the pure rules of a save.
+
+:meth:`state.store.Store.save` reads what the store knows of the entries
+being saved (a :class:`Known`: the seen ids with their first date and content
+hash, the recorded aliases, whether the source has any history), calls
+:func:`intents` inside its transaction, and writes the :class:`Intents` it
+returns. The rules are here, as plain functions on values (no SQL, no clock):
+
+* aliases (:func:`resolve`): an entry whose id is new but one of whose alias
+  keys (identity.alias_keys, or an id a publisher switched to) names a seen
+  entry is stored under that entry's id; the first id wins;
+* first dates (:func:`keep_first_date`): a seen entry whose only date moved
+  forward keeps its first date (README, "Edits");
+* new vs changed (:func:`intents`): an unseen id is new; a seen id whose
+  content hash differs is changed (an edit, updated in place);
+* the baseline: a source's first snapshot is not news, so it has no events;
+* events: one per new or changed entry, when the planet has deliveries.
+
+It does not read or write the database, nor build the outbox's payload (the
+store writes each :class:`Event` as its row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from syndicator.model import Entry, content_hash
+
+__all__ = ["Event", "Intents", "Known", "Seen", "intents", "keep_first_date", "lookups", "resolve"]
+
+#: The alias key kinds whose value is a URL without its scheme (seen ids may hold it under either).
+_URL_KEYS = ("uri", "link")
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the store knows of a source, for the ids and alias keys of the entries being saved.
+
+    Attributes:
+        seen: {entry id: (first date as ISO 8601 text or None, content hash or None)}.
+        aliases: {alias key: the seen entry id it names}.
+        has_history: the source has a seen entry (any, not only these): False for its first snapshot.
+    """
+
+    seen: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    has_history: bool = True
+
+    def alias(self, key: str) -> str | None:
+        """The seen id an alias key names: recorded, or for a URL key, a seen id equal
+        to that URL under either scheme (entries stored before aliases were kept)."""
+        if key in self.aliases:
+            return self.aliases[key]
+        kind, _, bare = key.partition(":")
+        if kind in _URL_KEYS:
+            return next((f"{scheme}:{bare}" for scheme in ("https", "http") if f"{scheme}:{bare}" in self.seen), None)
+        return None
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A ``seen`` row of a new id: first seen ``now``, its content hash and first date (ISO 8601 or None)."""
+
+    id: str
+    first_seen: str
+    content_hash: str
+    first_date: str | None
+
+
+@dataclass(frozen=True)
+class Event:
+    """A new or changed entry to announce (an ``outbox`` row): ``kind`` "new" or "changed", ``version``
+    its content hash."""
+
+    entry: Entry
+    kind: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Intents:
+    """What a save writes for a new snapshot, besides the source's row.
+
+    Attributes:
+        snapshot: the entries, each under the id it resolves to, in document order.
+        new: the ``seen`` rows of ids never seen.
+        first_dates: (id, ISO 8601 date) of seen entries dated earlier than their first date.
+        edits: (id, content hash, change time or None) of seen entries whose hash differs; None
+            for an entry stored before hashes were kept (its hash recorded, not an edit).
+        aliases: (alias key, id) to record (a key already recorded keeps its id).
+        events: the entries to announce, empty without deliveries or for a baseline.
+    """
+
+    snapshot: list[Entry]
+    new: list[Seen]
+    first_dates: list[tuple[str, str]]
+    edits: list[tuple[str, str, str | None]]
+    aliases: list[tuple[str, str]]
+    events: list[Event]
+
+
+def lookups(entries: Sequence[Entry]) -> tuple[set[str], set[str]]:
+    """The alias keys and the ids the store must read to know ``entries``: each entry's ``id:`` key and
+    alias keys, its id, and for a URL key the URL under either scheme (the ids the keys name are read
+    after them)."""
+    keys = {key for entry in entries for key in (f"id:{entry.id}", *entry.aliases)}
+    ids = {entry.id for entry in entries}
+    for key in keys:
+        kind, _, bare = key.partition(":")
+        if kind in _URL_KEYS:
+            ids.update((f"https:{bare}", f"http:{bare}"))
+    return keys, ids
+
+
+def resolve(known: Known, entries: Sequence[Entry]) -> list[Entry]:
+    """Each entry under the id of the seen entry it is an alias of, else as it is.
+
+    Exact ids claim first, then ids a publisher switched to, then alias
+    keys in order; a seen entry is claimed by one entry at most.
+    """
+    resolved: list[Entry | None] = [e if e.id in known.seen else None for e in entries]
+    claimed = {e.id for e in resolved if e is not None}
+    for keys_of in (lambda e: (f"id:{e.id}",), lambda e: e.aliases):
+        for index, entry in enumerate(entries):
+            if resolved[index] is not None:
+                continue
+            for key in keys_of(entry):
+                target = known.alias(key)
+                if target is not None and target not in claimed:
+                    resolved[index] = replace(entry, id=target)
+                    claimed.add(target)
+                    break
+    return [r if r is not None else e for r, e in zip(resolved, entries, strict=True)]
+
+
+def keep_first_date(known: Known, entry: Entry) -> Entry:
+    """A seen entry whose only date moved forward, with its first date back (README, "Edits").
+
+    Sites that regenerate their feed rewrite the one date of every entry
+    (an Atom ``updated``, a JSON Feed ``date_modified``, a pubDate) to
+    the time of the rewrite; taken at its word, every old post would
+    float to the top. An entry already seen keeps its first date and the
+    new one becomes its ``updated`` time, as an edit's does. An entry
+    with a publication date apart from its updated date, or whose date
+    moved back (a correction), is stored as the feed gives it; a new
+    entry is dated by its own date. The first date is the earliest date
+    stored for the entry (``seen.first_date``).
+    """
+    if entry.date is None or (entry.updated is not None and entry.updated != entry.date):
+        return entry
+    first_date = known.seen.get(entry.id, (None, None))[0]
+    if first_date is None:
+        return entry
+    first = datetime.fromisoformat(first_date)
+    return replace(entry, date=first, updated=entry.date) if entry.date > first else entry
+
+
+def intents(known: Known, entries: Sequence[Entry], now: datetime, announce: bool) -> Intents:
+    """What to write for the new snapshot ``entries`` of a source, given what is ``known`` of it.
+
+    Args:
+        known: what the store read (:func:`lookups` names what to read).
+        entries: the new snapshot, in document order, ids unique.
+        now: the build's clock (UTC): first-seen of new ids, change time of edited ones.
+        announce: the planet has deliveries (sites.yaml's ``deliveries``): new and changed
+            entries become events, except in a source's first snapshot (its baseline: a new
+            planet, or a site just added, does not send its whole backlog to every destination).
+    """
+    result = Intents([], [], [], [], [], [])
+    announce = announce and known.has_history
+    for entry, resolved in zip(entries, resolve(known, entries), strict=True):
+        resolved = keep_first_date(known, resolved)
+        result.snapshot.append(resolved)
+        event = _remember(known, resolved, now, result)
+        if event is not None and announce:
+            result.events.append(Event(resolved, *event))
+        keys = entry.aliases + ((f"id:{entry.id}",) if entry.id != resolved.id else ())
+        result.aliases.extend((key, resolved.id) for key in keys)
+    return result
+
+
+def _remember(known: Known, entry: Entry, now: datetime, result: Intents) -> tuple[str, str] | None:
+    """Add to ``result`` first-seen and first date for a new id, an edit when the content hash
+    changes, and the earliest date as the first date.
+
+    Returns:
+        the entry's event, ("new" or "changed", its content hash), or None (unchanged; or a
+        hash recorded for the first time on an entry stored before hashes were kept).
+    """
+    digest = content_hash(entry.title, entry.link, entry.summary, entry.content)
+    date = entry.date.isoformat() if entry.date else None
+    if entry.id not in known.seen:
+        result.new.append(Seen(entry.id, now.isoformat(), digest, date))
+        return "new", digest
+    first_date, stored_digest = known.seen[entry.id]
+    earlier = entry.date is not None and (first_date is None or entry.date < datetime.fromisoformat(first_date))
+    if earlier and date is not None:
+        result.first_dates.append((entry.id, date))
+    if stored_digest == digest:
+        return None
+    result.edits.append((entry.id, digest, now.isoformat() if stored_digest is not None else None))
+    return ("changed", digest) if stored_digest is not None else None

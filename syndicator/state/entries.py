@@ -1,0 +1,114 @@
+"""A save's two ends for a new snapshot: reading what is known of its entries, writing what was decided.
+
+:func:`read_known` reads, for the entries being saved, the ``seen`` rows and
+``aliases`` they could resolve to (a query or two for the whole snapshot, not
+several per entry) as a :class:`poll.known.Known`; :func:`write` writes the
+:class:`poll.known.Intents` that :func:`poll.known.intents` made of it: the
+snapshot (``entries``), new and updated ``seen`` rows, new ``aliases``, and
+the ``outbox`` events with one pending delivery per destination, all in the
+caller's transaction ("commit before fan-out"). The rules (aliases, first
+dates, new vs changed, the baseline) are :mod:`poll.known`'s, not here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from syndicator.model import Entry
+from syndicator.poll.known import Event, Intents, Known, lookups
+from syndicator.state.rows import chunks, entry_to_json
+
+__all__ = ["outbox_time", "read_known", "write"]
+
+
+def read_known(db: Any, source: str, entries: Sequence[Entry]) -> Known:
+    """What the store knows of the ids and alias keys ``entries`` could resolve to (:func:`poll.known.lookups`),
+    of the ids those keys name, and whether ``source`` has any seen entry."""
+    keys, ids = lookups(entries)
+    aliases: dict[str, str] = {}
+    for chunk in chunks(sorted(keys)):
+        rows = db.execute(
+            f"SELECT key, id FROM aliases WHERE source = ? AND key IN ({', '.join('?' * len(chunk))})",
+            (source, *chunk),
+        )
+        aliases.update((key, str(entry_id)) for key, entry_id in rows)
+    ids.update(aliases.values())
+    seen: dict[str, tuple[str | None, str | None]] = {}
+    for chunk in chunks(sorted(ids)):
+        rows = db.execute(
+            f"SELECT id, first_date, content_hash FROM seen WHERE source = ? AND id IN ({', '.join('?' * len(chunk))})",
+            (source, *chunk),
+        )
+        seen.update((entry_id, (first_date, digest)) for entry_id, first_date, digest in rows)
+    history = bool(seen) or db.execute("SELECT 1 FROM seen WHERE source = ? LIMIT 1", (source,)).fetchone() is not None
+    return Known(seen, aliases, history)
+
+
+def write(db: Any, source: str, intents: Intents, outbox: Sequence[str], now: datetime) -> None:
+    """Replace ``source``'s snapshot and record ``intents``, in the caller's transaction; each event
+    gets a pending delivery to every URL of ``outbox`` (none without destinations)."""
+    db.execute("DELETE FROM entries WHERE source = ?", (source,))
+    db.executemany(
+        "INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)",
+        [(source, entry.id, position, entry_to_json(entry)) for position, entry in enumerate(intents.snapshot)],
+    )
+    for entry_id, date in intents.first_dates:
+        db.execute("UPDATE seen SET first_date = ? WHERE source = ? AND id = ?", (date, source, entry_id))
+    for entry_id, digest, changed in intents.edits:
+        db.execute(
+            "UPDATE seen SET content_hash = ?, changed = COALESCE(?, changed) WHERE source = ? AND id = ?",
+            (digest, changed, source, entry_id),
+        )
+    db.executemany(
+        "INSERT INTO seen (source, id, first_seen, content_hash, first_date) VALUES (?, ?, ?, ?, ?)",
+        [(source, seen.id, seen.first_seen, seen.content_hash, seen.first_date) for seen in intents.new],
+    )
+    db.executemany(
+        "INSERT INTO aliases (source, key, id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        [(source, key, entry_id) for key, entry_id in intents.aliases],
+    )
+    if not outbox:
+        return
+    for event in intents.events:
+        row = _outbox_row(source, event, now)
+        (outbox_id,) = db.execute(
+            "INSERT INTO outbox (source, entry_id, version, kind, payload, created) VALUES (?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
+            row,
+        ).fetchone()
+        db.executemany(
+            "INSERT INTO deliveries (outbox_id, url, state, attempts, next_try) VALUES (?, ?, 'pending', 0, ?)",
+            [(outbox_id, url, row[5]) for url in outbox],
+        )
+
+
+def _outbox_row(source: str, event: Event, now: datetime) -> tuple[str, str, str, str, str, str]:
+    """An ``outbox`` row (source, entry id, version, kind, payload, created) of one new or changed entry;
+    the payload is the JSON body every webhook is sent, byte for byte (:mod:`push.deliveries`)."""
+    entry = event.entry
+    payload = {
+        "source": source,
+        "id": entry.id,
+        "title": entry.title,
+        "link": entry.link,
+        "date": entry.date.isoformat() if entry.date else None,
+        "version": event.version,
+        "kind": event.kind,
+    }
+    return (
+        source,
+        entry.id,
+        event.version,
+        event.kind,
+        json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+        outbox_time(now),
+    )
+
+
+def outbox_time(moment: datetime) -> str:
+    """A time of the outbox and deliveries tables: UTC ISO 8601 with microseconds, fixed width, so
+    that their text order is time order in both databases."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
