@@ -3,7 +3,7 @@
 ``fetch | parse | decide | store``: this is the *decide* step.
 :func:`decide` takes the stored state and what this build saw and returns
 a :class:`~syndicator.model.Decision`: the new state with its next attempt
-planned (:func:`syndicator.poll.schedule.plan`), the snapshot to store if it
+planned (:func:`syndicator.poll.intervals.plan`), the snapshot to store if it
 changed, and the build's counts. It reads no clock and touches nothing
 but its arguments. Rules for the new state (seed 000):
 
@@ -60,7 +60,7 @@ from syndicator.model import (
     SourceState,
 )
 from syndicator.parse import hints
-from syndicator.poll import habits, schedule
+from syndicator.poll import habits, intervals, schedule
 
 #: A document must hold at least this many entries, all new, to count as overflowed:
 #: with fewer, "all new" is what any change of a short feed looks like.
@@ -86,10 +86,10 @@ def decide(
     """
     result = observation.result
     if isinstance(result, NotRequested):
-        return Decision(schedule.skipped(state, result.reason, result.host, now, result.retry_after))
+        return Decision(intervals.skipped(state, result.reason, result.host, now, result.retry_after))
     updated = new_state(state, observation, now, fingerprint)
     headers = result.headers if isinstance(result, Fetched | NotModified) else {}
-    plan = schedule.plan(updated, now, policy, observation.retry_after, hints.http_freshness(headers))
+    plan = intervals.plan(updated, now, policy, observation.retry_after, hints.http_freshness(headers))
     updated = replace(updated, next_attempt=plan.next_attempt, interval=plan.interval, reason=plan.reason)
     changed = observation.parsed is not None and updated.snapshot_hash != state.snapshot_hash
     due_lag = None
@@ -118,7 +118,7 @@ def new_state(
     Returns:
         the new SourceState; times are ``now`` where they change. The
         schedule fields (next_attempt, interval, reason) are left as they
-        were: :func:`syndicator.poll.schedule.plan` sets them.
+        were: :func:`syndicator.poll.intervals.plan` sets them.
     """
     result = observation.result
     if isinstance(result, NotRequested):
