@@ -9,7 +9,7 @@ outcome: ``ok`` with the entry count, or the failure kind. Then parses every
 document of the real corpus (shared/corpus/feeds, or $SYNDICATOR_CORPUS/feeds)
 and prints the median seconds per MB, the worst adversarial figure and their
 ratio (the target: within 5x). Last, for each RRULE of adversarial_docs.RULES,
-the CPU seconds of ``hints.rrule_interval`` and of one ``schedule.plan`` call,
+the CPU seconds of ``hints.rrule_interval`` and of one ``intervals.plan`` call,
 and the interval found. Prints figures only; asserts nothing.
 """
 
@@ -33,7 +33,7 @@ from syndicator.errors import FeedError  # noqa: E402
 from syndicator.model import FeedHints, SourceState  # noqa: E402
 from syndicator.parse import hints  # noqa: E402
 from syndicator.parse.feed import parse_feed  # noqa: E402
-from syndicator.poll import schedule  # noqa: E402
+from syndicator.poll import intervals, schedule  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 URL = "https://adversarial.example/feed"
@@ -113,7 +113,7 @@ def rule_timing(rule: str, dtstart: str | None) -> tuple[float, float, float | N
     seconds, _note = hints.rrule_interval(rule, dtstart, NOW)
     middle = time.thread_time()
     state = SourceState(URL, URL, hints=FeedHints(rrule=rule, dtstart=dtstart))
-    schedule.plan(state, NOW, schedule.Policy())
+    intervals.plan(state, NOW, schedule.Policy())
     return middle - started, time.thread_time() - middle, seconds
 
 

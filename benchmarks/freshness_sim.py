@@ -4,8 +4,8 @@ The population and the accounting are those of the freshness tool
 (``../shared/tools/freshness/politesim.py``: feeds drawn from the real
 corpus feeds' posting histories, builds every 15 minutes, documents of the
 20 newest posts); each check goes through syndicator's own
-:func:`syndicator.poll.habits.learn`, :func:`syndicator.poll.schedule.plan` and
-:func:`syndicator.poll.schedule.jitter`, with no HTTP. It prints the freshness
+:func:`syndicator.poll.habits.learn`, :func:`syndicator.poll.intervals.plan` and
+:func:`syndicator.poll.jitter.jitter`, with no HTTP. It prints the freshness
 tool's table for syndicator beside fixed polling and the oracle, and one
 ok/FAIL line per target, so a change to the model can be judged in about a
 minute. The end-to-end check (real builds against a farm) is
@@ -33,7 +33,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from syndicator.model import Check, SourceState
-from syndicator.poll import habits, schedule
+from syndicator.poll import habits, intervals, schedule
 
 TOOL = Path(
     os.environ.get("SYNDICATOR_FRESHNESS") or Path(__file__).resolve().parents[2] / "shared" / "tools" / "freshness"
@@ -68,7 +68,7 @@ class RealSchedule:
             habits.learn(state.habits, (EPOCH + timedelta(seconds=t) for t in doc), clock) if changed else state.habits
         )
         state = replace(state, last_success=clock, last_attempt=clock, history=history, habits=learnt)
-        plan = schedule.plan(state, clock, self.policy)
+        plan = intervals.plan(state, clock, self.policy)
         assert plan.next_attempt is not None
         self.states[key] = replace(state, next_attempt=plan.next_attempt)
         return (plan.next_attempt - EPOCH).total_seconds()

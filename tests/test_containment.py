@@ -18,7 +18,7 @@ from pytest_httpserver import HTTPServer
 
 from syndicator.errors import CacheLockedError, InternalErrorsExit, ParseError
 from syndicator.model import FeedHints, Observation, SourceState
-from syndicator.poll import observe, path, schedule
+from syndicator.poll import intervals, observe, path, schedule
 from syndicator.site import render
 from syndicator.site.publish import MARKER, output_lock, publish
 from syndicator.state.store import Store
@@ -212,7 +212,7 @@ def test_backoff_never_overflows_however_many_failures(kind: str) -> None:
     url = "https://blog.example.org/feed.xml"
     for failures in (1, 40, 513, 1025, 10**9):
         state = SourceState(url, url, failures=failures, error_kind=kind, hints=FeedHints())
-        plan = schedule.plan(state, NOW, policy)
+        plan = intervals.plan(state, NOW, policy)
         assert plan.next_attempt is not None
         assert timedelta(0) < plan.next_attempt - NOW <= timedelta(days=7, minutes=2)
 

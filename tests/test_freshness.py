@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from syndicator.model import Habits, SourceState
-from syndicator.poll import habits, schedule
+from syndicator.model import Check, Habits, SourceState
+from syndicator.poll import habits, intervals, schedule
 from syndicator.state.store import Store
 
 from .conftest import NOW, in_thread, post, rss, write_config
@@ -108,7 +108,7 @@ def test_the_budget_slows_every_feed_by_one_factor_only_when_needed() -> None:
     tighter = schedule.spend(states, NOW, policy, 3)
     assert tighter.at_one_per_day > tight.at_one_per_day
     for chosen in (tight, tighter):  # planned checks per day, as the schedule itself plans them
-        plans = [schedule.plan(state, NOW, chosen) for state in states]
+        plans = [intervals.plan(state, NOW, chosen) for state in states]
         assert all(chosen.min_interval <= plan.interval <= chosen.max_interval for plan in plans)
     held = [replace(state, hold="fingerprint") for state in states]
     assert schedule.spend(held, NOW, policy, 0.1) == policy  # sources on hold cost nothing
@@ -151,9 +151,7 @@ def test_hours_and_weekdays_never_watched_are_not_taken_for_silence() -> None:
 
 def checked_every(n: int, seconds: float, checks: int = 8) -> SourceState:
     """A source whose history holds ``checks`` checks ``seconds`` apart, up to NOW."""
-    history = tuple(
-        schedule.Check(NOW - timedelta(seconds=seconds * k), seconds, False, 0) for k in range(checks - 1, -1, -1)
-    )
+    history = tuple(Check(NOW - timedelta(seconds=seconds * k), seconds, False, 0) for k in range(checks - 1, -1, -1))
     return SourceState(f"https://h{n}.example/feed", f"https://h{n}.example/feed", history=history)
 
 

@@ -24,7 +24,7 @@ from syndicator.fetch.coding import CorruptBody, Decoder, TooLarge
 from syndicator.fetch.http import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified, SourceState
 from syndicator.parse.discover import Advertised, rank
-from syndicator.poll import schedule
+from syndicator.poll import intervals, schedule
 
 from .conftest import loopback_server, post, rss, write_config
 from .polite_helpers import Feed, build, iso, later, run, site, status
@@ -266,7 +266,7 @@ def test_access_denied_climbs_the_slow_ladder_and_recovers(server: HTTPServer, t
 
 def test_access_denied_waits_at_most_a_week() -> None:
     state = SourceState("https://a.example/feed", "https://a.example/feed", failures=40, error_kind="http_401")
-    plan = schedule.plan(state, later(), schedule.Policy())
+    plan = intervals.plan(state, later(), schedule.Policy())
     assert plan.interval == 7 * 86400.0 and plan.next_attempt is not None
 
 

@@ -10,9 +10,20 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from syndicator.errors import FeedError, HTTPStatusError, ParseError
-from syndicator.model import Entry, Failed, FeedHints, Fetched, FetchRequest, NotModified, ParsedFeed, Site, SourceState
+from syndicator.model import (
+    Check,
+    Entry,
+    Failed,
+    FeedHints,
+    Fetched,
+    FetchRequest,
+    NotModified,
+    ParsedFeed,
+    Site,
+    SourceState,
+)
 from syndicator.parse.hints import Hint
-from syndicator.poll import habits, schedule
+from syndicator.poll import habits, intervals, jitter, schedule
 from syndicator.poll.decide import Observation, new_state, snapshot_hash
 from syndicator.poll.schedule import Policy
 
@@ -32,7 +43,7 @@ class SimFeed:
         self.hints = hints or FeedHints()
         self.state = SourceState(URL, URL)
 
-    def check(self, now: datetime, policy: Policy = POLICY) -> schedule.Plan:
+    def check(self, now: datetime, policy: Policy = POLICY) -> intervals.Plan:
         dates = sorted(self.published(now))[-10:]
         entries = tuple(Entry(id=f"e{d.timestamp():.0f}", title="t", date=d) for d in dates)
         digest = snapshot_hash(entries)
@@ -48,11 +59,11 @@ class SimFeed:
                 snapshot_hash=digest,
             )
         state = new_state(self.state, observation, now)
-        plan = schedule.plan(state, now, policy)
+        plan = intervals.plan(state, now, policy)
         self.state = replace(state, next_attempt=plan.next_attempt, interval=plan.interval, reason=plan.reason)
         return plan
 
-    def run(self, checks: int, start: datetime = NOW, policy: Policy = POLICY) -> list[schedule.Plan]:
+    def run(self, checks: int, start: datetime = NOW, policy: Policy = POLICY) -> list[intervals.Plan]:
         plans, now = [], start
         for _ in range(checks):
             plan = self.check(now, policy)
@@ -81,7 +92,7 @@ def undated(now: datetime) -> list[datetime]:
 
 
 def test_a_feed_without_dated_entries_starts_at_the_default_interval() -> None:
-    plan = schedule.plan(SourceState(URL, URL, last_success=NOW), NOW, POLICY)
+    plan = intervals.plan(SourceState(URL, URL, last_success=NOW), NOW, POLICY)
     assert plan.interval == POLICY.default_interval
     assert plan.reason == "default: no change history yet"
 
@@ -94,8 +105,8 @@ def test_the_first_document_teaches_the_rate_at_once() -> None:
 
 
 def median_interval(period: float, checks: int = 40) -> float:
-    intervals = sorted(plan.interval for plan in SimFeed(every(period)).run(checks)[5:])
-    return intervals[len(intervals) // 2]
+    seen = sorted(plan.interval for plan in SimFeed(every(period)).run(checks)[5:])
+    return seen[len(seen) // 2]
 
 
 def test_intervals_follow_the_square_root_rule_not_the_gap() -> None:
@@ -179,8 +190,8 @@ def test_a_feed_is_checked_sooner_in_its_posting_hours() -> None:
     now = monday_night - timedelta(days=14)
     while now < monday_night - timedelta(hours=1):  # two weeks of checks: about 60 posts seen
         now = feed.check(now).next_attempt or monday_night
-    night = schedule.plan(feed.state, monday_night, POLICY)
-    morning = schedule.plan(feed.state, monday_night.replace(hour=8, minute=45), POLICY)
+    night = intervals.plan(feed.state, monday_night, POLICY)
+    morning = intervals.plan(feed.state, monday_night.replace(hour=8, minute=45), POLICY)
     assert morning.interval < night.interval / 2  # its hours come: check soon
     assert feed.state.habits is not None
     hours, days = habits.activity(feed.state.habits, habits.Prior())
@@ -188,24 +199,24 @@ def test_a_feed_is_checked_sooner_in_its_posting_hours() -> None:
 
 
 def hinted(history_checks: int, **hints: object) -> SourceState:
-    changes = tuple(schedule.Check(NOW - timedelta(hours=k), HOUR, True, 1) for k in range(history_checks, 0, -1))
+    changes = tuple(Check(NOW - timedelta(hours=k), HOUR, True, 1) for k in range(history_checks, 0, -1))
     return SourceState(URL, URL, last_success=NOW, history=changes, hints=FeedHints(**hints))  # type: ignore[arg-type]
 
 
 def test_cadence_hint_replaces_the_default_while_evidence_is_thin() -> None:
-    plan = schedule.plan(hinted(0, update_period=6 * HOUR), NOW, POLICY)
+    plan = intervals.plan(hinted(0, update_period=6 * HOUR), NOW, POLICY)
     assert plan.interval == 6 * HOUR
     assert plan.reason == "hint: sy:updatePeriod every 6 h"
 
 
 def test_observation_outweighs_a_cadence_hint_after_enough_checks() -> None:
-    plan = schedule.plan(hinted(6, update_period=6 * HOUR), NOW, POLICY)
+    plan = intervals.plan(hinted(6, update_period=6 * HOUR), NOW, POLICY)
     assert plan.interval <= 4 * HOUR  # may stretch toward the hint, at most 4x observed
     assert "limited to 4x" in plan.reason
 
 
 def test_ttl_lengthens_observed_interval_within_the_stretch() -> None:
-    plan = schedule.plan(hinted(6, ttl=90 * 60.0), NOW, POLICY)
+    plan = intervals.plan(hinted(6, ttl=90 * 60.0), NOW, POLICY)
     assert plan.interval == 90 * 60.0
     assert plan.reason == "hint: ttl 90 min"
 
@@ -231,13 +242,13 @@ def test_a_short_feed_changing_is_not_taken_for_an_overflow() -> None:
 
 
 def test_hints_cannot_break_the_bounds() -> None:
-    fast = schedule.plan(hinted(0, update_period=60.0), NOW, POLICY)
+    fast = intervals.plan(hinted(0, update_period=60.0), NOW, POLICY)
     assert fast.interval == POLICY.min_interval and fast.reason.endswith("capped at min_interval")
     slow_hint = Hint(365 * DAY, "Cache-Control max-age 31536000 s", "freshness")
-    slow = schedule.plan(SourceState(URL, URL, last_success=NOW), NOW, POLICY, http_hint=slow_hint)
+    slow = intervals.plan(SourceState(URL, URL, last_success=NOW), NOW, POLICY, http_hint=slow_hint)
     assert slow.interval == 4 * POLICY.default_interval  # a freshness hint stretches at most 4x
     assert "limited to 4x" in slow.reason
-    yearly = schedule.plan(hinted(0, rrule="FREQ=YEARLY"), NOW, POLICY)
+    yearly = intervals.plan(hinted(0, rrule="FREQ=YEARLY"), NOW, POLICY)
     assert yearly.interval == POLICY.max_interval and yearly.reason.endswith("capped at max_interval")
     assert yearly.next_attempt is not None
     assert yearly.next_attempt - NOW <= timedelta(seconds=POLICY.max_interval)
@@ -245,14 +256,14 @@ def test_hints_cannot_break_the_bounds() -> None:
 
 def test_ended_podcast_schedule_slows_a_new_feed_to_the_maximum() -> None:
     state = hinted(0, rrule="FREQ=WEEKLY;UNTIL=2023-12-31T00:00:00.000Z;BYDAY=MO")
-    plan = schedule.plan(state, NOW, Policy(max_interval=7 * DAY))
+    plan = intervals.plan(state, NOW, Policy(max_interval=7 * DAY))
     assert plan.interval == 7 * DAY
     assert "UNTIL has passed" in plan.reason
 
 
 def test_skip_hours_move_the_attempt_to_an_allowed_hour() -> None:
     state = SourceState(URL, URL, last_success=NOW, hints=FeedHints(skip_hours=(12, 13, 14, 15)))
-    plan = schedule.plan(state, NOW, POLICY)  # NOW is 12:00, default 1 h (less jitter) lands in 12:xx
+    plan = intervals.plan(state, NOW, POLICY)  # NOW is 12:00, default 1 h (less jitter) lands in 12:xx
     assert plan.next_attempt is not None and plan.next_attempt.hour == 16
     assert "skipHours" in plan.reason
 
@@ -260,19 +271,19 @@ def test_skip_hours_move_the_attempt_to_an_allowed_hour() -> None:
 @pytest.mark.parametrize("interval", [3600.0, 86400.0])
 def test_jitter_is_bounded_stable_and_off_round_times(interval: float) -> None:
     urls = [f"https://host{n}.example/feed" for n in range(200)]
-    waits = [schedule.jitter(url, NOW, interval, 900.0, 86400.0) for url in urls]
+    waits = [jitter.jitter(url, NOW, interval, 900.0, 86400.0) for url in urls]
     assert all(900.0 <= wait <= interval for wait in waits)  # never later than the interval says
     assert all(interval - wait <= interval * 0.1 + 60 for wait in waits)
     assert len({round(wait) for wait in waits}) > 80  # spread, not one wave
     dues = [NOW + timedelta(seconds=wait) for wait in waits]
     assert not any(due.second == 0 and due.microsecond == 0 for due in dues)
-    later = [schedule.jitter(url, NOW + timedelta(hours=5), interval, 900.0, 86400.0) for url in urls]
+    later = [jitter.jitter(url, NOW + timedelta(hours=5), interval, 900.0, 86400.0) for url in urls]
     assert all(abs(a - b) <= interval * 0.1 * 0.2 + 1e-6 for a, b in zip(waits, later, strict=True))
 
 
 def test_jitter_never_goes_below_min_interval() -> None:
     """A feed at min_interval is checked exactly that often: builds every 15 min catch each due time."""
-    waits = {schedule.jitter(f"https://host{n}.example/feed", NOW, 900.0, 900.0, 86400.0) for n in range(50)}
+    waits = {jitter.jitter(f"https://host{n}.example/feed", NOW, 900.0, 900.0, 86400.0) for n in range(50)}
     assert waits == {900.0}
 
 
@@ -281,20 +292,20 @@ def failed(kind: str, failures: int, **state: object) -> SourceState:
 
 
 def test_transient_failures_double_from_min_to_max_interval() -> None:
-    intervals = [schedule.plan(failed("timeout", n), NOW, POLICY).interval for n in range(1, 10)]
-    assert intervals == [900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 57600.0, 86400.0, 86400.0]
-    assert schedule.plan(failed("http_5xx", 3), NOW, POLICY).reason == "backoff: http_5xx x3"
+    seen = [intervals.plan(failed("timeout", n), NOW, POLICY).interval for n in range(1, 10)]
+    assert seen == [900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 57600.0, 86400.0, 86400.0]
+    assert intervals.plan(failed("http_5xx", 3), NOW, POLICY).reason == "backoff: http_5xx x3"
 
 
 def test_not_found_climbs_a_slower_ladder_to_seven_days() -> None:
-    intervals = [schedule.plan(failed("http_404", n), NOW, POLICY).interval for n in range(1, 7)]
-    assert intervals == [3600.0, 14400.0, 57600.0, 230400.0, 604800.0, 604800.0]
-    assert "slow ladder" in schedule.plan(failed("http_404", 2), NOW, POLICY).reason
+    seen = [intervals.plan(failed("http_404", n), NOW, POLICY).interval for n in range(1, 7)]
+    assert seen == [3600.0, 14400.0, 57600.0, 230400.0, 604800.0, 604800.0]
+    assert "slow ladder" in intervals.plan(failed("http_404", 2), NOW, POLICY).reason
 
 
 @pytest.mark.parametrize(("retry_after", "expected"), [(3 * DAY, 3 * DAY), (30 * DAY, 7 * DAY)])
 def test_retry_after_is_honoured_up_to_seven_days(retry_after: float, expected: float) -> None:
-    plan = schedule.plan(failed("http_429", 1), NOW, POLICY, retry_after=retry_after)
+    plan = intervals.plan(failed("http_429", 1), NOW, POLICY, retry_after=retry_after)
     assert plan.next_attempt is not None
     assert plan.next_attempt - NOW >= timedelta(seconds=expected)
     assert plan.next_attempt - NOW <= timedelta(seconds=expected * 1.1 + 60)
@@ -302,12 +313,12 @@ def test_retry_after_is_honoured_up_to_seven_days(retry_after: float, expected: 
 
 
 def test_short_retry_after_does_not_shorten_the_backoff() -> None:
-    plan = schedule.plan(failed("http_5xx", 4), NOW, POLICY, retry_after=60)
+    plan = intervals.plan(failed("http_5xx", 4), NOW, POLICY, retry_after=60)
     assert plan.interval == 7200.0
 
 
 def test_parse_failure_keeps_the_normal_cadence() -> None:
-    plan = schedule.plan(failed("parse", 3, interval=7200.0), NOW, POLICY)
+    plan = intervals.plan(failed("parse", 3, interval=7200.0), NOW, POLICY)
     assert plan.interval == 7200.0
     assert plan.reason == "parse failure x3: normal cadence"
 
@@ -317,7 +328,7 @@ def test_gone_holds_until_the_site_entry_changes() -> None:
     fingerprint = schedule.site_fingerprints([site])[URL]
     observation = Observation(FetchRequest(URL, URL), Failed(HTTPStatusError(URL, 410)))
     state = new_state(SourceState(URL, URL), observation, NOW, fingerprint)
-    plan = schedule.plan(state, NOW, POLICY)
+    plan = intervals.plan(state, NOW, POLICY)
     assert plan.next_attempt is None and "until its sites.yaml entry changes" in plan.reason
     state = replace(state, next_attempt=None)
     far = NOW + timedelta(days=365)
@@ -359,10 +370,10 @@ def test_due_sources_ask_healthy_feeds_before_failing_ones() -> None:
 
 def test_skipped_sources_are_recorded() -> None:
     state = SourceState(URL, URL, next_attempt=NOW - timedelta(minutes=1))
-    throttled = schedule.skipped(state, "throttled", "example.org", NOW, retry_after=600)
+    throttled = intervals.skipped(state, "throttled", "example.org", NOW, retry_after=600)
     assert throttled.next_attempt is not None and throttled.next_attempt == NOW + timedelta(seconds=600)
     assert throttled.reason is not None and throttled.reason.startswith("throttled: example.org")
-    breaker = schedule.skipped(state, "breaker", "example.org", NOW)
+    breaker = intervals.skipped(state, "breaker", "example.org", NOW)
     assert breaker.next_attempt == state.next_attempt and breaker.reason is not None
     assert breaker.reason.startswith("breaker: example.org")
 
@@ -371,4 +382,4 @@ def test_a_fetch_error_that_is_not_http_counts_as_transient() -> None:
     observation = Observation(FetchRequest(URL, URL), Failed(FeedError(URL, "boom", kind="network")))
     state = new_state(SourceState(URL, URL, failures=2, error_kind="network"), observation, NOW)
     assert state.failures == 3
-    assert schedule.plan(state, NOW, POLICY).interval == 3600.0
+    assert intervals.plan(state, NOW, POLICY).interval == 3600.0

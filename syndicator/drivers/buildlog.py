@@ -15,7 +15,7 @@ from syndicator.errors import InternalError
 from syndicator.failures import kind_of
 from syndicator.fetch.hosts import host_key
 from syndicator.model import Config, NotRequested, Observation, SiteStatus, SourceState
-from syndicator.poll import schedule
+from syndicator.poll import intervals, schedule
 
 log = logging.getLogger("syndicator")
 
@@ -95,7 +95,7 @@ def log_skipped(host: str, sources: list[str], last: Observation | None, config:
     until = "until the next build"
     if last is not None and last.verdict == "stop" and wait is not None:
         why = f"asked to wait {wait:.0f} s ({answer})"
-        until = f"for {schedule.duration_text(min(wait, schedule.RETRY_AFTER_CEILING))}"
+        until = f"for {intervals.duration_text(min(wait, intervals.RETRY_AFTER_CEILING))}"
     elif last is not None and last.verdict == "stop":
         why = f"answered {answer} without Retry-After"
     else:

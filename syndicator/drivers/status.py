@@ -14,7 +14,7 @@ from typing import Any
 
 from syndicator.model import Config, SiteStatus, SourceState, is_local
 from syndicator.poll import schedule
-from syndicator.poll.schedule import duration_text
+from syndicator.poll.intervals import duration_text
 from syndicator.push import subscriptions as push
 from syndicator.site.selection import site_statuses
 from syndicator.state import pushstate

@@ -3,7 +3,7 @@
 ``fetch | parse | decide | store``: this is the *decide* step.
 :func:`decide` takes the stored state and what this build saw and returns
 a :class:`~syndicator.model.Decision`: the new state with its next attempt
-planned (:func:`syndicator.poll.schedule.plan`), the snapshot to store if it
+planned (:func:`syndicator.poll.intervals.plan`), the snapshot to store if it
 changed, and the build's counts. It reads no clock and touches nothing
 but its arguments. Rules for the new state (seed 000):
 
@@ -60,7 +60,7 @@ from syndicator.model import (
     SourceState,
 )
 from syndicator.parse import hints
-from syndicator.poll import habits, schedule
+from syndicator.poll import habits, intervals, schedule
 
 #: A document must hold at least this many entries, all new, to count as overflowed:
 #: with fewer, "all new" is what any change of a short feed looks like.
@@ -86,10 +86,10 @@ def decide(
     """
     result = observation.result
     if isinstance(result, NotRequested):
-        return Decision(schedule.skipped(state, result.reason, result.host, now, result.retry_after))
+        return Decision(intervals.skipped(state, result.reason, result.host, now, result.retry_after))
     updated = new_state(state, observation, now, fingerprint)
     headers = result.headers if isinstance(result, Fetched | NotModified) else {}
-    plan = schedule.plan(updated, now, policy, observation.retry_after, hints.http_freshness(headers))
+    plan = intervals.plan(updated, now, policy, observation.retry_after, hints.http_freshness(headers))
     updated = replace(updated, next_attempt=plan.next_attempt, interval=plan.interval, reason=plan.reason)
     changed = observation.parsed is not None and updated.snapshot_hash != state.snapshot_hash
     due_lag = None
@@ -118,26 +118,38 @@ def new_state(
     Returns:
         the new SourceState; times are ``now`` where they change. The
         schedule fields (next_attempt, interval, reason) are left as they
-        were: :func:`syndicator.poll.schedule.plan` sets them.
+        were: :func:`syndicator.poll.intervals.plan` sets them.
     """
     result = observation.result
     if isinstance(result, NotRequested):
         return state
     state = replace(state, last_attempt=now, discovered=_discovered(state, observation))
     if isinstance(result, Failed):
-        kind, message = result.error.kind, result.error.message
-        state = replace(
-            state,
-            failures=state.failures + 1,
-            error_kind=kind,
-            error_message=message,
-            hold=fingerprint if kind_of(kind).hold else None,
-        )
-        if observation.body_hash is None:  # no body failed: the last failed body keeps its own failure
-            return state
-        return replace(
-            state, failed_body_hash=observation.body_hash, failed_body_kind=kind, failed_body_message=message
-        )
+        return _failed_state(state, result, observation.body_hash, fingerprint)
+    return _succeeded_state(state, observation, result, now)
+
+
+def _failed_state(state: SourceState, result: Failed, body_hash: str | None, fingerprint: str | None) -> SourceState:
+    """The state after a failure: one more failure of its kind, a hold after a 410 (with ``fingerprint``),
+    and the failed body's hash, kind and message when a body failed (``body_hash``)."""
+    kind, message = result.error.kind, result.error.message
+    state = replace(
+        state,
+        failures=state.failures + 1,
+        error_kind=kind,
+        error_message=message,
+        hold=fingerprint if kind_of(kind).hold else None,
+    )
+    if body_hash is None:  # no body failed: the last failed body keeps its own failure
+        return state
+    return replace(state, failed_body_hash=body_hash, failed_body_kind=kind, failed_body_message=message)
+
+
+def _succeeded_state(
+    state: SourceState, observation: Observation, result: Fetched | NotModified, now: datetime
+) -> SourceState:
+    """The state after a 200 or a 304 (see the module docstring): failures cleared, the change history
+    grown, the validators taken, and for a parsed 200 the snapshot, hints, title, link and habits."""
     changed = (
         isinstance(result, Fetched)
         and observation.parsed is not None
@@ -293,10 +305,26 @@ def decide_push(
     Returns:
         (the Decision, whose ``entries`` is the merged snapshot when it changed; what was taken and left).
     """
+    merged, count = _merged(parsed.entries, stored)
+    digest = snapshot_hash(merged)
+    changed = digest != state.snapshot_hash
+    updated = replace(
+        state, snapshot_hash=digest, habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now)
+    )
+    if count.taken:
+        updated = replace(updated, title=parsed.title or state.title, link=parsed.link or state.link)
+    if changed:
+        updated = replace(updated, last_change=now)
+    return Decision(updated, tuple(merged) if changed else None, changed), count
+
+
+def _merged(pushed: Sequence[Entry], stored: Sequence[Entry]) -> tuple[list[Entry], Reconciled]:
+    """The stored snapshot with the ``pushed`` entries merged in (the rules of :func:`decide_push`), and
+    what was taken and left."""
     by_id = {entry.id: entry for entry in stored}
     newer: dict[str, Entry] = {}
     stale = doubtful = 0
-    for entry in parsed.entries:
+    for entry in pushed:
         old = by_id.get(entry.id)
         if old is None:
             continue
@@ -305,21 +333,11 @@ def decide_push(
             newer[entry.id] = entry
         stale += order == "older"
         doubtful += order == "doubtful"
-    fresh = [entry for entry in parsed.entries if entry.id not in by_id]
-    merged = _newest(fresh + [newer.get(entry.id, entry) for entry in stored], max(len(stored), len(parsed.entries)))
+    fresh = [entry for entry in pushed if entry.id not in by_id]
+    merged = _newest(fresh + [newer.get(entry.id, entry) for entry in stored], max(len(stored), len(pushed)))
     kept = {id(entry) for entry in merged}
     taken = sum(1 for entry in (*fresh, *newer.values()) if id(entry) in kept)
-    count = Reconciled(taken, stale + sum(1 for entry in fresh if id(entry) not in kept), doubtful)
-    digest = snapshot_hash(merged)
-    changed = digest != state.snapshot_hash
-    updated = replace(
-        state, snapshot_hash=digest, habits=habits.learn(state.habits, (entry.date for entry in parsed.entries), now)
-    )
-    if taken:
-        updated = replace(updated, title=parsed.title or state.title, link=parsed.link or state.link)
-    if changed:
-        updated = replace(updated, last_change=now)
-    return Decision(updated, tuple(merged) if changed else None, changed), count
+    return merged, Reconciled(taken, stale + sum(1 for entry in fresh if id(entry) not in kept), doubtful)
 
 
 def _order(pushed: Entry, stored: Entry) -> str:
