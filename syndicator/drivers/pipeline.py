@@ -56,7 +56,7 @@ from syndicator.model import (
     is_local,
 )
 from syndicator.poll import schedule
-from syndicator.poll.path import LEDGER_KEY, decide_and_store, policy_of
+from syndicator.poll.path import LEDGER_KEY, policy_of, poll_sources
 from syndicator.poll.pool import HostPool
 from syndicator.site.publish import MARKER, check_output, output_lock
 from syndicator.site.selection import condense, select_condensed, site_statuses
@@ -388,7 +388,8 @@ def _poll(
     report: BuildReport,
     started: float,
 ) -> dict[str, SourceState]:
-    """due | pool(observe) | decide | store, for every due source; returns {URL: the state stored}.
+    """due | :func:`poll.path.poll_sources` for every due source, reported and logged as each one is
+    stored; returns {URL: the state stored}.
 
     ``states`` (as they were before the build) is only read. With nothing
     due, nothing is planned, so the schedule's ledger is left as it was: the
@@ -400,36 +401,27 @@ def _poll(
     report.due = len(due)
     if not due:
         return {}
-    from syndicator.fetch.http import Fetcher
-    from syndicator.poll import observe  # here: a build with nothing due never loads requests, feedparser or lxml
-
     policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
     store.keep(LEDGER_KEY, ledger.text())
-    pool: HostPool[observe.Job, Observation] = HostPool.for_config(config)
-    fetcher = Fetcher.for_config(config)
+    pool: HostPool[Any, Observation] = HostPool.for_config(config)
     stored: dict[str, SourceState] = {}
     hosts: set[str] = set()
     trouble = HostTrouble()
-    observations = observe.observe_all(
-        pool, fetcher, [observe.job_for(url, states.get(url)) for url in due], now, started
-    )
     names: dict[str, list[str]] = {}
     for site in config.sites:
         names.setdefault(site.feed, []).append(site.name)
-    with fetcher:  # keep-alive connections live for the build
-        for done, observation in enumerate(observations, start=1):
-            source = observation.request.source
-            state = states.get(source) or SourceState(source, source)
-            observation, decision = decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
-            stored[source] = decision.state
-            host = "(local files)" if is_local(source) else host_key(observation.request.url)
-            report.add(observation, decision, host)
-            hosts.add(host)
-            trouble.note(observation)
-            log_failure(observation)
-            log_followed(observation, states.get(source), names.get(source, []))
-            if options.progress:
-                options.progress(done, len(due))
+    polled = poll_sources(config, store, states, due, now, started, policy, fingerprints, pool)
+    for done, (observation, decision) in enumerate(polled, start=1):
+        source = observation.request.source
+        stored[source] = decision.state
+        host = "(local files)" if is_local(source) else host_key(observation.request.url)
+        report.add(observation, decision, host)
+        hosts.add(host)
+        trouble.note(observation)
+        log_failure(observation)
+        log_followed(observation, states.get(source), names.get(source, []))
+        if options.progress:
+            options.progress(done, len(due))
     if _offline(report) and len(hosts) >= OFFLINE_HOSTS:
         stored.update(_forgive(store, states, stored, now))
         report.offline = True
