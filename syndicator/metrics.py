@@ -56,7 +56,15 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        r = self.registry
+        self._fetch_instruments(self.registry)
+        self._push_instruments(self.registry)
+        self._site_instruments(self.registry)
+        self._worker_instruments(self.registry)
+        self._answered = 0
+        self._not_modified = 0
+
+    def _fetch_instruments(self, r: CollectorRegistry) -> None:
+        """The poller's figures (seed 000): due lag, fetches, 304 share, bytes, parse time, new entries, queue."""
         self.due_lag = Histogram(
             "syndicator_due_lag_seconds", "Seconds a fetch started after it was due", buckets=_LAG_BUCKETS, registry=r
         )
@@ -83,6 +91,9 @@ class Metrics:
         )
         self.queue_depth = Gauge("syndicator_queue_depth", "Sources due and not yet fetched", registry=r)
         self.in_flight = Gauge("syndicator_fetches_in_flight", "Fetches running", registry=r)
+
+    def _push_instruments(self, r: CollectorRegistry) -> None:
+        """The subscriber's figures (seed 003): notifications by verdict (each verdict shown from 0), leases, hubs."""
         self.notifications = Counter(
             "syndicator_push_notifications", "WebSub notifications by verdict", ["verdict"], registry=r
         )
@@ -97,11 +108,19 @@ class Metrics:
         self.hub_requests = Counter(
             "syndicator_hub_requests", "Requests to hubs by mode and result", ["mode", "result"], registry=r
         )
+        for verdict in VERDICTS:
+            self.notifications.labels(verdict)
+
+    def _site_instruments(self, r: CollectorRegistry) -> None:
+        """The site's figures: renders, the last one's time, configured sources."""
         self.renders = Counter("syndicator_renders", "Sites rendered and published", registry=r)
         self.last_render = Gauge(
             "syndicator_last_render_timestamp_seconds", "When the site was last published (Unix time)", registry=r
         )
         self.sources = Gauge("syndicator_sources", "Configured sources", registry=r)
+
+    def _worker_instruments(self, r: CollectorRegistry) -> None:
+        """A worker's figures: claim time, sources claimed, dead leases ended."""
         self.claim_seconds = Histogram(
             "syndicator_claim_seconds",
             "Seconds one claim of due sources took (worker)",
@@ -114,10 +133,6 @@ class Metrics:
             "Dead leases (a worker killed or stalled) ended by this worker's claims",
             registry=r,
         )
-        for verdict in VERDICTS:
-            self.notifications.labels(verdict)
-        self._answered = 0
-        self._not_modified = 0
 
     def fetched(self, observation: Observation, decision: Decision) -> None:
         """Record one fetch (or skip) and what it led to."""

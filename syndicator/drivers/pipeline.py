@@ -51,16 +51,16 @@ from syndicator.model import (
     FetchRequest,
     FetchResult,
     Observation,
-    SelectedEntry,
     SourceState,
     is_local,
 )
 from syndicator.poll import schedule
-from syndicator.poll.path import LEDGER_KEY, decide_and_store, policy_of
+from syndicator.poll.path import LEDGER_KEY, policy_of, poll_sources
 from syndicator.poll.pool import HostPool
+from syndicator.site import planet
 from syndicator.site.publish import MARKER, check_output, output_lock
-from syndicator.site.selection import condense, select_condensed, site_statuses
-from syndicator.site.sitekey import Publication, output_mark, site_key
+from syndicator.site.selection import site_statuses
+from syndicator.site.sitekey import site_key
 from syndicator.state import statefile
 from syndicator.state.store import Store
 from syndicator.values import is_http_url
@@ -70,8 +70,6 @@ __all__ = ["BuildOptions", "BuildReport", "build"]
 #: A build whose every request failed to connect, to at least this many
 #: hosts, saw this machine offline, not the hosts (one host down looks alike).
 OFFLINE_HOSTS = 2
-#: Where the store keeps what the last rendering build published (sitekey.Publication).
-PUBLISHED_KEY = "site.published"
 log = logging.getLogger("syndicator")
 
 
@@ -163,10 +161,11 @@ def publish_site(
     log_stale: bool = True,
     announce: bool = True,
 ) -> None:
-    """store | select | render | publish, unless the published site is current (:mod:`sitekey`).
+    """store | select | render | publish (the steps of :mod:`site.planet`), unless the published
+    site is current (:mod:`sitekey`).
 
     The second half of a build, and what ``syndicator serve`` runs after
-    changes. Writes ``report`` (entries, rendered, seconds) to
+    changes. Logs the sites' health, writes ``report`` (entries, rendered, seconds) to
     ``<cache>/report.json``, keeps what was published, and tells the
     planet's hubs (:mod:`announce`). The caller holds both locks.
 
@@ -185,58 +184,43 @@ def publish_site(
     statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
     report.stale_copies = log_health(statuses, now) if log_stale else 0
     key = site_key(config, templates, store.generation(), (status.stale for status in statuses))
-    published = Publication.read(store.value(PUBLISHED_KEY))
-    if published is not None and published.current(key, config.output):
-        report.entries = published.entries
+    entries = planet.published_entries(config, store, key)
+    if entries is not None:
+        report.entries = entries
         report.seconds = time.monotonic() - started
         write_report(report, now, config.cache)
         if announce:
             _announce(config, store)  # a ping a hub missed is sent again
         return
-    # Light snapshots (ids, links, dates), one at a time, each reduced to what selection reads;
-    # then only the entries published are read in full.
-    condensed = {url: condense(stored, config.items_per_feed) for url, stored in store.light_snapshots(config.sources)}
-    selected = select_condensed(config.sites, condensed)[: config.feed_entries]
-    selected = [
-        SelectedEntry(chosen.site, stored)
-        for chosen, stored in zip(selected, store.complete([c.stored for c in selected]), strict=True)
-    ]
-    counts = {url: part.count for url, part in condensed.items()}
-    latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
-    statuses = site_statuses(config.sites, states, counts, now, config.stale_after, latest, config.activity_threshold)
+    selected, statuses = planet.select_site(config, store, states, now)
     report.entries = min(len(selected), config.feed_entries)
     report.seconds = time.monotonic() - started
     write_report(report, now, config.cache)
     if not selected:
-        offline = (
-            (
-                " (every request failed to connect: is this machine offline? No site was counted as "
-                "failing for it; the next build tries them all again, `--force` at once)"
-            )
-            if report.offline
-            else " (is the network down?)" * _offline(report)
-        )
-        left = "is unchanged" if Path(config.output).exists() else "was not created"
-        raise EmptyBuildError(
-            f"no entries from any of {len(config.sites)} sites; nothing was published and "
-            f"{config.output} {left}" + offline
-        )
-    from syndicator.site import render  # here: a build that renders nothing never loads jinja2
-
-    extra = (
-        {statefile.NAME: statefile.write(store, Path(config.cache) / statefile.NAME, now, config.link, _base(config))}
-        if config.snapshot
-        else {}
-    )
-    render.render_site(config, selected, statuses, now, config.output, templates, extra)
+        raise _empty_build(config, report)
+    planet.render_planet(config, store, selected, statuses, now, templates)
     report.rendered = True
     report.seconds = time.monotonic() - started
     write_report(report, now, config.cache)
-    mark = output_mark(config.output)
-    if mark is not None:
-        store.keep(PUBLISHED_KEY, Publication(key, mark, report.entries).text())
+    planet.keep_publication(store, key, Path(config.output), report.entries)
     if announce:
         _announce(config, store)  # after the swap: only a published site is announced
+
+
+def _empty_build(config: Config, report: BuildReport) -> EmptyBuildError:
+    """The error of a build that found no entries at all, saying whether this machine looked offline."""
+    offline = (
+        (
+            " (every request failed to connect: is this machine offline? No site was counted as "
+            "failing for it; the next build tries them all again, `--force` at once)"
+        )
+        if report.offline
+        else " (is the network down?)" * _offline(report)
+    )
+    left = "is unchanged" if Path(config.output).exists() else "was not created"
+    return EmptyBuildError(
+        f"no entries from any of {len(config.sites)} sites; nothing was published and {config.output} {left}" + offline
+    )
 
 
 def _announce(config: Config, store: Store) -> None:
@@ -292,17 +276,12 @@ def restore(config: Config, store: Store) -> bool:
         log.warning("no state restored from %s (%s); starting from an empty state", where, error.message)
         return False
     try:
-        rows = statefile.load(store, data, where, config.link, _base(config))
+        rows = statefile.load(store, data, where, config.link, planet.local_base(config))
     except StoreError as error:
         log.warning("no state restored: %s; starting from an empty state", error)
         return False
     log.info("restored the state from %s: %d rows", where, rows)
     return True
-
-
-def _base(config: Config) -> str:
-    """The ``file:`` URI of the folder of sites.yaml, where local feed files are (statefile.py)."""
-    return Path(config.path).parent.resolve().as_uri()
 
 
 def _read_location(config: Config, where: str) -> bytes:
@@ -388,7 +367,8 @@ def _poll(
     report: BuildReport,
     started: float,
 ) -> dict[str, SourceState]:
-    """due | pool(observe) | decide | store, for every due source; returns {URL: the state stored}.
+    """due | :func:`poll.path.poll_sources` for every due source, reported and logged as each one is
+    stored; returns {URL: the state stored}.
 
     ``states`` (as they were before the build) is only read. With nothing
     due, nothing is planned, so the schedule's ledger is left as it was: the
@@ -400,36 +380,27 @@ def _poll(
     report.due = len(due)
     if not due:
         return {}
-    from syndicator.fetch.http import Fetcher
-    from syndicator.poll import observe  # here: a build with nothing due never loads requests, feedparser or lxml
-
     policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
     store.keep(LEDGER_KEY, ledger.text())
-    pool: HostPool[observe.Job, Observation] = HostPool.for_config(config)
-    fetcher = Fetcher.for_config(config)
+    pool: HostPool[Any, Observation] = HostPool.for_config(config)
     stored: dict[str, SourceState] = {}
     hosts: set[str] = set()
     trouble = HostTrouble()
-    observations = observe.observe_all(
-        pool, fetcher, [observe.job_for(url, states.get(url)) for url in due], now, started
-    )
     names: dict[str, list[str]] = {}
     for site in config.sites:
         names.setdefault(site.feed, []).append(site.name)
-    with fetcher:  # keep-alive connections live for the build
-        for done, observation in enumerate(observations, start=1):
-            source = observation.request.source
-            state = states.get(source) or SourceState(source, source)
-            observation, decision = decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
-            stored[source] = decision.state
-            host = "(local files)" if is_local(source) else host_key(observation.request.url)
-            report.add(observation, decision, host)
-            hosts.add(host)
-            trouble.note(observation)
-            log_failure(observation)
-            log_followed(observation, states.get(source), names.get(source, []))
-            if options.progress:
-                options.progress(done, len(due))
+    polled = poll_sources(config, store, states, due, now, started, policy, fingerprints, pool)
+    for done, (observation, decision) in enumerate(polled, start=1):
+        source = observation.request.source
+        stored[source] = decision.state
+        host = "(local files)" if is_local(source) else host_key(observation.request.url)
+        report.add(observation, decision, host)
+        hosts.add(host)
+        trouble.note(observation)
+        log_failure(observation)
+        log_followed(observation, states.get(source), names.get(source, []))
+        if options.progress:
+            options.progress(done, len(due))
     if _offline(report) and len(hosts) >= OFFLINE_HOSTS:
         stored.update(_forgive(store, states, stored, now))
         report.offline = True

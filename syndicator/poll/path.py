@@ -8,23 +8,27 @@ source, and their containment, are written here once:
 - :func:`policy_of` and :func:`current_policy`: the schedule policy of a
   planet (pooled habits, the request budget and its ledger);
 - :func:`decide_and_store`: decide | store for one observation, in one
-  transaction; a bug of ours is contained to its source (kind ``internal``).
+  transaction; a bug of ours is contained to its source (kind ``internal``);
+- :func:`poll_sources`: pool(observe) | decide | store over some sources,
+  with one Fetcher and one HostPool made from the Config.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from syndicator.errors import StoreError
 from syndicator.model import Config, Decision, Observation, SourceState
 from syndicator.poll import habits, schedule
 from syndicator.poll.decide import decide
+from syndicator.poll.pool import HostPool
 from syndicator.state.store import Store
 
-__all__ = ["LEDGER_KEY", "POLICY_AGE", "current_policy", "decide_and_store", "policy_of"]
+__all__ = ["LEDGER_KEY", "POLICY_AGE", "current_policy", "decide_and_store", "policy_of", "poll_sources"]
 
 #: Where the store keeps the schedule's ledger of expected requests (schedule.budgeted).
 LEDGER_KEY = "schedule.ledger"
@@ -102,3 +106,40 @@ def decide_and_store(
         decision = decide(state, observation, now, policy, fingerprint)
         store.save(decision.state, None, now)
         return observation, decision
+
+
+def poll_sources(
+    config: Config,
+    store: Store,
+    states: Mapping[str, SourceState],
+    sources: Sequence[str],
+    now: datetime,
+    started: float,
+    policy: schedule.Policy,
+    fingerprints: Mapping[str, str],
+    pool: HostPool[Any, Observation] | None = None,
+) -> Iterator[tuple[Observation, Decision]]:
+    """pool(observe) | decide | store for each of ``sources``, yielding (observation, decision) in the
+    order the sources end, each stored (:func:`decide_and_store`) before it is yielded.
+
+    ``states`` (the stored states, {URL: SourceState}) is only read; a source
+    without one starts from an empty state. ``started`` is the run's start
+    (time.monotonic(), seconds). The Fetcher is made from ``config`` and its
+    keep-alive connections live until the last source; the HostPool too,
+    unless the caller passes ``pool`` (to read its per-host figures after).
+    Imports the HTTP and feed libraries on the first call (a run with
+    nothing due never loads them).
+
+    Raises:
+        StoreError: the store cannot be used; the sources stored so far stay stored.
+    """
+    from syndicator.fetch.http import Fetcher
+    from syndicator.poll import observe  # here: a build with nothing due never loads requests, feedparser or lxml
+
+    pool = pool if pool is not None else HostPool.for_config(config)
+    jobs = [observe.job_for(url, states.get(url)) for url in sources]
+    with Fetcher.for_config(config) as fetcher:  # keep-alive connections live for the whole run
+        for observation in observe.observe_all(pool, fetcher, jobs, now, started):
+            source = observation.request.source
+            state = states.get(source) or SourceState(source, source)
+            yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source))

@@ -1,0 +1,101 @@
+"""The planet's site from the store: select | render | swap, and what the last render published.
+
+The site half of a build (and of each ``serve`` cycle that publishes), one
+step per function, called by the drivers in this order:
+
+- :func:`published_entries`: is the site in the output folder still what a
+  render would write (:mod:`sitekey`)? Then nothing is rendered;
+- :func:`select_site`: store.snapshots | select (``items_per_feed`` per
+  feed, merge, sort, ``feed_entries`` in all), and each site's status;
+- :func:`render_planet`: render | swap (:mod:`render`, :mod:`publish`),
+  with the state file when ``snapshot`` is set (:mod:`statefile`);
+- :func:`keep_publication`: what was published, kept in the store for the
+  next build's :func:`published_entries`.
+
+It holds no report, no log of the sites' health and no announcing to hubs:
+those are the drivers' (:mod:`drivers.pipeline`). The template engine is
+loaded only by :func:`render_planet`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+from syndicator.model import Config, SelectedEntry, SiteStatus, SourceState
+from syndicator.site.selection import condense, select_condensed, site_statuses
+from syndicator.site.sitekey import Publication, output_mark
+from syndicator.state import statefile
+from syndicator.state.store import Store
+
+__all__ = ["PUBLISHED_KEY", "keep_publication", "local_base", "published_entries", "render_planet", "select_site"]
+
+#: Where the store keeps what the last rendering build published (sitekey.Publication).
+PUBLISHED_KEY = "site.published"
+
+
+def published_entries(config: Config, store: Store, key: str) -> int | None:
+    """The number of entries in the published feed when the output folder holds what a render with
+    ``key`` (:func:`sitekey.site_key`) would write, else None (render again)."""
+    published = Publication.read(store.value(PUBLISHED_KEY))
+    if published is not None and published.current(key, config.output):
+        return published.entries
+    return None
+
+
+def select_site(
+    config: Config, store: Store, states: Mapping[str, SourceState], now: datetime
+) -> tuple[list[SelectedEntry], list[SiteStatus]]:
+    """The entries to publish (at most ``feed_entries``, newest first) and every site's status.
+
+    Reads light snapshots (ids, links, dates), one source at a time, each
+    reduced to what selection reads; then only the entries chosen are read
+    in full. ``states`` are every stored source state, {URL: SourceState};
+    ``now`` the clock of the build or cycle (UTC).
+    """
+    condensed = {url: condense(stored, config.items_per_feed) for url, stored in store.light_snapshots(config.sources)}
+    chosen = select_condensed(config.sites, condensed)[: config.feed_entries]
+    selected = [
+        SelectedEntry(entry.site, stored)
+        for entry, stored in zip(chosen, store.complete([c.stored for c in chosen]), strict=True)
+    ]
+    counts = {url: part.count for url, part in condensed.items()}
+    latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
+    statuses = site_statuses(config.sites, states, counts, now, config.stale_after, latest, config.activity_threshold)
+    return selected, statuses
+
+
+def render_planet(
+    config: Config,
+    store: Store,
+    selected: list[SelectedEntry],
+    statuses: list[SiteStatus],
+    now: datetime,
+    templates: Path | None,
+) -> None:
+    """render | swap the site into ``config.output``, with the state file (:mod:`statefile`) when
+    ``config.snapshot`` is set; ``templates`` is a folder overriding the bundled ones, or None.
+
+    Raises:
+        RenderError: the site could not be written; the output is left as it was.
+    """
+    from syndicator.site import render  # here: a build that renders nothing never loads jinja2
+
+    extra = {}
+    if config.snapshot:
+        path = Path(config.cache) / statefile.NAME
+        extra[statefile.NAME] = statefile.write(store, path, now, config.link, local_base(config))
+    render.render_site(config, selected, statuses, now, config.output, templates, extra)
+
+
+def keep_publication(store: Store, key: str, output: Path, entries: int) -> None:
+    """Keep in ``store`` what was just published into ``output`` (its render ``key`` and folder mark)."""
+    mark = output_mark(output)
+    if mark is not None:
+        store.keep(PUBLISHED_KEY, Publication(key, mark, entries).text())
+
+
+def local_base(config: Config) -> str:
+    """The ``file:`` URI of the folder of sites.yaml, where local feed files are (:mod:`statefile`)."""
+    return Path(config.path).parent.resolve().as_uri()
