@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from syndicator.configtypes import Site
 from syndicator.errors import FeedError, HTTPStatusError, ParseError
-from syndicator.model import Entry, Failed, FeedHints, Fetched, FetchRequest, NotModified, ParsedFeed, Site, SourceState
+from syndicator.model import Entry, Failed, FeedHints, Fetched, FetchRequest, NotModified, ParsedFeed, SourceState
 from syndicator.parse.hints import Hint
 from syndicator.poll import habits, schedule
 from syndicator.poll.decide import Observation, new_state, snapshot_hash

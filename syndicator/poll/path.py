@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 
+from syndicator.configtypes import Config
 from syndicator.errors import StoreError
-from syndicator.model import Config, Decision, Observation, SourceState
+from syndicator.model import Decision, Observation, SourceState
 from syndicator.poll import habits, schedule
 from syndicator.poll.decide import decide
 from syndicator.state.store import Store

@@ -47,8 +47,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from syndicator.configtypes import Site, is_local
 from syndicator.failures import kind_of
-from syndicator.model import Check, Site, SourceState, is_local
+from syndicator.model import Check, SourceState
 from syndicator.parse.hints import Hint, document_hints, next_allowed
 from syndicator.poll import habits
 
@@ -125,7 +126,7 @@ def due_sources(
 ) -> list[str]:
     """The configured URLs to fetch in this build, most overdue first.
 
-    A local file (:func:`model.is_local`) is always due: reading it makes no request.
+    A local file (:func:`configtypes.is_local`) is always due: reading it makes no request.
 
     Args:
         urls: configured feed URLs.
