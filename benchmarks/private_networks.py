@@ -25,8 +25,9 @@ from typing import Any
 
 from pytest_httpserver import HTTPServer
 
+from syndicator.configtypes import Config
 from syndicator.fetch.http import Fetcher, guarded_session
-from syndicator.model import Config, FetchRequest
+from syndicator.model import FetchRequest
 from syndicator.poll.observe import job_for, observe
 from syndicator.push.deliveries import _post as webhook_post
 from syndicator.push.deliveries import make_session

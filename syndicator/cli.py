@@ -33,7 +33,7 @@ from syndicator.drivers.signals import handle_on_a_thread
 from syndicator.drivers.status import delivery_totals, status_text, totals_line
 from syndicator.drivers.status import status as site_status
 from syndicator.errors import ConfigError, FeedError, InternalErrorsExit, SyndicatorError
-from syndicator.model import TROUBLE
+from syndicator.health import TROUBLE
 from syndicator.values import url_problem
 
 log = logging.getLogger("syndicator")

@@ -18,9 +18,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 
 from syndicator import __version__
+from syndicator.configtypes import Config, Delivery, Site
 from syndicator.errors import ConfigError
 from syndicator.language import language_tag
-from syndicator.model import Config, Delivery, Site
 from syndicator.urls import is_postgres_url, secretless, shown
 from syndicator.values import NO_CREDENTIALS, bound_text, number_text, parse_duration, strip_control, url_problem
 from syndicator.values import is_http_url as is_http_url  # re-exported: config.is_http_url was public

@@ -1,6 +1,8 @@
-"""Frozen dataclasses shared by the pipeline stages.
+"""Frozen dataclasses the pipeline stages pass along: requests, fetch results, parsed feeds and entries,
+observations, decisions, the durable per-source state and stored entries.
 
-Units are in the names or comments: durations are seconds (float), sizes are
+The configuration's types (Config, Site, Delivery) are in ``configtypes``; the sites page's health
+rule (SiteStatus) is in ``health``. Units are in the names or comments: durations are seconds (float), sizes are
 bytes (int), and every datetime is timezone-aware UTC.
 """
 
@@ -10,9 +12,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any
 
+from syndicator.configtypes import Site
 from syndicator.errors import FeedError
 from syndicator.failures import Verdict, host_verdict
 
@@ -46,154 +47,6 @@ def content_hash(*fields: str | None) -> str:
     """Hash of an entry's visible content, to tell an edit from a new post (hex str)."""
     joined = "\x1f".join(field or "" for field in fields)
     return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-@dataclass(frozen=True)
-class Site:
-    """One subscription in sites.yaml.
-
-    Attributes:
-        name: display name, unique within the config.
-        feed: the configured feed URL; the identity of its source. A local
-            file given as a path in sites.yaml is the ``file:`` URI of its
-            absolute path (RFC 8089).
-        link: the site's home page (http(s) URL) or None.
-        face: an image of the site or its author: an http(s) URL, or a
-            path inside the published folder (from a ``static/`` folder), or None.
-        extra: anything else the site's entry in sites.yaml gives under
-            ``extra``, for templates ({name: YAML value}).
-        language: the site's ``language`` in sites.yaml, a BCP 47 tag
-            (:func:`language.language_tag`) that overrides what its feed
-            says of its entries, or None (the feed's own word stands).
-    """
-
-    name: str
-    feed: str
-    link: str | None = None
-    face: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
-    language: str | None = None
-
-    @property
-    def local(self) -> bool:
-        """True when the feed is a local file, read from disk rather than fetched (bool)."""
-        return is_local(self.feed)
-
-    @property
-    def public_feed(self) -> str | None:
-        """The feed URL to publish (str), or None for a local file, whose path is not published."""
-        return None if self.local else self.feed
-
-
-def is_local(url: str) -> bool:
-    """True for a ``file:`` URI: a feed read from a local file (str -> bool)."""
-    return url.startswith("file:")
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """One webhook of ``deliveries:`` in sites.yaml (:mod:`deliveries`).
-
-    Attributes:
-        url: the http(s) URL each event is POSTed to.
-        secret: the key of the body's HMAC-SHA256 signature; never shown (not in the repr).
-    """
-
-    url: str
-    secret: str = field(repr=False)
-
-
-@dataclass(frozen=True)
-class Config:
-    """A validated sites.yaml. Paths are resolved against the file's folder.
-
-    Attributes:
-        path: the sites.yaml file read.
-        title: the planet's title; link: its public home page.
-        sites: the subscriptions, in file order.
-        workers: size of the fetch pool (threads).
-        timeout: connect and read timeout per request, seconds; a whole
-            fetch, retries included, is cut at ``timeout * 2`` seconds.
-        retries: extra attempts after a transient failure within one build.
-        items_per_feed: newest entries each feed contributes (seed 004: 5).
-        feed_entries: cap on entries in feed.xml (seed 004: 1,000).
-        summary_chars: front-page summaries are cut on a word boundary to
-            about this many characters of text.
-        stale_after: seconds without success before a "last seen" badge.
-        user_agent: the full User-Agent header sent with every request.
-        max_bytes: cap on a response body after decompression, bytes.
-        output: folder the site is published to; cache: the state folder.
-        default_interval: seconds between checks of a source with no
-            history yet; min_interval, max_interval: bounds, seconds, of
-            every interval the schedule chooses (max at most 7 days).
-        requests_per_feed_per_day: the request budget the schedule
-            keeps to on average over the sources (schedule.spend).
-        per_host_concurrency: requests to one host key at once.
-        host_gap: minimum seconds between two request starts to one host.
-        host_breaker: consecutive failures from one host in a build after
-            which its remaining sources wait for the next build (0: never).
-        allow_private_networks: URLs learned from the network may reach
-            loopback and private addresses (:mod:`netguard`).
-        description, owner: one line of text each about the planet ("" when not given).
-        logo, favicon: images of the planet (an http(s) URL, or a path inside
-            the published folder), or None.
-        timezone: IANA name of the zone dates are shown in on the pages.
-        date_format: strftime format of dates on the pages.
-        page_entries: entries on the front page (at most ``feed_entries``).
-        feed_content: ``full`` (feed.xml and feed.json carry each entry's
-            content) or ``summary`` (its front-page summary only).
-        activity_threshold: seconds without a post before a site is shown as inactive.
-        snapshot: publish the state beside the site (statefile.py).
-        restore_from: where a build with an empty cache folder loads the
-            state from: an http(s) URL, or a path relative to sites.yaml; or None.
-        hubs: the WebSub hubs (absolute http(s) URLs, at most 4) feed.xml and
-            feed.json advertise and announce.py notifies of a change; () for none.
-        deliveries: the webhooks each new or changed entry is POSTed to
-            (:mod:`deliveries`, at most 16); () for none.
-    """
-
-    path: Path
-    title: str
-    link: str
-    sites: tuple[Site, ...]
-    workers: int = 8
-    timeout: float = 15.0
-    retries: int = 1
-    items_per_feed: int = 5
-    feed_entries: int = 1000
-    summary_chars: int = 600
-    stale_after: float = 4 * 86400.0
-    user_agent: str = ""
-    max_bytes: int = 10 * 1024 * 1024
-    output: Path = Path("public")
-    cache: Path = Path("cache")
-    default_interval: float = 3600.0
-    min_interval: float = 900.0
-    max_interval: float = 86400.0
-    requests_per_feed_per_day: float = 14.5
-    per_host_concurrency: int = 2
-    host_gap: float = 0.5
-    host_breaker: int = 5
-    allow_private_networks: bool = False
-    description: str = ""
-    owner: str = ""
-    logo: str | None = None
-    favicon: str | None = None
-    timezone: str = "UTC"
-    date_format: str = "%Y-%m-%d %H:%M %Z"
-    page_entries: int = 60
-    feed_content: str = "full"
-    activity_threshold: float = 180 * 86400.0
-    snapshot: bool = False
-    restore_from: str | None = None
-    hubs: tuple[str, ...] = ()
-    state: str | None = None
-    deliveries: tuple[Delivery, ...] = ()
-
-    @property
-    def sources(self) -> tuple[str, ...]:
-        """Distinct configured feed URLs, in file order (tuple of str)."""
-        return tuple(dict.fromkeys(site.feed for site in self.sites))
 
 
 @dataclass(frozen=True)
@@ -622,52 +475,3 @@ class SelectedEntry:
     def date(self) -> datetime:
         """Sort date, UTC (datetime)."""
         return self.stored.date
-
-
-@dataclass(frozen=True)
-class SiteStatus:
-    """What the sites page shows about one site.
-
-    Attributes:
-        site: the subscription.
-        state: its source's durable state, or None if never attempted.
-        stale: True when the last success is older than ``stale_after``
-            (or there never was one while attempts were made).
-        entries: number of entries its snapshot holds.
-        last_post: the date of its newest entry (its first-seen time when
-            undated; UTC), or None when it holds none.
-        inactive: True when its newest entry is older than ``activity_threshold``.
-    """
-
-    site: Site
-    state: SourceState | None
-    stale: bool
-    entries: int
-    last_post: datetime | None = None
-    inactive: bool = False
-
-    @property
-    def health(self) -> str:
-        """The site's health as ``syndicator status`` names it (str): ``new`` (never attempted),
-        ``gone`` (410, on hold), ``denied`` (401 or 403), ``failing`` (another failure) or ``ok``."""
-        if self.state is None or self.state.last_attempt is None:
-            return "new"
-        kind = self.state.error_kind
-        if kind is None:
-            return "ok"
-        return {"http_410": "gone" if self.state.hold is not None else "failing", "http_401": "denied"}.get(
-            kind, "failing"
-        )
-
-
-def by_health(statuses: Sequence[SiteStatus]) -> list[SiteStatus]:
-    """The sites page's order: sites in trouble (failing, denied, gone) first, then stale ones, then
-    inactive ones, then the rest, each in sites.yaml order."""
-    return sorted(
-        statuses,
-        key=lambda status: 0 if status.health in TROUBLE else 1 if status.stale else 2 if status.inactive else 3,
-    )
-
-
-#: The healths of a site in trouble: shown first, and by ``status --failing``.
-TROUBLE = ("failing", "denied", "gone")

@@ -14,8 +14,8 @@ from pytest_httpserver import HTTPServer
 from syndicator import __version__
 from syndicator.cli import main
 from syndicator.config import load_config, parse_duration, reread
+from syndicator.configtypes import Site
 from syndicator.errors import ConfigError
-from syndicator.model import Site
 
 MINIMAL = """\
 title: Planet Test

@@ -168,7 +168,8 @@ def test_untrusted_date_falls_back_to_first_seen(tmp_path, pub_date: str, reason
     parsed = parse_feed(document.encode(), "https://b.example/feed", {}, NOW)
     odd = parsed.entries[0]
     assert odd.date is None and odd.date_note and reason in odd.date_note
-    from syndicator.model import Site, SourceState
+    from syndicator.configtypes import Site
+    from syndicator.model import SourceState
 
     site = Site("B", "https://b.example/feed")
     with Store.open(tmp_path) as store:
@@ -183,7 +184,8 @@ def test_untrusted_date_falls_back_to_first_seen(tmp_path, pub_date: str, reason
 
 
 def test_equal_dates_keep_a_deterministic_order() -> None:
-    from syndicator.model import Site, StoredEntry
+    from syndicator.configtypes import Site
+    from syndicator.model import StoredEntry
 
     sites = [Site("A", "https://a.example/feed"), Site("B", "https://b.example/feed")]
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from syndicator.configtypes import Config, Site
 from syndicator.errors import FeedError
-from syndicator.model import Config, Site, SourceState
+from syndicator.model import SourceState
 from syndicator.parse.feed import parse_feed
 from syndicator.site.render import render_site
 from syndicator.site.selection import select_entries, site_statuses

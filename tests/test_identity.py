@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.model import Site, SourceState
+from syndicator.configtypes import Site
+from syndicator.model import SourceState
 from syndicator.parse.feed import parse_feed
 from syndicator.site.selection import select_entries
 from syndicator.state.store import Store

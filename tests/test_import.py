@@ -20,7 +20,7 @@ from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
 from syndicator.config import NAME_MAX_CHARS, load_config
-from syndicator.model import Site
+from syndicator.configtypes import Site
 
 from .conftest import build, post, rss
 

@@ -13,7 +13,9 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from syndicator import __version__
-from syndicator.model import Config, Entry, SelectedEntry, Site, SiteStatus, StoredEntry
+from syndicator.configtypes import Config, Site
+from syndicator.health import SiteStatus
+from syndicator.model import Entry, SelectedEntry, StoredEntry
 from syndicator.site.render import day_heading, render_site
 
 from .browser import Browser, opened

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from syndicator.configtypes import Site
 from syndicator.errors import FeedError, HTTPStatusError, ParseError
 from syndicator.model import (
     Check,
@@ -19,7 +20,6 @@ from syndicator.model import (
     FetchRequest,
     NotModified,
     ParsedFeed,
-    Site,
     SourceState,
 )
 from syndicator.parse.hints import Hint

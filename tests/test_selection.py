@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from pytest_httpserver import HTTPServer
 
 from syndicator import urls
-from syndicator.model import Entry, Site, SourceState, StoredEntry
+from syndicator.configtypes import Site
+from syndicator.model import Entry, SourceState, StoredEntry
 from syndicator.site import selection
 from syndicator.site.selection import select_entries, site_statuses
 

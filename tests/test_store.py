@@ -17,8 +17,9 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from syndicator.configtypes import Site
 from syndicator.errors import CacheLockedError, StoreError
-from syndicator.model import Check, Entry, Site, SourceState
+from syndicator.model import Check, Entry, SourceState
 from syndicator.site.selection import select_entries
 from syndicator.state.schema import SCHEMA_VERSION
 from syndicator.state.store import DATABASE, Store

@@ -287,8 +287,8 @@ def test_a_worker_needs_a_postgresql_state(tmp_path: Path, farm: Farm) -> None:
 
 
 def test_lease_time_defaults_to_twice_a_fetch_deadline() -> None:
+    from syndicator.configtypes import Config
     from syndicator.drivers.worker import WorkerOptions, lease_seconds
-    from syndicator.model import Config
 
     config = Config(path=Path("sites.yaml"), title="t", link="https://x.example/", sites=(), timeout=30, retries=1)
     assert lease_seconds(config, WorkerOptions()) == 240

@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
+from syndicator.configtypes import Config
 from syndicator.errors import InternalError
 from syndicator.failures import kind_of
 from syndicator.fetch.hosts import host_key
-from syndicator.model import Config, NotRequested, Observation, SiteStatus, SourceState
+from syndicator.health import SiteStatus
+from syndicator.model import NotRequested, Observation, SourceState
 from syndicator.poll import intervals, schedule
 
 log = logging.getLogger("syndicator")

@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from syndicator.config import NAME_HIDDEN, NAME_MAX_CHARS, load_config, read_text
+from syndicator.configtypes import Site
 from syndicator.errors import ConfigError, FeedError
-from syndicator.model import Site
 from syndicator.parse.sublists import Candidate, read_list
 from syndicator.urls import canonical
 from syndicator.values import strip_control, url_problem

@@ -38,22 +38,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import HostTrouble, log_failure, log_followed, log_health
 from syndicator.drivers.report import BuildReport, write_report
 from syndicator.errors import ConfigError, EmptyBuildError, FeedError, StoreError
 from syndicator.failures import kind_of
 from syndicator.fetch import localfile
 from syndicator.fetch.hosts import host_key
-from syndicator.model import (
-    Config,
-    Failed,
-    Fetched,
-    FetchRequest,
-    FetchResult,
-    Observation,
-    SourceState,
-    is_local,
-)
+from syndicator.model import Failed, Fetched, FetchRequest, FetchResult, Observation, SourceState
 from syndicator.poll import schedule
 from syndicator.poll.path import LEDGER_KEY, policy_of, poll_sources
 from syndicator.poll.pool import HostPool

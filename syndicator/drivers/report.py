@@ -18,7 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from syndicator.model import Decision, Failed, Fetched, NotRequested, Observation, is_local
+from syndicator.configtypes import is_local
+from syndicator.model import Decision, Failed, Fetched, NotRequested, Observation
 
 REPORT = "report.json"
 #: Version of the report's shape; bumped when a field changes meaning.

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from syndicator.config import reread
+from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.pipeline import (
     check_folders,
@@ -65,7 +66,7 @@ from syndicator.drivers.report import BuildReport
 from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
-from syndicator.model import Config, Fetched, Observation, ParsedFeed, SourceState, is_local
+from syndicator.model import Fetched, Observation, ParsedFeed, SourceState
 from syndicator.poll import schedule
 from syndicator.poll.decide import decide_push
 from syndicator.poll.path import current_policy, decide_and_store

@@ -12,7 +12,9 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from syndicator.model import Config, SiteStatus, SourceState, is_local
+from syndicator.configtypes import Config, is_local
+from syndicator.health import SiteStatus
+from syndicator.model import SourceState
 from syndicator.poll import schedule
 from syndicator.poll.intervals import duration_text
 from syndicator.push import subscriptions as push

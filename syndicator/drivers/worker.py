@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from syndicator.configtypes import Config, is_local
 from syndicator.drivers.pipeline import delivery_loop
 from syndicator.errors import ConfigError, StoreError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
-from syndicator.model import Config, Observation, SourceState, is_local
+from syndicator.model import Observation, SourceState
 from syndicator.poll import schedule
 from syndicator.poll.path import POLICY_AGE, current_policy, decide_and_store
 from syndicator.poll.pool import HostPool

@@ -87,12 +87,13 @@ import urllib3
 from requests.adapters import HTTPAdapter
 
 from syndicator import urls
+from syndicator.configtypes import Config
 from syndicator.dates import http_date
 from syndicator.errors import ConfigError, FeedError, FetchError, HTTPStatusError
 from syndicator.failures import kind_of
 from syndicator.fetch import coding, netguard
 from syndicator.fetch.deadline import DEADLINES, POOL_CLASSES, Resolver, resolve
-from syndicator.model import Config, Failed, Fetched, FetchRequest, FetchResult, NotModified
+from syndicator.model import Failed, Fetched, FetchRequest, FetchResult, NotModified
 
 MAX_REDIRECTS = 5
 ACCEPT = (

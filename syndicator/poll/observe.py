@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from syndicator import __version__
+from syndicator.configtypes import is_local
 from syndicator.errors import FeedError, FetchError, InternalError, NotAFeedError, ParseError
 from syndicator.fetch import localfile, netguard
 from syndicator.fetch.hosts import host_key
@@ -36,7 +37,6 @@ from syndicator.model import (
     NotRequested,
     Observation,
     SourceState,
-    is_local,
 )
 from syndicator.parse.discover import MAX_FOLLOWED
 from syndicator.parse.feed import parse_feed

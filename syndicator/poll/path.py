@@ -21,8 +21,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from syndicator.configtypes import Config
 from syndicator.errors import StoreError
-from syndicator.model import Config, Decision, Observation, SourceState
+from syndicator.model import Decision, Observation, SourceState
 from syndicator.poll import habits, schedule
 from syndicator.poll.decide import decide
 from syndicator.poll.pool import HostPool

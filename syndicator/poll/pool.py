@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from syndicator.failures import Verdict
 
 if TYPE_CHECKING:
-    from syndicator.model import Config
+    from syndicator.configtypes import Config
 
 T = TypeVar("T")
 R = TypeVar("R")

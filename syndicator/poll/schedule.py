@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from syndicator.configtypes import Site, is_local
 from syndicator.failures import kind_of
-from syndicator.model import Site, SourceState, is_local
+from syndicator.model import SourceState
 from syndicator.poll import habits
 from syndicator.poll.jitter import MEAN_JITTER
 

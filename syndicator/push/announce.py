@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from syndicator.model import Config
+from syndicator.configtypes import Config
 from syndicator.push.websub import notify_publish
 from syndicator.site.publish import target_of
 from syndicator.state.store import Store

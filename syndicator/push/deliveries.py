@@ -55,10 +55,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from syndicator.configtypes import Config
 from syndicator.errors import StoreError
 from syndicator.fetch.deadline import DEADLINES
 from syndicator.fetch.http import DeadlineAdapter
-from syndicator.model import Config
 from syndicator.state import outbox
 from syndicator.state.store import Store
 

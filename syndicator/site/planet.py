@@ -23,7 +23,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from syndicator.model import Config, SelectedEntry, SiteStatus, SourceState
+from syndicator.configtypes import Config
+from syndicator.health import SiteStatus
+from syndicator.model import SelectedEntry, SourceState
 from syndicator.site.selection import condense, select_condensed, site_statuses
 from syndicator.site.sitekey import Publication, output_mark
 from syndicator.state import statefile

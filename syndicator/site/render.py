@@ -39,11 +39,13 @@ import markupsafe
 from markupsafe import Markup
 
 from syndicator import __version__
+from syndicator.configtypes import Config, Site
 from syndicator.dates import isoformat
 from syndicator.errors import RenderError
 from syndicator.failures import KINDS
+from syndicator.health import SiteStatus, by_health
 from syndicator.language import direction
-from syndicator.model import Config, Entry, SelectedEntry, Site, SiteStatus, by_health
+from syndicator.model import Entry, SelectedEntry
 from syndicator.parse.sanitize import author_name, html_to_text, one_line, truncate_html
 from syndicator.site.mediaview import PageEnclosure, page_enclosures, shown_image, with_image
 from syndicator.site.publish import publish

@@ -28,7 +28,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from syndicator.model import SelectedEntry, Site, SiteStatus, SourceState, StoredEntry, newest
+from syndicator.configtypes import Site
+from syndicator.health import SiteStatus
+from syndicator.model import SelectedEntry, SourceState, StoredEntry, newest
 from syndicator.urls import canonical, hostname, plain_web, split
 
 _GLOBAL_ID = re.compile(r"^(?!urn:sha256:)[A-Za-z][A-Za-z0-9+.-]*:\S+$")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syndicator import __version__
-from syndicator.model import Config
+from syndicator.configtypes import Config
 from syndicator.site.publish import MARKER, target_of, written_files
 
 
