@@ -8,7 +8,9 @@ source, and their containment, are written here once:
 - :func:`policy_of` and :func:`current_policy`: the schedule policy of a
   planet (pooled habits, the request budget and its ledger);
 - :func:`decide_and_store`: decide | store for one observation, in one
-  transaction; a bug of ours is contained to its source (kind ``internal``).
+  transaction; a bug of ours is contained to its source (kind ``internal``);
+- :func:`push_and_store`: decide | store for one pushed (and parsed) document,
+  in one transaction; its caller contains a failure to the notification.
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from syndicator.errors import StoreError
-from syndicator.model import Config, Decision, Observation, SourceState
+from syndicator.model import Config, Decision, Observation, ParsedFeed, SourceState
 from syndicator.poll import habits, schedule
-from syndicator.poll.decide import decide
+from syndicator.poll.decide import Reconciled, decide, decide_push
 from syndicator.state.store import Store
 
-__all__ = ["LEDGER_KEY", "POLICY_AGE", "current_policy", "decide_and_store", "policy_of"]
+__all__ = ["LEDGER_KEY", "POLICY_AGE", "current_policy", "decide_and_store", "policy_of", "push_and_store"]
 
 #: Where the store keeps the schedule's ledger of expected requests (schedule.budgeted).
 LEDGER_KEY = "schedule.ledger"
@@ -102,3 +104,21 @@ def decide_and_store(
         decision = decide(state, observation, now, policy, fingerprint)
         store.save(decision.state, None, now)
         return observation, decision
+
+
+def push_and_store(store: Store, state: SourceState, parsed: ParsedFeed, now: datetime) -> tuple[Decision, Reconciled]:
+    """decide | store for one pushed document of ``state``'s source, in one transaction.
+
+    The pushed entries are merged into the stored snapshot (:func:`decide.decide_push`); a replay
+    (only older versions of stored entries) stores nothing, so the state stays as it was, habits and all.
+
+    Raises:
+        StoreError: the state cannot be written.
+        Exception: a bug of ours while deciding; nothing is stored. The caller contains it to its
+            notification (``serve``: marked ``failed``, the source polled soon; seed 003).
+    """
+    stored = [item.entry for item in store.snapshots([state.url]).get(state.url, [])]
+    decision, reconciled = decide_push(state, parsed, stored, now)
+    if not reconciled.replay:
+        store.save(decision.state, decision.entries, now)
+    return decision, reconciled
