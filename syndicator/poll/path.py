@@ -9,8 +9,12 @@ source, and their containment, are written here once:
   planet (pooled habits, the request budget and its ledger);
 - :func:`decide_and_store`: decide | store for one observation, in one
   transaction; a bug of ours is contained to its source (kind ``internal``);
+<<<<<<< HEAD
 - :func:`poll_sources`: pool(observe) | decide | store over some sources,
   with one Fetcher and one HostPool made from the Config.
+=======
+- :func:`push_and_store`: decide | store for one pushed (and parsed) document,
+  in one transaction; its caller contains a failure to the notification.
 """
 
 from __future__ import annotations
@@ -23,13 +27,21 @@ from typing import Any
 
 from syndicator.configtypes import Config
 from syndicator.errors import StoreError
-from syndicator.model import Decision, Observation, SourceState
+from syndicator.model import Decision, Observation, ParsedFeed, SourceState
 from syndicator.poll import habits, schedule
-from syndicator.poll.decide import decide
+from syndicator.poll.decide import Reconciled, decide, decide_push
 from syndicator.poll.pool import HostPool
 from syndicator.state.store import Store
 
-__all__ = ["LEDGER_KEY", "POLICY_AGE", "current_policy", "decide_and_store", "policy_of", "poll_sources"]
+__all__ = [
+    "LEDGER_KEY",
+    "POLICY_AGE",
+    "current_policy",
+    "decide_and_store",
+    "policy_of",
+    "poll_sources",
+    "push_and_store",
+]
 
 #: Where the store keeps the schedule's ledger of expected requests (schedule.budgeted).
 LEDGER_KEY = "schedule.ledger"
@@ -144,3 +156,21 @@ def poll_sources(
             source = observation.request.source
             state = states.get(source) or SourceState(source, source)
             yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
+
+
+def push_and_store(store: Store, state: SourceState, parsed: ParsedFeed, now: datetime) -> tuple[Decision, Reconciled]:
+    """decide | store for one pushed document of ``state``'s source, in one transaction.
+
+    The pushed entries are merged into the stored snapshot (:func:`decide.decide_push`); a replay
+    (only older versions of stored entries) stores nothing, so the state stays as it was, habits and all.
+
+    Raises:
+        StoreError: the state cannot be written.
+        Exception: a bug of ours while deciding; nothing is stored. The caller contains it to its
+            notification (``serve``: marked ``failed``, the source polled soon; seed 003).
+    """
+    stored = [item.entry for item in store.snapshots([state.url]).get(state.url, [])]
+    decision, reconciled = decide_push(state, parsed, stored, now)
+    if not reconciled.replay:
+        store.save(decision.state, decision.entries, now)
+    return decision, reconciled

@@ -73,7 +73,7 @@ def due_sources(
 ) -> list[str]:
     """The configured URLs to fetch in this build, most overdue first.
 
-    A local file (:func:`model.is_local`) is always due: reading it makes no request.
+    A local file (:func:`configtypes.is_local`) is always due: reading it makes no request.
 
     Args:
         urls: configured feed URLs.
