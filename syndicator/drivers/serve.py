@@ -68,8 +68,7 @@ from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
 from syndicator.model import Fetched, Observation, ParsedFeed, SourceState
 from syndicator.poll import schedule
-from syndicator.poll.decide import decide_push
-from syndicator.poll.path import current_policy, decide_and_store
+from syndicator.poll.path import current_policy, decide_and_store, push_and_store
 from syndicator.poll.pool import HostPool, wait_first
 from syndicator.push import subscriptions as push
 from syndicator.push.callbacks import App, callback_url, create_server
@@ -690,10 +689,8 @@ class Server:
             )
             return "duplicate"
         state = states.get(source) or SourceState(source, source)
-        stored = [item.entry for item in store.snapshots([source]).get(source, [])]
-        decision, reconciled = decide_push(state, parsed, stored, now)
+        decision, reconciled = push_and_store(store, state, parsed, now)
         if not reconciled.replay:  # a replay leaves the state as it was, habits and all
-            store.save(decision.state, decision.entries, now)
             states[source] = decision.state
         fields: dict[str, Any] = {"last_push": now, "missed": 0}
         if reconciled.replay:
