@@ -27,7 +27,7 @@ echo "-- with state.sqlite and push.sqlite open"
 import os
 from pathlib import Path
 from syndicator.pushstate import PushState
-from syndicator.store import Store
+from syndicator.state.store import Store
 store, push = Store.open(Path("cache")), PushState.open(Path("cache"))
 store._db.execute("CREATE TABLE IF NOT EXISTS t (x)")  # a write, so the -wal holds something
 push.keep("probe", "1")

@@ -9,10 +9,8 @@ source, and their containment, are written here once:
   planet (pooled habits, the request budget and its ledger);
 - :func:`decide_and_store`: decide | store for one observation, in one
   transaction; a bug of ours is contained to its source (kind ``internal``);
-<<<<<<< HEAD
 - :func:`poll_sources`: pool(observe) | decide | store over some sources,
-  with one Fetcher and one HostPool made from the Config.
-=======
+  with one Fetcher and one HostPool made from the Config;
 - :func:`push_and_store`: decide | store for one pushed (and parsed) document,
   in one transaction; its caller contains a failure to the notification.
 """
