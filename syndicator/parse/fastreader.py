@@ -86,6 +86,11 @@ class _Reader(Elements):
     """One document's walk: the root, the channel, the feed's elements and each entry's."""
 
     def read(self, root: Any) -> Any:
+        """The parsed document of ``root`` (an lxml element).
+
+        Raises:
+            Unsure: the document is one the fast path does not read (feedparser reads it).
+        """
         name = name_of(root)
         declared = {uri.lower() for uri in root.nsmap.values()}
         if declared & _VERSION_NAMESPACES:

@@ -32,6 +32,8 @@ def chunks(values: list[_Value], size: int = ROWS_PER_QUERY) -> Iterator[list[_V
 
 
 def to_db(value: Any, name: str) -> Any:
+    """One SourceState field ``name`` as its column value: None stays None, a time is ISO 8601 text
+    (UTC), ``history`` and the other structured fields are JSON text, anything else as it is."""
     if value is None:
         return None
     if name in _DATETIME_FIELDS:
@@ -96,6 +98,7 @@ _STATE_CONVERTERS: tuple[tuple[str, Callable[[Any], Any] | None], ...] = tuple(
 
 
 def state_from_row(row: tuple[Any, ...]) -> SourceState:
+    """The SourceState of one ``sources`` row, its columns in STATE_FIELDS order (the inverse of :func:`to_db`)."""
     return SourceState(
         **{
             name: value if convert is None or (value is None and name != "history") else convert(value)
@@ -130,6 +133,11 @@ def moment(value: object) -> datetime | None:
 
 
 def entry_from_json(text: str) -> Entry:
+    """The Entry a snapshot row holds as JSON text; its ``date`` and ``updated`` are aware datetimes again.
+
+    Raises:
+        ValueError: the text is not JSON of a stored entry (json.JSONDecodeError is one).
+    """
     data = json.loads(text)
     for key in ("date", "updated"):
         if data.get(key):
