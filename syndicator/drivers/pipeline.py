@@ -45,10 +45,9 @@ from syndicator.errors import ConfigError, EmptyBuildError, FeedError, StoreErro
 from syndicator.failures import kind_of
 from syndicator.fetch import localfile
 from syndicator.fetch.hosts import host_key
-from syndicator.model import Failed, Fetched, FetchRequest, FetchResult, Observation, SourceState
+from syndicator.model import Failed, Fetched, FetchRequest, FetchResult, SourceState
 from syndicator.poll import schedule
-from syndicator.poll.path import LEDGER_KEY, policy_of, poll_sources
-from syndicator.poll.pool import HostPool
+from syndicator.poll.path import LEDGER_KEY, Poller, policy_of
 from syndicator.site import planet
 from syndicator.site.publish import MARKER, check_output, output_lock
 from syndicator.site.selection import site_statuses
@@ -359,7 +358,7 @@ def _poll(
     report: BuildReport,
     started: float,
 ) -> dict[str, SourceState]:
-    """due | :func:`poll.path.poll_sources` for every due source, reported and logged as each one is
+    """due | :meth:`poll.path.Poller.poll` for every due source, reported and logged as each one is
     stored; returns {URL: the state stored}.
 
     ``states`` (as they were before the build) is only read. With nothing
@@ -374,31 +373,32 @@ def _poll(
         return {}
     policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
     store.keep(LEDGER_KEY, ledger.text())
-    pool: HostPool[Any, Observation] = HostPool.for_config(config)
     stored: dict[str, SourceState] = {}
     hosts: set[str] = set()
     trouble = HostTrouble()
     names: dict[str, list[str]] = {}
     for site in config.sites:
         names.setdefault(site.feed, []).append(site.name)
-    polled = poll_sources(config, store, states, due, now, started, policy, fingerprints, pool)
-    for done, (observation, decision) in enumerate(polled, start=1):
-        source = observation.request.source
-        stored[source] = decision.state
-        host = "(local files)" if is_local(source) else host_key(observation.request.url)
-        report.add(observation, decision, host)
-        hosts.add(host)
-        trouble.note(observation)
-        log_failure(observation)
-        log_followed(observation, states.get(source), names.get(source, []))
-        if options.progress:
-            options.progress(done, len(due))
+    with Poller(config) as poller:
+        for done, (observation, decision) in enumerate(
+            poller.poll(store, states, due, now, started, policy, fingerprints), start=1
+        ):
+            source = observation.request.source
+            stored[source] = decision.state
+            host = "(local files)" if is_local(source) else host_key(observation.request.url)
+            report.add(observation, decision, host)
+            hosts.add(host)
+            trouble.note(observation)
+            log_failure(observation)
+            log_followed(observation, states.get(source), names.get(source, []))
+            if options.progress:
+                options.progress(done, len(due))
     if _offline(report) and len(hosts) >= OFFLINE_HOSTS:
         stored.update(_forgive(store, states, stored, now))
         report.offline = True
     else:
         trouble.warn(config)
-    report.record_peaks({host: stats.peak for host, stats in pool.stats.items()})
+    report.record_peaks({host: stats.peak for host, stats in poller.stats.items()})
     return stored
 
 

@@ -68,8 +68,8 @@ from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
 from syndicator.model import Fetched, Observation, ParsedFeed, SourceState
 from syndicator.poll import schedule
-from syndicator.poll.path import current_policy, decide_and_store, push_and_store
-from syndicator.poll.pool import HostPool, wait_first
+from syndicator.poll.path import Poller, current_policy, decide_and_store, push_and_store
+from syndicator.poll.pool import wait_first
 from syndicator.push import subscriptions as push
 from syndicator.push.callbacks import App, callback_url, create_server
 from syndicator.site.publish import output_lock
@@ -173,7 +173,7 @@ class Server:
         self._fingerprints = schedule.site_fingerprints(config.sites)
         self._sources = frozenset(config.sources)
         self._policy: tuple[float, schedule.Policy] | None = None
-        self._fetcher: Any = None
+        self._poller = Poller(config, wait=self._wait_or_stop)  # the Fetcher is made in _serve
         self._throttled: dict[str, datetime] = {}
         self._states: dict[str, SourceState] = {}
         self._deliveries: Any = None  # deliveries.DeliveryLoop, with deliveries in sites.yaml
@@ -250,12 +250,10 @@ class Server:
             ) from error
 
     def _serve(self, store: Store, push_state: PushState, server: Any) -> None:
-        from syndicator.fetch.http import Fetcher
-
         config = self.config
         self.address = (str(server.effective_host), int(server.effective_port))
         http = threading.Thread(target=server.run, name="http", daemon=True)
-        self._fetcher = Fetcher.for_config(config)
+        self._poller.open()
         poller = threading.Thread(target=self._poll_batches, name="poller", daemon=True)
         subscriber = threading.Thread(target=self._subscribe_loop, args=(push_state,), name="subscriber", daemon=True)
         states = self._states = store.states()
@@ -308,7 +306,7 @@ class Server:
             subscriber.join(timeout=2)  # a request to a hub still waiting is abandoned: the subscription is kept
             if self._deliveries is not None:  # a POST under way is bounded by the timeout; unsent events wait
                 self._deliveries.stop(timeout=config.timeout + 2)
-            self._fetcher.close()
+            self._poller.close()
         log.warning("serve: stopped; the state is saved")
 
     def _turn(self, store: Store, push_state: PushState, states: dict[str, SourceState]) -> None:
@@ -458,17 +456,16 @@ class Server:
 
     def _poll_batches(self) -> None:
         """The poller thread: run each batch through the pool, handing observations to the loop."""
-        from syndicator.poll import observe
-
         while True:
             batch = self._batches.get()
             if batch is None or self._stopping.is_set():
                 return
             now, jobs = batch
-            pool: HostPool[observe.Job, Observation] = HostPool.for_config(self.config, wait=self._wait_or_stop)
+            if self._poller.config is not self.config:  # sites.yaml was read again: between two batches
+                self._poller.reconfigure(self.config)
             started = time.monotonic()
             try:
-                for observation in observe.observe_all(pool, self._fetcher, jobs, now, started):
+                for observation in self._poller.observe(jobs, now, started):
                     self._events.put(("observation", observation))
                     if self._stopping.is_set():
                         raise _Stopped
@@ -777,8 +774,8 @@ class Server:
                 lease_seconds=push.LEASE_SECONDS if subscription.mode == "subscribe" else None,
                 timeout=self.config.timeout,
                 source=subscription.source,
-                allow_private=self._fetcher.allow_private,
-            )  # as read at start
+                allow_private=self.config.allow_private_networks,
+            )
             self.metrics.hub_requests.labels(subscription.mode, "accepted" if answer.accepted else "refused").inc()
             if answer.accepted:
                 self._breakers.success(subscription.hub)

@@ -33,10 +33,8 @@ from syndicator.drivers.pipeline import delivery_loop
 from syndicator.errors import ConfigError, StoreError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
-from syndicator.model import Observation, SourceState
 from syndicator.poll import schedule
-from syndicator.poll.path import POLICY_AGE, current_policy, decide_and_store
-from syndicator.poll.pool import HostPool
+from syndicator.poll.path import POLICY_AGE, Poller, current_policy
 from syndicator.state import claims, duequeue, pgstate
 from syndicator.state.store import Store
 
@@ -109,25 +107,24 @@ def run_worker(
     worker = _Worker(config, options, metrics, health)
     turns = 0
     try:
-        with worker.fetcher:
-            while not stopping.is_set():
-                try:
-                    if reload is not None and reload.is_set():  # SIGHUP; pending until applied (a state down)
-                        worker.reload()
-                        reload.clear()
-                    now, held = worker.claim()
-                    if not held:
-                        stopping.wait(IDLE)
-                        continue
-                    worker.store_all(now, held)
-                    turns += 1
-                    if options.turns is not None and turns >= options.turns:
-                        break
-                except StoreError as error:  # the server restarting, the connection lost: connect again
-                    if not pgstate.passing(error):
-                        raise
-                    if stopping.is_set() or not worker.reconnect(error, stopping):  # stopped meanwhile
-                        break
+        while not stopping.is_set():
+            try:
+                if reload is not None and reload.is_set():  # SIGHUP; pending until applied (a state down)
+                    worker.reload()
+                    reload.clear()
+                now, held = worker.claim()
+                if not held:
+                    stopping.wait(IDLE)
+                    continue
+                worker.store_all(now, held)
+                turns += 1
+                if options.turns is not None and turns >= options.turns:
+                    break
+            except StoreError as error:  # the server restarting, the connection lost: connect again
+                if not pgstate.passing(error):
+                    raise
+                if stopping.is_set() or not worker.reconnect(error, stopping):  # stopped meanwhile
+                    break
     finally:
         worker.close()
     return worker.stored
@@ -144,21 +141,19 @@ class _Worker:
     def __init__(
         self, config: Config, options: WorkerOptions, metrics: Metrics | None, health: WorkerHealth | None
     ) -> None:
-        from syndicator.fetch.http import Fetcher  # noqa: PLC0415 - a worker always fetches
-
         self.config, self.options, self.metrics, self.health = config, options, metrics, health
         self.store = Store.connect(config.state or "")
         self.wanted, self.fingerprints = _offer(self.store, config, options.name)
         self.lease = lease_seconds(config, options)
         self.batch = options.batch or 2 * config.workers
-        self.fetcher = Fetcher.for_config(config)
-        if self.lease < 2 * self.fetcher.deadline:
+        self.poller = Poller(config)
+        if self.lease < 2 * self.poller.open().deadline:
             log.warning(
                 "worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
                 "outlive its lease, and another worker fetch the same source",
                 options.name,
                 self.lease,
-                self.fetcher.deadline,
+                self.poller.fetcher.deadline,
             )
         self.policy: tuple[float, Any] | None = None
         self.stored = 0
@@ -170,6 +165,7 @@ class _Worker:
         if fresh is not None:
             self.wanted, self.fingerprints = _offer(self.store, fresh, self.options.name)
             self.config, self.policy = fresh, None
+            self.poller.reconfigure(fresh)
             self.loop = delivery_loop(self.loop, fresh)
 
     def claim(self) -> tuple[datetime, list[claims.Claim]]:
@@ -198,20 +194,15 @@ class _Worker:
         """Fetch the ``held`` sources through the host pool (``observe = fetch | parse``), ``decide | store``
         each observation and release its lease, renewing the others' (:func:`_renew`); then wake the
         delivery thread."""
-        from syndicator.poll import observe  # noqa: PLC0415 - a worker always fetches
-
         assert self.policy is not None  # made by claim()
         by_source = {claim.source: claim for claim in held}
         states = self.store.states_of(by_source)
-        jobs = [observe.job_for(source, states.get(source)) for source in by_source]
-        pool: HostPool[observe.Job, Observation] = HostPool.for_config(self.config)
         renewed = time.monotonic()
-        for observation in observe.observe_all(pool, self.fetcher, jobs, now, time.monotonic()):
+        polled = self.poller.poll(
+            self.store, states, list(by_source), now, time.monotonic(), self.policy[1], self.fingerprints
+        )
+        for observation, decision in polled:
             source = observation.request.source
-            before = states.get(source) or SourceState(source, source)
-            observation, decision = decide_and_store(
-                self.store, before, observation, now, self.policy[1], self.fingerprints.get(source)
-            )
             claims.release(self.store, by_source.pop(source))
             if self.metrics is not None:
                 self.metrics.fetched(observation, decision)
@@ -232,9 +223,10 @@ class _Worker:
 
     def close(self) -> None:
         """Stop the delivery thread (a POST under way is bounded by the timeout; unsent events wait in the
-        outbox) and close the state."""
+        outbox), close the fetcher's connections and the state."""
         if self.loop is not None:
             self.loop.stop(timeout=self.config.timeout + 2)
+        self.poller.close()
         with suppress(Exception):  # closed already when a reconnection was stopped
             self.store.close()
 

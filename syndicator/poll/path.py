@@ -9,8 +9,8 @@ source, and their containment, are written here once:
   planet (pooled habits, the request budget and its ledger);
 - :func:`decide_and_store`: decide | store for one observation, in one
   transaction; a bug of ours is contained to its source (kind ``internal``);
-- :func:`poll_sources`: pool(observe) | decide | store over some sources,
-  with one Fetcher and one HostPool made from the Config;
+- :class:`Poller`: pool(observe) | decide | store over some sources; the
+  one place a driver's Fetcher and HostPool are made from the Config;
 - :func:`push_and_store`: decide | store for one pushed (and parsed) document,
   in one transaction; its caller contains a failure to the notification.
 """
@@ -18,26 +18,32 @@ source, and their containment, are written here once:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from syndicator.configtypes import Config
 from syndicator.errors import StoreError
 from syndicator.model import Decision, Observation, ParsedFeed, SourceState
 from syndicator.poll import habits, schedule
 from syndicator.poll.decide import Reconciled, decide, decide_push
-from syndicator.poll.pool import HostPool
+from syndicator.poll.pool import HostPool, HostStats, wait_first
 from syndicator.state.store import Store
 
+if TYPE_CHECKING:
+    from syndicator.fetch.http import Fetcher
+    from syndicator.poll.observe import Job
+
 __all__ = [
+    "FETCH_SETTINGS",
     "LEDGER_KEY",
     "POLICY_AGE",
     "current_policy",
+    "Poller",
     "decide_and_store",
     "policy_of",
-    "poll_sources",
     "push_and_store",
 ]
 
@@ -119,41 +125,119 @@ def decide_and_store(
         return observation, decision
 
 
-def poll_sources(
-    config: Config,
-    store: Store,
-    states: Mapping[str, SourceState],
-    sources: Sequence[str],
-    now: datetime,
-    started: float,
-    policy: schedule.Policy,
-    fingerprints: Mapping[str, str],
-    pool: HostPool[Any, Observation] | None = None,
-) -> Iterator[tuple[Observation, Decision]]:
-    """pool(observe) | decide | store for each of ``sources``, yielding (observation, decision) in the
-    order the sources end, each stored (:func:`decide_and_store`) before it is yielded.
+#: The Config fields a Fetcher is made from (Fetcher.for_config): a sites.yaml read again that changes
+#: one of them gets a new Fetcher (and new connections) at the next run; the others need none.
+FETCH_SETTINGS = ("user_agent", "timeout", "retries", "max_bytes", "per_host_concurrency", "allow_private_networks")
 
-    ``states`` (the stored states, {URL: SourceState}) is only read; a source
-    without one starts from an empty state. ``started`` is the run's start
-    (time.monotonic(), seconds). The Fetcher is made from ``config`` and its
-    keep-alive connections live until the last source; the HostPool too,
-    unless the caller passes ``pool`` (to read its per-host figures after).
-    Imports the HTTP and feed libraries on the first call (a run with
-    nothing due never loads them).
 
-    Raises:
-        StoreError: the store cannot be used; the sources stored so far stay stored.
+class Poller:
+    """The poll path of one planet, for every driver: pool(observe) | decide | store.
+
+    The one place a driver's Fetcher and HostPool are made from the Config:
+    the Fetcher (and its keep-alive connections) lives as long as the
+    Poller, made on first use so that a run with nothing due never loads
+    requests, feedparser or lxml; each run gets a HostPool of its own, whose
+    per-host figures stay readable in :attr:`stats` until the next run.
+
+    Use: ``with Poller(config) as poller: for observation, decision in poller.poll(...)``.
+    A driver that decides and stores on another thread than it fetches
+    (``serve``) calls :meth:`observe` and :func:`decide_and_store` itself.
+
+    Args:
+        config: the planet's settings; :meth:`reconfigure` replaces it.
+        fetcher: a ready fetcher instead of one made from ``config``: any object with a Fetcher's
+            ``fetch(request, budget=None) -> FetchResult``, ``max_bytes``, ``allow_private`` and
+            ``deadline`` (a fake in tests of the pipeline without HTTP); it is not closed.
+        wait: the pools' wait for a running job (poll.pool.wait_first; ``serve``'s also wakes on a stop).
+
+    Raises (from the first use of :attr:`fetcher`):
+        ConfigError: a CA bundle variable names a missing path.
     """
-    from syndicator.fetch.http import Fetcher
-    from syndicator.poll import observe  # here: a build with nothing due never loads requests, feedparser or lxml
 
-    pool = pool if pool is not None else HostPool.for_config(config)
-    jobs = [observe.job_for(url, states.get(url)) for url in sources]
-    with Fetcher.for_config(config) as fetcher:  # keep-alive connections live for the whole run
-        for observation in observe.observe_all(pool, fetcher, jobs, now, started):
+    def __init__(
+        self,
+        config: Config,
+        fetcher: Any = None,
+        wait: Callable[[set[Future[Any]], float | None], set[Future[Any]]] = wait_first,
+    ) -> None:
+        self.config = config
+        self.stats: dict[str, HostStats] = {}
+        self._fetcher = fetcher
+        self._own = fetcher is None
+        self._wait = wait
+
+    @property
+    def fetcher(self) -> Fetcher:
+        """The Fetcher of the planet (fetch.http.Fetcher), made from the Config on first use."""
+        if self._fetcher is None:
+            from syndicator.fetch.http import Fetcher  # here: a build with nothing due never loads requests
+
+            self._fetcher = Fetcher.for_config(self.config)
+        return cast("Fetcher", self._fetcher)
+
+    def open(self) -> Fetcher:
+        """Make the Fetcher now, for a driver that always fetches (``serve``, ``worker``): a bad CA bundle
+        variable is said at start. Raises ConfigError as :attr:`fetcher`."""
+        return self.fetcher
+
+    def reconfigure(self, config: Config) -> None:
+        """Use ``config`` (sites.yaml read again) from the next run on; the Fetcher is made again when
+        one of :data:`FETCH_SETTINGS` changed. Call it between runs, from the thread that runs them."""
+        changed = any(getattr(config, name) != getattr(self.config, name) for name in FETCH_SETTINGS)
+        self.config = config
+        if changed and self._own and self._fetcher is not None:
+            self._fetcher.close()
+            self._fetcher = None
+
+    def observe(self, jobs: list[Job], now: datetime, started: float) -> Iterator[Observation]:
+        """pool(observe): one Observation per job (poll.observe.Job), in the order they end, through a new
+        HostPool made from the Config. ``started``: the run's start (time.monotonic(), seconds)."""
+        from syndicator.poll import observe  # here: a build with nothing due never loads feedparser or lxml
+
+        pool: HostPool[Job, Observation] = HostPool.for_config(self.config, wait=self._wait)
+        self.stats = pool.stats
+        return observe.observe_all(pool, self.fetcher, jobs, now, started)
+
+    def poll(
+        self,
+        store: Store,
+        states: Mapping[str, SourceState],
+        sources: Sequence[str],
+        now: datetime,
+        started: float,
+        policy: schedule.Policy,
+        fingerprints: Mapping[str, str],
+    ) -> Iterator[tuple[Observation, Decision]]:
+        """pool(observe) | decide | store for each of ``sources``, yielding (observation, decision) in the
+        order the sources end, each stored (:func:`decide_and_store`) before it is yielded.
+
+        ``states`` (the stored states, {URL: SourceState}) is only read; a
+        source without one starts from an empty state. ``started`` is the
+        run's start (time.monotonic(), seconds); ``fingerprints`` are the
+        sites' settings fingerprints (schedule.site_fingerprints).
+
+        Raises:
+            StoreError: the store cannot be used; the sources stored so far stay stored.
+        """
+        from syndicator.poll.observe import job_for
+
+        jobs = [job_for(url, states.get(url)) for url in sources]
+        for observation in self.observe(jobs, now, started):
             source = observation.request.source
             state = states.get(source) or SourceState(source, source)
             yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
+
+    def close(self) -> None:
+        """Close the Fetcher's connections (one made here; a fetcher passed in is left open)."""
+        if self._own and self._fetcher is not None:
+            self._fetcher.close()
+            self._fetcher = None
+
+    def __enter__(self) -> Poller:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def push_and_store(store: Store, state: SourceState, parsed: ParsedFeed, now: datetime) -> tuple[Decision, Reconciled]:
