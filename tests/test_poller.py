@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from syndicator.config import load_config
+from syndicator.config import load_config, reread
 from syndicator.configtypes import Config
 from syndicator.errors import FeedError
 from syndicator.model import Failed, Fetched, FetchRequest, FetchResult, NotModified
@@ -131,18 +131,16 @@ def test_a_bug_while_handling_one_source_is_contained_to_it(tmp_path: Path, monk
         assert [item.entry.title for item in store.snapshots([B])[B]] == ["b1"]
 
 
-def test_reconfigure_makes_the_fetcher_again_only_when_a_fetch_setting_changed(tmp_path: Path) -> None:
+def test_a_reload_keeps_the_fetcher_and_the_next_pool_takes_the_new_settings(tmp_path: Path) -> None:
     config = planet(tmp_path, A)
     poller = Poller(config)
     try:
         first = poller.open()
-        (tmp_path / "sites.yaml").write_text((tmp_path / "sites.yaml").read_text() + "workers: 3\n")
-        poller.reconfigure(load_config(tmp_path / "sites.yaml"))
+        (tmp_path / "sites.yaml").write_text((tmp_path / "sites.yaml").read_text() + "workers: 3\ntimeout: 7\n")
+        poller.reconfigure(reread(config))
         assert poller.open() is first
-        (tmp_path / "sites.yaml").write_text((tmp_path / "sites.yaml").read_text() + "timeout: 7\n")
-        poller.reconfigure(load_config(tmp_path / "sites.yaml"))
-        second = poller.open()
-        assert second is not first
-        assert second.timeout == 7
+        assert first.timeout == config.timeout != 7  # kept on a reload (KEPT_ON_RELOAD)
+        list(poller.observe([], NOW, 0.0))
+        assert poller.config.workers == 3
     finally:
         poller.close()

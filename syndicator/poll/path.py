@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from syndicator.poll.observe import Job
 
 __all__ = [
-    "FETCH_SETTINGS",
     "LEDGER_KEY",
     "POLICY_AGE",
     "current_policy",
@@ -125,11 +124,6 @@ def decide_and_store(
         return observation, decision
 
 
-#: The Config fields a Fetcher is made from (Fetcher.for_config): a sites.yaml read again that changes
-#: one of them gets a new Fetcher (and new connections) at the next run; the others need none.
-FETCH_SETTINGS = ("user_agent", "timeout", "retries", "max_bytes", "per_host_concurrency", "allow_private_networks")
-
-
 class Poller:
     """The poll path of one planet, for every driver: pool(observe) | decide | store.
 
@@ -144,7 +138,7 @@ class Poller:
     (``serve``) calls :meth:`observe` and :func:`decide_and_store` itself.
 
     Args:
-        config: the planet's settings; :meth:`reconfigure` replaces it.
+        config: the planet's settings; :meth:`reconfigure` replaces them between runs.
         fetcher: a ready fetcher instead of one made from ``config``: any object with a Fetcher's
             ``fetch(request, budget=None) -> FetchResult``, ``max_bytes``, ``allow_private`` and
             ``deadline`` (a fake in tests of the pipeline without HTTP); it is not closed.
@@ -181,13 +175,9 @@ class Poller:
         return self.fetcher
 
     def reconfigure(self, config: Config) -> None:
-        """Use ``config`` (sites.yaml read again) from the next run on; the Fetcher is made again when
-        one of :data:`FETCH_SETTINGS` changed. Call it between runs, from the thread that runs them."""
-        changed = any(getattr(config, name) != getattr(self.config, name) for name in FETCH_SETTINGS)
+        """Use ``config`` (sites.yaml read again, config.reread) for the pools of the next runs. The
+        Fetcher stays: the settings it is made from are kept on a reload (config.KEPT_ON_RELOAD)."""
         self.config = config
-        if changed and self._own and self._fetcher is not None:
-            self._fetcher.close()
-            self._fetcher = None
 
     def observe(self, jobs: list[Job], now: datetime, started: float) -> Iterator[Observation]:
         """pool(observe): one Observation per job (poll.observe.Job), in the order they end, through a new
