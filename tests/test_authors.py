@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
+from syndicator.parse.authors import author_name
 from syndicator.parse.feed import parse_feed
-from syndicator.parse.sanitize import author_name
 
 from .conftest import ATOM, NOW, build, post, rss, write_config
 from .outputs import atom_problems

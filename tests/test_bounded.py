@@ -25,6 +25,7 @@ from syndicator.dates import DATE_MAX_CHARS, parse_date
 from syndicator.errors import ParseError
 from syndicator.model import ParsedFeed
 from syndicator.parse import feedreader
+from syndicator.parse.authors import author_name
 from syndicator.parse.encoding import prepare_xml
 from syndicator.parse.feed import parse_feed
 from syndicator.parse.limits import (
@@ -39,7 +40,7 @@ from syndicator.parse.limits import (
     Budget,
     check_structure,
 )
-from syndicator.parse.sanitize import author_name, one_line
+from syndicator.parse.sanitize import one_line
 
 from .conftest import NOW, build, post, rss, write_config
 

@@ -648,7 +648,8 @@ def test_import_and_add_have_help_and_are_in_the_readme() -> None:
 
 
 def test_plan_is_pure_and_keeps_names_unique() -> None:
-    from syndicator.drivers.importing import Candidate, plan
+    from syndicator.drivers.merge import plan
+    from syndicator.parse.sublists import Candidate
 
     existing = [Site("A", "https://a.example.org/f"), Site("A (2)", "https://a2.example.org/f")]
     result = plan(

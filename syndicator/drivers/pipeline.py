@@ -22,6 +22,9 @@ is recorded for that source as kind ``internal``, its traceback logged,
 and the build goes on; the CLI then exits 7. Only failures outside any one
 source (the store, the output, a template) stop a build.
 
+A build whose cache holds no state first loads the state file ``restore_from`` names
+(:mod:`restore`).
+
 A build with nothing due and nothing to render loads neither the HTTP and
 feed libraries nor the template engine: :mod:`observe` and :mod:`render`
 are imported where they are first needed.
@@ -30,7 +33,6 @@ are imported where they are first needed.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -41,20 +43,18 @@ from typing import Any
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import HostTrouble, log_failure, log_followed, log_health
 from syndicator.drivers.report import BuildReport, write_report
-from syndicator.errors import ConfigError, EmptyBuildError, FeedError, StoreError
+from syndicator.drivers.restore import restore
+from syndicator.errors import ConfigError, EmptyBuildError
 from syndicator.failures import kind_of
-from syndicator.fetch import localfile
 from syndicator.fetch.hosts import host_key
-from syndicator.model import Failed, Fetched, FetchRequest, FetchResult, SourceState
+from syndicator.model import SourceState
 from syndicator.poll import schedule
 from syndicator.poll.path import LEDGER_KEY, Poller, policy_of
 from syndicator.site import planet
-from syndicator.site.publish import MARKER, check_output, output_lock
+from syndicator.site.publish import check_output, output_lock
 from syndicator.site.selection import site_statuses
 from syndicator.site.sitekey import site_key
-from syndicator.state import statefile
 from syndicator.state.store import Store
-from syndicator.values import is_http_url
 
 __all__ = ["BuildOptions", "BuildReport", "build"]
 
@@ -221,79 +221,6 @@ def _announce(config: Config, store: Store) -> None:
         from syndicator.push.announce import announce  # here: a planet without hubs never loads it (nor requests)
 
         announce(config, store)
-
-
-def restore(config: Config, store: Store) -> bool:
-    """Load the state ``config.restore_from`` names into the empty ``store`` (see statefile.py).
-
-    Says in one warning what a build without it loses when there is no
-    ``restore_from`` (in CI, or when the output holds a published site;
-    else at info level: a new planet's first build). A file that is not
-    there (404, 410, no such local file), damaged, or of another schema or
-    planet is one warning, and the build goes on from an empty state. A
-    fetch that failed for a reason that passes (a timeout, a connection
-    error, 5xx, 429) stops the build before anything is fetched: going on
-    would publish an empty state over the good one, and the next build
-    tries again (the cache still holds no state).
-
-    Returns:
-        True when the state was restored.
-    Raises:
-        StoreError: the state file could not be fetched, for a reason that passes.
-    """
-    where = config.restore_from
-    if where is None:
-        # A warning where a lost cache is likely: in CI, or where a site was published before; the
-        # first build of a new planet on a desktop only says so with -v.
-        lost = bool(os.environ.get("CI")) or (Path(config.output) / MARKER).is_file()
-        log.log(
-            logging.WARNING if lost else logging.INFO,
-            "%s holds no state (a first build, or a CI cache that was lost): every entry is dated when "
-            "first seen, no request is conditional and a site that is down has no last good copy; set "
-            "restore_from to start from the state published with snapshot: true "
-            '(README, "Running from CI")',
-            os.path.normpath(config.cache),
-        )
-        return False
-    try:
-        data = _read_location(config, where)
-    except FeedError as error:
-        if kind_of(error.kind).ladder == "transient" and error.kind not in ("too_large", "redirect"):
-            raise StoreError(
-                f"could not restore the state from {where}: {error.message}; nothing was fetched or "
-                "published, so the published state stays as it was: build again later, or remove "
-                "restore_from to start from an empty state"
-            ) from error
-        log.warning("no state restored from %s (%s); starting from an empty state", where, error.message)
-        return False
-    try:
-        rows = statefile.load(store, data, where, config.link, planet.local_base(config))
-    except StoreError as error:
-        log.warning("no state restored: %s; starting from an empty state", error)
-        return False
-    log.info("restored the state from %s: %d rows", where, rows)
-    return True
-
-
-def _read_location(config: Config, where: str) -> bytes:
-    """The bytes of a restore_from location: a path (relative to sites.yaml) or an http(s) URL.
-
-    Raises:
-        FeedError: the file cannot be read or fetched.
-    """
-    if not is_http_url(where):
-        uri = (Path(config.path).parent / where).resolve().as_uri()
-        result: FetchResult = localfile.read(FetchRequest(uri, uri), statefile.MAX_BYTES)
-    else:
-        from syndicator.fetch.http import Fetcher  # here: most builds never restore
-
-        with Fetcher.for_config(config, max_bytes=statefile.MAX_BYTES) as fetcher:
-            result = fetcher.fetch(FetchRequest(where, where))
-    if isinstance(result, Failed):
-        raise result.error
-    if not isinstance(result, Fetched):
-        raise FeedError(where, "no state file in the answer")
-    return result.body
 
 
 def _offline(report: BuildReport) -> bool:

@@ -60,9 +60,9 @@ from syndicator.drivers.pipeline import (
     check_folders,
     delivery_loop,
     publish_site,
-    restore,
 )
 from syndicator.drivers.report import BuildReport
+from syndicator.drivers.restore import restore
 from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics

@@ -30,7 +30,7 @@ normalized here, once:
   kept (HTML content, then an HTML summary, then plain text, then
   ``itunes:summary``: :func:`xmlentry._bodies`); summaries and content
   are sanitized by :mod:`sanitize`; an author is a name only, its e-mail
-  address never published; an entry without an author takes its
+  address never published (:mod:`authors`); an entry without an author takes its
   atom:source's, then the feed's (RFC 4287 section 4.2.1; RSS
   ``managingEditor``, channel ``dc:creator`` and ``itunes:author``);
 * an entry's language is the first well-formed BCP 47 tag of: its own

@@ -39,11 +39,12 @@ from syndicator.errors import ParseError
 from syndicator.language import language_tag
 from syndicator.model import Entry
 from syndicator.parse import media
+from syndicator.parse.authors import author_name
 from syndicator.parse.hubs import MAX_CANDIDATES, Advertised, collect
 from syndicator.parse.identity import Candidate, Draft
 from syndicator.parse.limits import RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
 from syndicator.parse.markup import holds_element
-from syndicator.parse.sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
+from syndicator.parse.sanitize import clean_html, decode_references, html_to_text, one_line, text_to_html
 from syndicator.urls import absolute
 
 _LOOKS_LIKE_HTML = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]+\d*);|</[A-Za-z][A-Za-z0-9]*\s*>")

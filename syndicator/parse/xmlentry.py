@@ -22,10 +22,11 @@ from syndicator.dates import DATE_MAX_CHARS
 from syndicator.language import language_tag
 from syndicator.model import Entry
 from syndicator.parse import media
+from syndicator.parse.authors import author_name
 from syndicator.parse.identity import Candidate, Draft
 from syndicator.parse.limits import RAW_FIELD_FACTOR, TITLE_MAX_CHARS
 from syndicator.parse.markup import holds_element
-from syndicator.parse.sanitize import author_name, clean_html, decode_references, html_to_text, one_line, text_to_html
+from syndicator.parse.sanitize import clean_html, decode_references, html_to_text, one_line, text_to_html
 from syndicator.urls import absolute, is_web
 
 
@@ -182,7 +183,7 @@ def xml_author(container: Any) -> str | None:
     the first one into ``author_detail``. The split's name comes first (the
     first author element, usually the writer's own before ``itunes:author``
     names the show), then the text; each has every e-mail address removed by
-    :func:`sanitize.author_name` (feedparser's split can leave ``Name
+    :func:`authors.author_name` (feedparser's split can leave ``Name
     (mailto:``). An address alone is no author.
     Character references feedparser leaves in the text (``Jos&eacute;``,
     written ``Jos&amp;eacute;``) are decoded once.

@@ -46,7 +46,8 @@ from syndicator.failures import KINDS
 from syndicator.health import SiteStatus, by_health
 from syndicator.language import direction
 from syndicator.model import Entry, SelectedEntry
-from syndicator.parse.sanitize import author_name, html_to_text, one_line, truncate_html
+from syndicator.parse.authors import author_name
+from syndicator.parse.sanitize import html_to_text, one_line, truncate_html
 from syndicator.site.mediaview import PageEnclosure, page_enclosures, shown_image, with_image
 from syndicator.site.publish import publish
 from syndicator.site.sitekey import template_folders

@@ -1,0 +1,277 @@
+"""New sites written into sites.yaml, keeping every byte of it.
+
+:func:`open_planet` finds the end of the ``sites`` list and its indentation (ruamel.yaml reads the
+file round trip); :func:`write` renders the new entries (quoted where YAML 1.1, which PyYAML reads,
+would not read them back as the same text) and inserts them as text after the last site, since
+dumping the whole document would re-space aligned values and rewrite ``~``. The result goes to a
+temporary file beside sites.yaml, is checked with load_config (the old sites' names, then exactly
+the new sites), and replaces the file with os.replace; on any error sites.yaml is untouched.
+
+ruamel.yaml is imported here only, in :func:`_outline` (reading) and :func:`_dumped` (rendering
+one entry), so ``syndicator build`` never loads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+
+from syndicator.config import load_config, read_text
+from syndicator.configtypes import Site
+from syndicator.errors import ConfigError
+
+__all__ = ["Planet", "entries_text", "open_planet", "write"]
+
+#: A line that ends the YAML document: the ``sites`` list cannot go on past it.
+_DOCUMENT_END = re.compile(r"(---|\.\.\.)(\s|$)")
+#: A ``sites`` key with no sites yet: empty, ``[]``, ``~`` or ``null``; group 2 keeps a comment.
+_EMPTY_SITES = re.compile(r"(\s*sites\s*:)[ \t]*(?:\[[ \t]*\]|~|null|Null|NULL)?([ \t]+#[^\r\n]*)?[ \t]*(?:\r?\n)?")
+
+
+@dataclass(frozen=True)
+class Planet:
+    """A sites.yaml to add sites to, as :func:`open_planet` found it.
+
+    Attributes:
+        path: the file.
+        sites: the sites it lists now, as load_config reads them (none yet: empty).
+        user_agent: its User-Agent (load_config's), or None while it lists no site.
+        head, tail: its text before and after the place new entries go; ``head``
+            ends with a ``sites:`` line (added or cleared when the file had no site).
+        dash, indent: the columns of a new entry's ``-`` and of its keys.
+        newline: the file's line break ("\\n" or "\\r\\n").
+    """
+
+    path: Path
+    sites: tuple[Site, ...]
+    user_agent: str | None
+    head: str
+    tail: str
+    dash: int
+    indent: int
+    newline: str
+
+
+def open_planet(path: Path) -> Planet:
+    """Read sites.yaml and find where new sites go: after its last site, or under a ``sites:`` key.
+
+    A file that lists sites must load with load_config as it is; one that
+    lists none yet (``sites`` missing, empty, ``[]``, ``~`` or ``null``) is
+    checked when the new sites are written.
+
+    Raises:
+        ConfigError: the file is missing or unreadable, invalid (load_config's
+            message), or its ``sites`` list is not written one ``- name:`` block per site.
+    """
+    if not path.exists():
+        raise ConfigError(
+            f'{path}: no such file; create it first with the planet\'s title and link (README.md, "Configuration")'
+        )
+    text = read_text(path)
+    outline = _outline(path, text)
+    lines = text.splitlines(keepends=True)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    if outline.last is not None:
+        config = load_config(path)
+        head, tail, dash, indent = _after_last_site(outline.last, outline.next_key, lines, newline)
+        return Planet(path, config.sites, config.user_agent, head, tail, dash, indent, newline)
+    if outline.other:
+        load_config(path)  # names what is wrong with the sites
+        raise ConfigError(f"{path}: sites: write one '- name:' block per site (not a [...] list) to add to it")
+    if outline.key is None:
+        head = text + ("" if not text or text.endswith("\n") else newline) + "sites:" + newline
+        return Planet(path, (), None, head, "", 2, 4, newline)
+    line, column = outline.key
+    match = _EMPTY_SITES.fullmatch(lines[line])
+    if match is None:
+        raise ConfigError(f"{path}:{line + 1}: sites: write 'sites:' alone on its line to add to it")
+    head = "".join(lines[:line]) + match[1] + (match[2] or "") + newline
+    return Planet(path, (), None, head, "".join(lines[line + 1 :]), column + 2, column + 4, newline)
+
+
+def _after_last_site(
+    last: tuple[int, int], next_key: int | None, lines: list[str], newline: str
+) -> tuple[str, str, int, int]:
+    """(head, tail, dash, indent): the text up to the last site's last line, the rest, and the last site's columns.
+
+    The list ends before the next top-level key (line ``next_key``) or the document's end;
+    blank and comment lines just before that stay after the new sites.
+    """
+    line, indent = last
+    end = next_key if next_key is not None else len(lines)
+    end = next((i for i in range(line + 1, end) if _DOCUMENT_END.match(lines[i])), end)
+    while end > line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1
+    dash = lines[line].rfind("-", 0, indent)
+    if dash < 0 or lines[line][dash + 1 : indent].strip():
+        dash = max(0, indent - 2)
+    head = "".join(lines[:end])
+    return head if head.endswith("\n") else head + newline, "".join(lines[end:]), dash, indent
+
+
+# --- the YAML library (ruamel.yaml): used here only ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Outline:
+    """Where sites.yaml's ``sites`` are, as ruamel.yaml read the file round trip (lines and columns from 0).
+
+    Attributes:
+        key: (line, column) of a ``sites`` key with no site yet (empty, ``[]``, ``~`` or ``null``),
+            else None.
+        last: (line, column) of the last site's first key, when ``sites`` is a block list of sites,
+            else None.
+        next_key: with ``last``: the line of the top-level key after ``sites``, or None when there is none.
+        other: True when ``sites`` is anything else (a ``[...]`` list, a mapping, a text...).
+    """
+
+    key: tuple[int, int] | None = None
+    last: tuple[int, int] | None = None
+    next_key: int | None = None
+    other: bool = False
+
+
+def _outline(path: Path, text: str) -> _Outline:
+    """The :class:`_Outline` of ``text``, the content of sites.yaml at ``path``.
+
+    Raises:
+        ConfigError: the text is not YAML, or not a mapping (load_config's message when it has one).
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        doc = YAML().load(text)
+    except YAMLError as error:
+        load_config(path)  # names the line, when PyYAML too finds the file invalid
+        raise ConfigError(f"{path}: invalid YAML: {' '.join(str(error).split())}") from error
+    if not isinstance(doc, CommentedMap):
+        load_config(path)
+        raise ConfigError(f"{path}: must be a mapping with title, link and sites")
+    sites = doc.get("sites")
+    if isinstance(sites, CommentedSeq) and sites and not sites.fa.flow_style():
+        keys = list(doc)
+        later = keys[keys.index("sites") + 1 :]
+        line, column = sites.lc.item(len(sites) - 1)
+        return _Outline(last=(line, column), next_key=doc.lc.key(later[0])[0] if later else None)
+    if sites is not None and not (isinstance(sites, list) and not sites):
+        return _Outline(other=True)
+    if "sites" not in doc:
+        return _Outline()
+    line, column = doc.lc.key("sites")
+    return _Outline(key=(line, column))
+
+
+def _dumped(values: dict[str, str], dash: int, step: int, newline: str) -> str:
+    """One entry rendered by ruamel.yaml (quoting as YAML 1.1 needs)."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.version = (1, 1)  # quote as PyYAML reads: 'yes', 'on', '1:20'
+    yaml.width = 1 << 30  # never fold a long value
+    yaml.indent(mapping=2, sequence=step, offset=0)
+    out = StringIO()
+    yaml.dump([values], out)
+    lines = out.getvalue().splitlines()
+    return "".join(" " * dash + line + newline for line in lines[lines.index("---") + 1 :])
+
+
+# --- the new entries, written ----------------------------------------------------------------
+
+
+def entries_text(sites: Sequence[Site], dash: int, indent: int, newline: str = "\n") -> str:
+    """YAML block-list entries for ``sites`` (``name``, ``feed``, ``link`` if any), ``-`` at column ``dash``
+    and keys at column ``indent``; a value is quoted where YAML 1.1 would read it as anything but that text.
+
+    A value that any YAML reader reads back as itself unquoted (:func:`_plain`) is written as it is;
+    a site with any other value is rendered by ruamel.yaml, whose emitter costs about 1 ms a
+    site (a list of 100,000 feeds took minutes).
+    """
+    step = max(2, indent - dash)
+    out: list[str] = []
+    for site in sites:
+        values = [("name", site.name), ("feed", site.feed), *([("link", site.link)] if site.link else [])]
+        if all(_plain(value) for _, value in values):
+            keys = [
+                f"{' ' * dash}{'-' if n == 0 else ' '}{' ' * (step - 1)}{key}: {value}{newline}"
+                for n, (key, value) in enumerate(values)
+            ]
+            out.append("".join(keys))
+        else:
+            out.append(_dumped(dict(values), dash, step, newline))
+    return "".join(out)
+
+
+#: Characters a plain value may hold after its first (a letter): word characters (Unicode letters and
+#: digits), and punctuation that is an indicator only at a value's start or before a space.
+_PLAIN_CHARS = re.compile(r"[\w .,/~+()?=&%;!$*:#@'\"-]*")
+#: Words YAML 1.1 reads as booleans or null (PyYAML's resolver), compared in lower case.
+_YAML11_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null"})
+
+
+def _plain(value: str) -> bool:
+    """True when YAML (1.1 and 1.2) reads ``value`` written unquoted in block context back as that very text:
+    it starts with an ASCII letter (no indicator, number, date or sexagesimal), holds only :data:`_PLAIN_CHARS`,
+    has no ``": "`` or ``" #"`` and does not end with a space or colon, and is not a YAML 1.1 boolean or null."""
+    return (
+        value[:1].isascii()
+        and value[:1].isalpha()
+        and _PLAIN_CHARS.fullmatch(value, 1) is not None
+        and ": " not in value
+        and " #" not in value
+        and value[-1] not in " :"
+        and value.lower() not in _YAML11_WORDS
+    )
+
+
+def write(planet: Planet, sites: Sequence[Site]) -> None:
+    """Add ``sites`` after the planet's last site, keeping every other byte, atomically.
+
+    The new text goes to a temporary file beside sites.yaml (a symlink's
+    target), with the file's permissions, and must load with load_config,
+    listing the old sites and then exactly ``sites``; then it replaces the
+    file (os.replace). On any error the file is as it was.
+
+    Raises:
+        ConfigError: the result would not be valid (load_config's message,
+            naming sites.yaml), or the folder cannot be written.
+    """
+    text = planet.head + entries_text(sites, planet.dash, planet.indent, planet.newline) + planet.tail
+    target = Path(os.path.realpath(planet.path))
+    try:
+        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:
+        raise ConfigError(f"{planet.path}: cannot write: {error.strerror or error}") from error
+    temporary = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(text.encode("utf-8"))
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
+        _check(temporary, planet, sites)
+        os.replace(temporary, target)
+    except OSError as error:
+        raise ConfigError(f"{planet.path}: cannot write: {error.strerror or error}") from error
+    finally:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+
+
+def _check(temporary: Path, planet: Planet, sites: Sequence[Site]) -> None:
+    try:
+        config = load_config(temporary)
+    except ConfigError as error:
+        message = str(error).replace(str(temporary), str(planet.path))
+        raise ConfigError(f"{message} (with the new sites; {planet.path} was not changed)") from None
+    old = len(planet.sites)
+    if [s.name for s in config.sites[:old]] != [s.name for s in planet.sites] or config.sites[old:] != tuple(sites):
+        raise AssertionError(f"the new {planet.path} does not read back as written")  # a bug of ours
