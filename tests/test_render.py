@@ -348,7 +348,8 @@ def test_each_build_replaces_what_it_wrote_and_keeps_the_rest(server: HTTPServer
 def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     """A kill between the two renames leaves only .public.old; the next publish
     restores it first, so even a failing publish leaves the old site online."""
-    from syndicator.site.publish import RenderError, publish
+    from syndicator.errors import RenderError
+    from syndicator.site.publish import publish
 
     output = tmp_path / "public"
     retired = tmp_path / ".public.old"

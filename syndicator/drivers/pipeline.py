@@ -50,7 +50,7 @@ from syndicator.poll import schedule
 from syndicator.poll.path import LEDGER_KEY, policy_of, poll_sources
 from syndicator.poll.pool import HostPool
 from syndicator.site import planet
-from syndicator.site.publish import MARKER, check_output, output_lock
+from syndicator.site.output import MARKER, check_output, output_lock
 from syndicator.site.selection import site_statuses
 from syndicator.site.sitekey import site_key
 from syndicator.state import statefile
@@ -306,7 +306,7 @@ def _offline(report: BuildReport) -> bool:
 def check_folders(config: Config) -> None:
     """Refuse, before anything is fetched or stored, the folders a build could never publish with: a
     cache folder that is the output folder or inside it (publishing replaces the output whole), and
-    an output folder that is not a folder or is read-only (:func:`publish.check_output`).
+    an output folder that is not a folder or is read-only (:func:`output.check_output`).
 
     Raises:
         ConfigError: naming both folders.

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 from syndicator.configtypes import Config
 from syndicator.push.websub import notify_publish
-from syndicator.site.publish import target_of
+from syndicator.site.output import target_of
 from syndicator.state.store import Store
 
 if TYPE_CHECKING:
