@@ -510,7 +510,7 @@ def test_an_exception_in_our_own_code_called_by_a_template_is_a_bug(
     def broken(text: str) -> str:
         raise RuntimeError("bug in a filter")
 
-    monkeypatch.setattr("syndicator.site.render.strip_control", broken)
+    monkeypatch.setattr("syndicator.site.templating.strip_control", broken)
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
     config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
     with pytest.raises(RuntimeError, match="bug in a filter"):
