@@ -23,7 +23,8 @@ from werkzeug import Request, Response
 from syndicator import __version__, cli, errors
 from syndicator.cli import main
 from syndicator.drivers.report import BuildReport
-from syndicator.site.render import TEMPLATES, RenderError
+from syndicator.errors import RenderError
+from syndicator.site.theme import TEMPLATES
 from syndicator.state.store import Store
 
 from .conftest import NOW_ISO, build, post, rss, write_config

@@ -20,7 +20,8 @@ from syndicator.errors import CacheLockedError, InternalErrorsExit, ParseError
 from syndicator.model import FeedHints, Observation, SourceState
 from syndicator.poll import intervals, observe, path, schedule
 from syndicator.site import render
-from syndicator.site.publish import MARKER, output_lock, publish
+from syndicator.site.output import MARKER, output_lock
+from syndicator.site.publish import publish
 from syndicator.state.store import Store
 
 from .conftest import NOW, build, post, rss, write_config

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.site.publish import CARRIED
+from syndicator.site.output import CARRIED
 from syndicator.state import cachefiles
 from syndicator.state.pushstate import PushState
 

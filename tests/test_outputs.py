@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
-from syndicator.site.render import atom_id, shorten
+from syndicator.site.pageentry import atom_id, shorten
 
 from .conftest import NOW_ISO, post, rss
 from .outputs import atom_problems, html_problems, run_build

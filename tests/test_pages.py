@@ -16,7 +16,8 @@ from syndicator import __version__
 from syndicator.configtypes import Config, Site
 from syndicator.health import SiteStatus
 from syndicator.model import Entry, SelectedEntry, StoredEntry
-from syndicator.site.render import day_heading, render_site
+from syndicator.site.pageentry import day_heading
+from syndicator.site.render import render_site
 
 from .browser import Browser, opened
 from .conftest import ATOM, NOW, build, post, rss, tree, write_config

@@ -9,7 +9,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from syndicator.errors import RenderError
-from syndicator.site.publish import CARRIED, MARKER, publish
+from syndicator.site.output import CARRIED, MARKER
+from syndicator.site.publish import publish
 
 from .conftest import build, post, rss, write_config
 

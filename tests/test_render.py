@@ -348,7 +348,8 @@ def test_each_build_replaces_what_it_wrote_and_keeps_the_rest(server: HTTPServer
 def test_output_retired_by_a_killed_build_is_restored(tmp_path: Path) -> None:
     """A kill between the two renames leaves only .public.old; the next publish
     restores it first, so even a failing publish leaves the old site online."""
-    from syndicator.site.publish import RenderError, publish
+    from syndicator.errors import RenderError
+    from syndicator.site.publish import publish
 
     output = tmp_path / "public"
     retired = tmp_path / ".public.old"
@@ -509,7 +510,7 @@ def test_an_exception_in_our_own_code_called_by_a_template_is_a_bug(
     def broken(text: str) -> str:
         raise RuntimeError("bug in a filter")
 
-    monkeypatch.setattr("syndicator.site.render.strip_control", broken)
+    monkeypatch.setattr("syndicator.site.templating.strip_control", broken)
     server.expect_request("/feed.xml").respond_with_data(rss(post(1)))
     config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
     with pytest.raises(RuntimeError, match="bug in a filter"):

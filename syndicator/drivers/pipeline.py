@@ -51,7 +51,7 @@ from syndicator.model import SourceState
 from syndicator.poll import schedule
 from syndicator.poll.path import LEDGER_KEY, Poller, policy_of
 from syndicator.site import planet
-from syndicator.site.publish import check_output, output_lock
+from syndicator.site.output import check_output, output_lock
 from syndicator.site.selection import site_statuses
 from syndicator.site.sitekey import site_key
 from syndicator.state.store import Store
@@ -232,7 +232,7 @@ def _offline(report: BuildReport) -> bool:
 def check_folders(config: Config) -> None:
     """Refuse, before anything is fetched or stored, the folders a build could never publish with: a
     cache folder that is the output folder or inside it (publishing replaces the output whole), and
-    an output folder that is not a folder or is read-only (:func:`publish.check_output`).
+    an output folder that is not a folder or is read-only (:func:`output.check_output`).
 
     Raises:
         ConfigError: naming both folders.

@@ -19,7 +19,7 @@ from syndicator.failures import kind_of
 from syndicator.fetch import localfile
 from syndicator.model import Failed, Fetched, FetchRequest, FetchResult
 from syndicator.site import planet
-from syndicator.site.publish import MARKER
+from syndicator.site.output import MARKER
 from syndicator.state import statefile
 from syndicator.state.store import Store
 from syndicator.values import is_http_url

@@ -72,7 +72,7 @@ from syndicator.poll.path import Poller, current_policy, decide_and_store, push_
 from syndicator.poll.pool import wait_first
 from syndicator.push import subscriptions as push
 from syndicator.push.callbacks import App, callback_url, create_server
-from syndicator.site.publish import output_lock
+from syndicator.site.output import output_lock
 from syndicator.state.pushstate import Notification, PushState, Subscription
 from syndicator.state.store import DATABASE, Store
 

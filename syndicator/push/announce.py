@@ -2,7 +2,7 @@
 
 With ``hub`` set in sites.yaml, feed.xml names each hub (``<link rel="hub">``
 beside its ``rel="self"``) and so does feed.json (``hubs``, beside its
-``feed_url``); see render.py. After a build has published the site (or
+``feed_url``); see site/render.py and site/jsonfeed.py. After a build has published the site (or
 found it current and rendered nothing), :func:`announce` tells each hub of
 the feeds it has not been told of yet. A long-running driver calls the
 same function after each of its own renders.
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 from syndicator.configtypes import Config
 from syndicator.push.websub import notify_publish
-from syndicator.site.publish import target_of
+from syndicator.site.output import target_of
 from syndicator.state.store import Store
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class Ping:
 
 def topics(config: Config) -> dict[str, str]:
     """{file name: topic URL} of :data:`FEEDS`: the planet's ``link`` (``/`` added when it lacks one)
-    joined with each file name, as render.py writes them in ``rel="self"`` and ``feed_url`` (dict of str)."""
+    joined with each file name, as the feeds carry them in ``rel="self"`` and ``feed_url`` (dict of str)."""
     base = config.link if config.link.endswith("/") else config.link + "/"
     return {name: base + name for name in FEEDS}
 

@@ -1,6 +1,6 @@
 """Enclosures and images beside the text as the published outputs show them. Pure.
 
-A helper of :mod:`render`: :class:`PageEnclosure` is an enclosure as
+A helper of :mod:`pageentry`: :class:`PageEnclosure` is an enclosure as
 templates show it, with its size (SI units) and duration (a clock) written
 as people read them; :func:`with_image` leads an entry's content with its
 image when the content shows none. Every URL is checked again to be

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from syndicator import __version__
 from syndicator.configtypes import Config
-from syndicator.site.publish import MARKER, target_of, written_files
+from syndicator.site.output import MARKER, target_of, written_files
 
 
 def bundled_templates() -> Path:

@@ -1,0 +1,158 @@
+"""The output folder: the real folder a publish writes, its lock, and the checks before writing it.
+
+Before :mod:`publish` writes anything, the output folder must be one
+syndicator may publish into:
+
+* when the output is a symlink, the folder it points to is published into
+  and the link is left as it is (:func:`target_of`);
+* an output folder without its owner's write permission (``chmod 555``) is
+  refused before anything is written, even for root: read-only is taken as
+  "do not publish here" (:func:`writable`, :func:`check_output`);
+* what syndicator did not write is never deleted: the :data:`MARKER` file
+  lists every file a publish wrote, and anything else in the output (a
+  ``.git`` folder, ``CNAME``, ``.nojekyll``, a page added by hand) is carried
+  into the new site (:func:`foreign_entries`, listed in :data:`CARRIED`);
+* a folder without the :data:`MARKER` file is never published into unless it
+  is empty or a git checkout (it holds ``.git``, as a GitHub Pages branch
+  does) in which no file has the name of one to be written, so a mistyped
+  ``--output`` cannot overwrite an unrelated folder.
+
+:func:`output_lock` is held by a build from start to end: a second build on
+the same output (even with another cache) stops before writing anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from syndicator.errors import OutputLockedError, RenderError
+
+#: A file in every published folder: a header line, then each file the publish wrote, one per line.
+MARKER = ".syndicator-output"
+_MARKER_HEADER = "written by syndicator: the files listed below are replaced on each build, nothing else is touched"
+#: In a staging folder: the names of the output's entries moved into it (:mod:`publish`, :mod:`leftovers`).
+CARRIED = ".syndicator-carried"
+
+
+def target_of(output: Path) -> Path:
+    """The folder a publish writes: ``output`` with symlinks resolved (Path).
+
+    Raises:
+        RenderError: ``output`` is the file system root.
+    """
+    target = Path(os.path.realpath(output))
+    if not target.name:
+        raise RenderError(f"{target}: cannot publish into the file system root; choose an --output folder")
+    return target
+
+
+@contextlib.contextmanager
+def output_lock(output: Path) -> Iterator[None]:
+    """Hold the lock of an output folder: ``.NAME.lock`` beside it (created if missing).
+
+    Raises:
+        OutputLockedError: another build holds it (exit code 4).
+        RenderError: the folder beside the output cannot be written.
+    """
+    target = target_of(output)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RenderError(f"{target.parent}: cannot create the output's folder: {e.strerror or e}") from e
+    lock = FileLock(str(target.with_name(f".{target.name}.lock")), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise OutputLockedError(
+            f"{target}: another syndicator build or serve is publishing into this "
+            "folder; wait for the build to finish, or stop the serve"
+        ) from None
+    except OSError as e:
+        raise RenderError(f"{target.parent}: cannot lock the output folder there: {e.strerror or e}") from e
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def check_output(output: Path) -> None:
+    """Refuse, before a build fetches or stores anything, an output folder :func:`publish.publish` would
+    refuse for a fixed reason: not a folder, or read-only (see the module docstring). Same line as publish's.
+
+    Raises:
+        RenderError: naming the folder (exit code 6); a folder that does not exist yet passes.
+    """
+    writable(target_of(output))
+
+
+def writable(target: Path) -> os.stat_result | None:
+    """The status of the output folder ``target``, or None when it does not exist yet.
+
+    Raises:
+        RenderError: it is not a folder, or it is read-only (no write bit for its
+            owner, or this process may not write it).
+    """
+    try:
+        status = os.stat(target)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise RenderError(f"{target}: cannot read the output folder: {e.strerror or e}") from e
+    if not stat.S_ISDIR(status.st_mode):
+        raise RenderError(f"{target}: the output is not a folder; choose an --output folder")
+    if not status.st_mode & stat.S_IWUSR or not os.access(target, os.W_OK | os.X_OK):
+        raise RenderError(
+            f"{target}: the output folder is read-only (mode {stat.S_IMODE(status.st_mode):o}); "
+            "make it writable (chmod u+w) to publish into it"
+        )
+    return status
+
+
+def foreign_entries(target: Path, files: Mapping[str, object]) -> list[str]:
+    """The names of the entries of ``target`` that the last publish did not write and this one does not either.
+
+    Raises:
+        RenderError: ``target`` has no :data:`MARKER` and is neither empty nor a
+            git checkout, or it would be overwritten where it holds a file of its own.
+    """
+    try:
+        names = sorted(entry.name for entry in os.scandir(target))
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise RenderError(f"{target}: cannot read the output folder: {e.strerror or e}") from e
+    written = written_files(target)
+    ours = {name.split("/")[0] for name in (*files, *(written or ()))} | {MARKER, CARRIED}
+    foreign = [name for name in names if name not in ours]
+    if written is None and names and (".git" not in names or len(foreign) < len(names)):
+        raise RenderError(
+            f"{target}: refusing to publish into a folder syndicator did not write "
+            f"(no {MARKER} file); choose an empty or new --output folder, or a git checkout"
+        )
+    return foreign
+
+
+def marker_text(names: Iterable[str]) -> str:
+    """The text of the :data:`MARKER` file of a publish that writes the files ``names`` (str)."""
+    return "\n".join([_MARKER_HEADER, *sorted(names)]) + "\n"
+
+
+def written_files(target: Path) -> list[str] | None:
+    """The files the last publish into ``target`` wrote (its :data:`MARKER`), or None when it has none.
+
+    A marker written before the files were listed names none: only the
+    files a publish writes now are then taken as syndicator's.
+    """
+    try:
+        lines = (target / MARKER).read_text(encoding="utf-8", errors="replace").splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        raise RenderError(f"{target}: cannot read {MARKER}: {e.strerror or e}") from e
+    return lines[1:] if lines and lines[0] == _MARKER_HEADER else []
