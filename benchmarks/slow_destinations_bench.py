@@ -34,7 +34,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from syndicator.config import load_config  # noqa: E402
+from syndicator.config.load import load_config  # noqa: E402
 from syndicator.model import Entry, SourceState  # noqa: E402
 from syndicator.push.deliveries import DeliveryLoop  # noqa: E402
 from syndicator.state.store import Store  # noqa: E402

@@ -23,7 +23,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from syndicator.cli import main
-from syndicator.config import load_config
+from syndicator.config.load import load_config
 from syndicator.errors import ConfigError
 from syndicator.model import Entry, SourceState
 from syndicator.push import deliveries

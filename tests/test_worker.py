@@ -332,7 +332,7 @@ def test_a_worker_whose_clock_is_five_minutes_fast_takes_leases_and_due_times_fr
     import sys
     from datetime import timedelta
 
-    from syndicator.config import load_config
+    from syndicator.config.load import load_config
     from syndicator.drivers.worker import WorkerOptions, run_worker
 
     class Fast(datetime):

@@ -4,7 +4,7 @@ read_list(FILE) | plan(existing sites) | write(sites.yaml), or fetch_site(URL) |
 
 The lists are read by :mod:`sublists`.
 
-Merge rules (:func:`plan`), so the result loads with :func:`config.load_config`:
+Merge rules (:func:`plan`), so the result loads with :func:`config.load.load_config`:
 
 * a feed must pass :func:`values.url_problem`, as a ``feed`` in sites.yaml
   must: http(s), no space or control character, no credentials; else it is
@@ -13,23 +13,21 @@ Merge rules (:func:`plan`), so the result loads with :func:`config.load_config`:
   skipped; feeds are compared by :func:`urls.canonical` (RFC 3986 section
   6.2: case of scheme and host, default port, fragment, tracking parameters);
 * a name is cleaned as config reads it (control characters and the
-  characters config refuses in a name, :data:`config.NAME_HIDDEN`, dropped;
-  white space runs made one space) and cut to :data:`config.NAME_MAX_CHARS`; an
+  characters config refuses in a name, :data:`config.sites.NAME_HIDDEN`, dropped;
+  white space runs made one space) and cut to :data:`config.sites.NAME_MAX_CHARS`; an
   empty one becomes the feed URL; one already taken gets `` (2)``,
   `` (3)``... (config refuses two sites with one name);
 * ``link`` is written only when it is an http(s) URL.
 
 Writing (:func:`write`) keeps every byte of sites.yaml: ruamel.yaml reads the
-file round trip to find the end of the ``sites`` list and its indentation,
-and renders the new entries (quoted where YAML 1.1, which PyYAML reads, would
-not read them back as the same text); they are inserted as text after the
+file round trip to find the end of the ``sites`` list and its indentation
+(:func:`config.yamlfile.top_key`), and renders the new entries (quoted where
+YAML 1.1, which PyYAML reads, would not read them back as the same text,
+:func:`config.yamlfile.list_entry`); they are inserted as text after the
 last site, since dumping the whole document would re-space aligned values
 and rewrite ``~``. The result goes to a temporary file beside sites.yaml, is
 checked with load_config (the old sites' names, then exactly the new sites),
 and replaces the file with os.replace; on any error sites.yaml is untouched.
-
-ruamel.yaml is imported here only,
-inside the functions that use them, so ``syndicator build`` never loads them.
 """
 
 from __future__ import annotations
@@ -43,12 +41,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from io import StringIO
 from pathlib import Path
-from typing import Any
 
-from syndicator.config import NAME_HIDDEN, NAME_MAX_CHARS, load_config, read_text
-from syndicator.configtypes import Site
+from syndicator.config.load import load_config
+from syndicator.config.sites import NAME_HIDDEN, NAME_MAX_CHARS
+from syndicator.config.yamlfile import TopKey, list_entry, read_text, top_key
+from syndicator.configtypes import Config, Site
 from syndicator.errors import ConfigError, FeedError
 from syndicator.parse.sublists import Candidate, read_list
 from syndicator.urls import canonical
@@ -200,37 +198,30 @@ def open_planet(path: Path) -> Planet:
         ConfigError: the file is missing or unreadable, invalid (load_config's
             message), or its ``sites`` list is not written one ``- name:`` block per site.
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-    from ruamel.yaml.error import YAMLError
-
     if not path.exists():
         raise ConfigError(
             f'{path}: no such file; create it first with the planet\'s title and link (README.md, "Configuration")'
         )
     text = read_text(path)
     try:
-        doc = YAML().load(text)
-    except YAMLError as error:
+        sites = top_key(text, path, "sites")
+    except ConfigError:
         load_config(path)  # names the line, when PyYAML too finds the file invalid
-        raise ConfigError(f"{path}: invalid YAML: {' '.join(str(error).split())}") from error
-    if not isinstance(doc, CommentedMap):
-        load_config(path)
-        raise ConfigError(f"{path}: must be a mapping with title, link and sites")
+        raise
     lines = text.splitlines(keepends=True)
     newline = "\r\n" if "\r\n" in text else "\n"
-    sites = doc.get("sites")
-    if isinstance(sites, CommentedSeq) and sites and not sites.fa.flow_style():
-        config = load_config(path)
-        head, tail, dash, indent = _after_last_site(doc, sites, lines, newline)
-        return Planet(path, config.sites, config.user_agent, head, tail, dash, indent, newline)
-    if sites is not None and not (isinstance(sites, list) and not sites):
-        load_config(path)  # names what is wrong with the sites
-        raise ConfigError(f"{path}: sites: write one '- name:' block per site (not a [...] list) to add to it")
-    if "sites" not in doc:
+    if sites is None:
         head = text + ("" if not text or text.endswith("\n") else newline) + "sites:" + newline
         return Planet(path, (), None, head, "", 2, 4, newline)
-    line, column = doc.lc.key("sites")
+    if sites.value == "block list":
+        config = load_config(path)
+        head, tail, dash, indent = _after_last_site(sites, lines, newline)
+        return Planet(path, config.sites, config.user_agent, head, tail, dash, indent, newline)
+    if sites.value == "other":
+        load_config(path)  # names what is wrong with the sites
+        raise ConfigError(f"{path}: sites: write one '- name:' block per site (not a [...] list) to add to it")
+    assert sites.where is not None  # an empty value's
+    line, column = sites.where
     match = _EMPTY_SITES.fullmatch(lines[line])
     if match is None:
         raise ConfigError(f"{path}:{line + 1}: sites: write 'sites:' alone on its line to add to it")
@@ -238,16 +229,15 @@ def open_planet(path: Path) -> Planet:
     return Planet(path, (), None, head, "".join(lines[line + 1 :]), column + 2, column + 4, newline)
 
 
-def _after_last_site(doc: Any, sites: Any, lines: list[str], newline: str) -> tuple[str, str, int, int]:
+def _after_last_site(sites: TopKey, lines: list[str], newline: str) -> tuple[str, str, int, int]:
     """(head, tail, dash, indent): the text up to the last site's last line, the rest, and the last site's columns.
 
     The list ends before the next top-level key or the document's end;
     blank and comment lines just before that stay after the new sites.
     """
-    line, indent = sites.lc.item(len(sites) - 1)
-    keys = list(doc)
-    later = keys[keys.index("sites") + 1 :]
-    end = doc.lc.key(later[0])[0] if later else len(lines)
+    assert sites.last_item is not None  # a block list's
+    line, indent = sites.last_item
+    end = sites.next_key_line if sites.next_key_line is not None else len(lines)
     end = next((i for i in range(line + 1, end) if _DOCUMENT_END.match(lines[i])), end)
     while end > line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
         end -= 1
@@ -277,22 +267,8 @@ def entries_text(sites: Sequence[Site], dash: int, indent: int, newline: str = "
             ]
             out.append("".join(keys))
         else:
-            out.append(_dumped(dict(values), dash, step, newline))
+            out.append(list_entry(dict(values), dash, step, newline))
     return "".join(out)
-
-
-def _dumped(values: dict[str, str], dash: int, step: int, newline: str) -> str:
-    """One entry rendered by ruamel.yaml (quoting as YAML 1.1 needs)."""
-    from ruamel.yaml import YAML
-
-    yaml = YAML()
-    yaml.version = (1, 1)  # quote as PyYAML reads: 'yes', 'on', '1:20'
-    yaml.width = 1 << 30  # never fold a long value
-    yaml.indent(mapping=2, sequence=step, offset=0)
-    out = StringIO()
-    yaml.dump([values], out)
-    lines = out.getvalue().splitlines()
-    return "".join(" " * dash + line + newline for line in lines[lines.index("---") + 1 :])
 
 
 #: Characters a plain value may hold after its first (a letter): word characters (Unicode letters and
@@ -381,7 +357,7 @@ def import_list(config_path: Path, source: Path, dry_run: bool = False) -> Plan:
     return result
 
 
-def add_site(config_path: Path, url: str, name: str | None, now: datetime, timeout: float = 15.0) -> Site:
+def add_site(config_path: Path, url: str, name: str | None, now: datetime, timeout: float = Config.timeout) -> Site:
     """``syndicator add``: find the feed of ``url`` and add it to ``config_path`` as one site.
 
     Args:
@@ -412,7 +388,7 @@ def add_site(config_path: Path, url: str, name: str | None, now: datetime, timeo
     return result.added[0]
 
 
-def fetch_site(url: str, now: datetime, timeout: float = 15.0, user_agent: str | None = None) -> Candidate:
+def fetch_site(url: str, now: datetime, timeout: float = Config.timeout, user_agent: str | None = None) -> Candidate:
     """The feed of ``url``, fetched and parsed once as a build does (observe: fetch | parse | follow).
 
     A page that advertises feeds is followed to the one a build would
