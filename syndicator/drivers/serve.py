@@ -64,9 +64,10 @@ from syndicator.drivers.pipeline import (
 )
 from syndicator.drivers.report import BuildReport
 from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
+from syndicator.feedtypes import ParsedFeed
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
-from syndicator.model import Fetched, Observation, ParsedFeed, SourceState
+from syndicator.model import Fetched, Observation, SourceState
 from syndicator.poll import schedule
 from syndicator.poll.path import current_policy, decide_and_store, push_and_store
 from syndicator.poll.pool import HostPool, wait_first

@@ -25,7 +25,8 @@ from typing import Any
 
 from syndicator.configtypes import Config
 from syndicator.errors import StoreError
-from syndicator.model import Decision, Observation, ParsedFeed, SourceState
+from syndicator.feedtypes import ParsedFeed
+from syndicator.model import Decision, Observation, SourceState
 from syndicator.poll import habits, schedule
 from syndicator.poll.decide import Reconciled, decide, decide_push
 from syndicator.poll.pool import HostPool

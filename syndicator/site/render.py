@@ -43,9 +43,9 @@ from syndicator.configtypes import Config, Site
 from syndicator.dates import isoformat
 from syndicator.errors import RenderError
 from syndicator.failures import KINDS
+from syndicator.feedtypes import Entry, SelectedEntry
 from syndicator.health import SiteStatus, by_health
 from syndicator.language import direction
-from syndicator.model import Entry, SelectedEntry
 from syndicator.parse.sanitize import author_name, html_to_text, one_line, truncate_html
 from syndicator.site.mediaview import PageEnclosure, page_enclosures, shown_image, with_image
 from syndicator.site.publish import publish
