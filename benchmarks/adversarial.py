@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adversarial_docs import DOCUMENTS, MB, RULES  # noqa: E402
 
 from syndicator.errors import FeedError  # noqa: E402
-from syndicator.model import FeedHints, SourceState  # noqa: E402
+from syndicator.feedtypes import FeedHints  # noqa: E402
+from syndicator.model import SourceState  # noqa: E402
 from syndicator.parse import hints  # noqa: E402
 from syndicator.parse.feed import parse_feed  # noqa: E402
 from syndicator.poll import intervals, schedule  # noqa: E402

@@ -1,4 +1,4 @@
-"""Reading a large sites.yaml: the median time of :func:`syndicator.config.load_config` (issue 25).
+"""Reading a large sites.yaml: the median time of :func:`syndicator.config.load.load_config` (issue 25).
 
 Writes a sites.yaml of --sites sites (each a name, an http(s) feed, a link and a language, the
 planet with a few settings) in a temporary folder, loads it --runs times, and prints the median
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from syndicator.config import load_config  # noqa: E402
+from syndicator.config.load import load_config  # noqa: E402
 
 
 def sites_yaml(count: int) -> str:

@@ -34,8 +34,9 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from syndicator.config import load_config  # noqa: E402
-from syndicator.model import Entry, SourceState  # noqa: E402
+from syndicator.config.load import load_config  # noqa: E402
+from syndicator.feedtypes import Entry  # noqa: E402
+from syndicator.model import SourceState  # noqa: E402
 from syndicator.push.deliveries import DeliveryLoop  # noqa: E402
 from syndicator.state.store import Store  # noqa: E402
 

@@ -26,7 +26,10 @@ from typing import Any, TextIO
 import click
 
 from syndicator import __version__
-from syndicator.config import WORKERS_MAX, load_config, state_url
+from syndicator.config.load import load_config
+from syndicator.config.readers import state_url
+from syndicator.config.settings import WORKERS_MAX
+from syndicator.configtypes import Config
 from syndicator.drivers.pipeline import BuildOptions
 from syndicator.drivers.pipeline import build as run_build
 from syndicator.drivers.signals import handle_on_a_thread
@@ -208,12 +211,12 @@ def _site_folders(command: Any) -> Any:
             click.option(
                 "--output",
                 type=click.Path(file_okay=False, path_type=Path),
-                help="Folder to publish into (default: 'output' in sites.yaml, else public/).",
+                help=f"Folder to publish into (default: 'output' in sites.yaml, else {Config.output}/).",
             ),
             click.option(
                 "--cache",
                 type=click.Path(file_okay=False, path_type=Path),
-                help="State folder kept between builds (default: 'cache' in sites.yaml, else cache/).",
+                help=f"State folder kept between builds (default: 'cache' in sites.yaml, else {Config.cache}/).",
             ),
             click.option(
                 "--templates",
@@ -285,7 +288,7 @@ def main() -> None:
     metavar="NAME",
     help="Fetch only this site (repeatable), due or not; others keep their copy.",
 )
-@click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
+@click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help=f"Fetch threads (default {Config.workers}).")
 @click.option(
     "--now",
     "now_given",
@@ -415,7 +418,7 @@ def _build_with_progress(config: Any, options: BuildOptions, handler: LogHandler
 @click.option(
     "--cache",
     type=click.Path(file_okay=False, path_type=Path),
-    help="State folder to read (default: 'cache' in sites.yaml, else cache/).",
+    help=f"State folder to read (default: 'cache' in sites.yaml, else {Config.cache}/).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with one object per site).")
 @click.option(
@@ -479,7 +482,9 @@ SECONDS = _Seconds(0.1, 120)
 
 @main.command()
 @click.argument("url", callback=_http_url)
-@click.option("--timeout", type=SECONDS, default=15.0, show_default=True, help="Seconds to wait for the server.")
+@click.option(
+    "--timeout", type=SECONDS, default=Config.timeout, show_default=True, help="Seconds to wait for the server."
+)
 def discover(url: str, timeout: float) -> None:
     """Print the feed URLs of a site, one per line.
 
@@ -539,7 +544,9 @@ def import_(file: Path, config_path: Path, dry_run: bool) -> None:
     type=click.Path(path_type=Path),
     help="The site list to add to.",
 )
-@click.option("--timeout", type=SECONDS, default=15.0, show_default=True, help="Seconds to wait for the server.")
+@click.option(
+    "--timeout", type=SECONDS, default=Config.timeout, show_default=True, help="Seconds to wait for the server."
+)
 def add(url: str, name: str | None, config_path: Path, timeout: float) -> None:
     """Add the feed of URL (a feed, or a page advertising one) to sites.yaml as a site."""
     from syndicator.drivers.importing import add_site  # here: other commands need not load requests or ruamel.yaml
@@ -589,7 +596,7 @@ def _public_url(ctx: click.Context, param: click.Parameter, value: str | None) -
     help="The site list to read (read again when it changes).",
 )
 @_site_folders
-@click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads (default 8).")
+@click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help=f"Fetch threads (default {Config.workers}).")
 @click.option(
     "--listen",
     default="127.0.0.1:8080",
@@ -690,7 +697,9 @@ def serve(
     help="The site list to read.",
 )
 @_STATE_OPTION
-@click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help="Fetch threads of this process (default 8).")
+@click.option(
+    "--workers", type=click.IntRange(1, WORKERS_MAX), help=f"Fetch threads of this process (default {Config.workers})."
+)
 @click.option("--name", metavar="NAME", help="This worker's name in the leases (default: host name and process id).")
 @click.option(
     "--lease",

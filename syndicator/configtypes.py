@@ -4,7 +4,8 @@ subscription) and :class:`Delivery` (one webhook), frozen dataclasses shared by 
 Each setting's default is its :class:`Config` field's default, and only there: ``config/settings.py``
 reads each setting from sites.yaml (its reader and bounds), and a Config made in code (tests,
 benchmarks) gets the same defaults. Reading and validating the file is ``config``'s job, not this
-module's; the values the pipeline passes along (observations, decisions, entries) are in ``model``.
+module's; the values the pipeline passes along (observations, decisions) are in ``model``, feeds and
+entries in ``feedtypes``.
 Units: durations are seconds (float), sizes are bytes (int).
 """
 

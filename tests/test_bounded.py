@@ -23,7 +23,7 @@ from pytest_httpserver import HTTPServer
 
 from syndicator.dates import DATE_MAX_CHARS, parse_date
 from syndicator.errors import ParseError
-from syndicator.model import ParsedFeed
+from syndicator.feedtypes import ParsedFeed
 from syndicator.parse import feedreader
 from syndicator.parse.authors import author_name
 from syndicator.parse.encoding import prepare_xml

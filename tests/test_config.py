@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -13,9 +13,11 @@ from pytest_httpserver import HTTPServer
 
 from syndicator import __version__
 from syndicator.cli import main
-from syndicator.config import load_config, parse_duration, reread
-from syndicator.configtypes import Site
+from syndicator.config.load import load_config, reread
+from syndicator.config.settings import SETTINGS
+from syndicator.configtypes import Config, Site
 from syndicator.errors import ConfigError
+from syndicator.values import parse_duration
 
 MINIMAL = """\
 title: Planet Test
@@ -45,6 +47,17 @@ def test_minimal_file_gets_documented_defaults(tmp_path: Path) -> None:
     assert config.user_agent == f"syndicator/{__version__} (+https://planet.example.org/)"
     assert config.output == tmp_path / "public"
     assert config.cache == tmp_path / "cache"
+
+
+def test_each_optional_config_field_is_one_setting_whose_default_is_the_field_default(tmp_path: Path) -> None:
+    """The table of settings covers every Config field but the required ones; a file without them gets
+    exactly the defaults of a Config made in code (paths resolved, the User-Agent built)."""
+    optional = {f.name for f in fields(Config)} - {"path", "title", "link", "sites"}
+    assert sorted(setting.attribute for setting in SETTINGS.values()) == sorted(optional)
+    config = load_config(write(tmp_path, MINIMAL))
+    made = Config(config.path, config.title, config.link, config.sites)
+    assert replace(config, output=made.output, cache=made.cache, user_agent=made.user_agent) == made
+    assert (config.output, config.cache) == (tmp_path / made.output, tmp_path / made.cache)
 
 
 def test_every_setting_can_be_given(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from syndicator.errors import CacheLockedError, InternalErrorsExit, ParseError
-from syndicator.model import FeedHints, Observation, SourceState
+from syndicator.feedtypes import FeedHints
+from syndicator.model import Observation, SourceState
 from syndicator.poll import intervals, observe, path, schedule
 from syndicator.site import render
 from syndicator.site.output import MARKER, output_lock

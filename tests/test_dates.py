@@ -185,7 +185,7 @@ def test_untrusted_date_falls_back_to_first_seen(tmp_path, pub_date: str, reason
 
 def test_equal_dates_keep_a_deterministic_order() -> None:
     from syndicator.configtypes import Site
-    from syndicator.model import StoredEntry
+    from syndicator.feedtypes import StoredEntry
 
     sites = [Site("A", "https://a.example/feed"), Site("B", "https://b.example/feed")]
 

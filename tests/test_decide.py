@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from syndicator.errors import HTTPStatusError
-from syndicator.model import Entry, Failed, Fetched, FetchRequest, NotModified, ParsedFeed, SourceState
+from syndicator.feedtypes import Entry, ParsedFeed
+from syndicator.model import Failed, Fetched, FetchRequest, NotModified, SourceState
 from syndicator.poll.decide import WINDOW, Observation, new_state, snapshot_hash
 
 from .conftest import NOW

@@ -23,9 +23,10 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from syndicator.cli import main
-from syndicator.config import load_config
+from syndicator.config.load import load_config
 from syndicator.errors import ConfigError
-from syndicator.model import Entry, SourceState
+from syndicator.feedtypes import Entry
+from syndicator.model import SourceState
 from syndicator.push import deliveries
 from syndicator.push.deliveries import ATTEMPTS, deliver_due, make_session
 from syndicator.state import outbox, statefile

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
+from syndicator.feedtypes import Entry
 from syndicator.language import direction, language_tag
-from syndicator.model import Entry
 from syndicator.parse import fastreader
 from syndicator.parse.feed import parse_feed
 

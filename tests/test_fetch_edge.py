@@ -361,7 +361,7 @@ def test_a_webhook_redirect_is_never_followed(server: HTTPServer, tmp_path: Path
             "", status=307, headers={"Location": other.url_for("/hook")}
         )
         config = write_config(tmp_path, [{"name": "X", "feed": "https://x.example/f", "link": "https://x.example/"}])
-        from syndicator.config import load_config  # noqa: PLC0415
+        from syndicator.config.load import load_config  # noqa: PLC0415
 
         session = make_session(load_config(config))
         assert _post(session, server.url_for("/hook"), b"{}", {}, 1.0) == "HTTP 307"

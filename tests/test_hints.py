@@ -10,7 +10,7 @@ from dateutil.rrule import rrulestr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from syndicator.model import FeedHints
+from syndicator.feedtypes import FeedHints
 from syndicator.parse import hints, recurrence
 
 from .conftest import NOW, post, rss

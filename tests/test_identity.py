@@ -183,7 +183,7 @@ def test_same_post_in_two_sites_feeds_shows_once_credited_to_its_own_site(tmp_pa
 
 def test_non_uri_ids_are_not_matched_across_sites() -> None:
     one, two = Site("A", "https://a.example/f"), Site("B", "https://b.example/f")
-    from syndicator.model import StoredEntry
+    from syndicator.feedtypes import StoredEntry
 
     def snapshot(site: Site, title: str) -> list[StoredEntry]:
         document = rss(item(1, guid="1001", link="", title=title), link=site.feed)

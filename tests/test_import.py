@@ -19,7 +19,8 @@ from click.testing import CliRunner, Result
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
-from syndicator.config import NAME_MAX_CHARS, load_config
+from syndicator.config.load import load_config
+from syndicator.config.sites import NAME_MAX_CHARS
 from syndicator.configtypes import Site
 
 from .conftest import build, post, rss

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from syndicator.model import Entry, content_hash
+from syndicator.feedtypes import Entry, content_hash
 from syndicator.poll.known import Known, Seen, intents, keep_first_date, lookups, resolve
 
 from .conftest import NOW

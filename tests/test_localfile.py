@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
-from syndicator.config import load_config
+from syndicator.config.load import load_config
 from syndicator.fetch import localfile
 from syndicator.model import Failed, FetchRequest
 

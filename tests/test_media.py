@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from syndicator.model import Enclosure, Entry, SourceState
+from syndicator.feedtypes import Enclosure, Entry
+from syndicator.model import SourceState
 from syndicator.parse.feed import parse_feed
 from syndicator.parse.media import duration_seconds, media_type, parse_length
 from syndicator.site.mediaview import clock, human_size

@@ -14,8 +14,8 @@ from pytest_httpserver import HTTPServer
 
 from syndicator import __version__
 from syndicator.configtypes import Config, Site
+from syndicator.feedtypes import Entry, SelectedEntry, StoredEntry
 from syndicator.health import SiteStatus
-from syndicator.model import Entry, SelectedEntry, StoredEntry
 from syndicator.site.pageentry import day_heading
 from syndicator.site.render import render_site
 

@@ -11,7 +11,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from syndicator.errors import NotAFeedError, ParseError
-from syndicator.model import Entry, ParsedFeed
+from syndicator.feedtypes import Entry, ParsedFeed
 from syndicator.parse.feed import parse_feed
 
 from .conftest import DATA, NOW, build, write_config

@@ -21,7 +21,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from syndicator import __version__
-from syndicator.config import load_config
+from syndicator.config.load import load_config
 
 from .conftest import ATOM, build, in_thread, post, rss, tree, without_first_build_warning, write_config
 

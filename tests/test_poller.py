@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from syndicator.config import load_config, reread
+from syndicator.config.load import load_config, reread
 from syndicator.configtypes import Config
 from syndicator.errors import FeedError
 from syndicator.model import Failed, Fetched, FetchRequest, FetchResult, NotModified

@@ -11,17 +11,8 @@ import pytest
 
 from syndicator.configtypes import Site
 from syndicator.errors import FeedError, HTTPStatusError, ParseError
-from syndicator.model import (
-    Check,
-    Entry,
-    Failed,
-    FeedHints,
-    Fetched,
-    FetchRequest,
-    NotModified,
-    ParsedFeed,
-    SourceState,
-)
+from syndicator.feedtypes import Entry, FeedHints, ParsedFeed
+from syndicator.model import Check, Failed, Fetched, FetchRequest, NotModified, SourceState
 from syndicator.parse.hints import Hint
 from syndicator.poll import habits, intervals, jitter, schedule
 from syndicator.poll.decide import Observation, new_state, snapshot_hash

@@ -12,7 +12,8 @@ from pytest_httpserver import HTTPServer
 
 from syndicator import urls
 from syndicator.configtypes import Site
-from syndicator.model import Entry, SourceState, StoredEntry
+from syndicator.feedtypes import Entry, StoredEntry
+from syndicator.model import SourceState
 from syndicator.site import selection
 from syndicator.site.selection import select_entries, site_statuses
 

@@ -31,7 +31,7 @@ import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from syndicator.config import load_config
+from syndicator.config.load import load_config
 from syndicator.drivers.serve import ServeOptions, Server, recovery_rate
 from syndicator.push import subscriptions as push
 

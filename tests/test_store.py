@@ -19,7 +19,8 @@ from werkzeug import Request, Response
 
 from syndicator.configtypes import Site
 from syndicator.errors import CacheLockedError, StoreError
-from syndicator.model import Check, Entry, SourceState
+from syndicator.feedtypes import Entry
+from syndicator.model import Check, SourceState
 from syndicator.site.selection import select_entries
 from syndicator.state.schema import SCHEMA_VERSION
 from syndicator.state.store import DATABASE, Store

@@ -21,7 +21,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from syndicator.errors import StoreError
-from syndicator.model import Check, Entry, SourceState
+from syndicator.feedtypes import Entry
+from syndicator.model import Check, SourceState
 from syndicator.state import statefile
 from syndicator.state.store import GENERATION_KEY, TABLES, Store
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 
-from syndicator.config import load_config
+from syndicator.config.load import load_config
 from syndicator.site.sitekey import site_key
 
 from .conftest import build, post, rss, tree, write_config

@@ -28,8 +28,9 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 from werkzeug.datastructures import Headers
 
+from syndicator.feedtypes import ParsedFeed
 from syndicator.fetch.http import Fetcher, parse_retry_after
-from syndicator.model import Fetched, FetchRequest, NotModified, ParsedFeed
+from syndicator.model import Fetched, FetchRequest, NotModified
 from syndicator.parse import fastreader, hubs
 from syndicator.parse.feed import parse_feed
 from syndicator.parse.hubs import MAX_HUBS, Advertised, advertised

@@ -204,7 +204,8 @@ def test_a_worker_renews_the_leases_of_the_sources_still_queued_so_none_is_fetch
 def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_connections(
     tmp_path: Path, farm: Farm, server: Any, pg_database: str
 ) -> None:
-    from syndicator.model import Entry, SourceState
+    from syndicator.feedtypes import Entry
+    from syndicator.model import SourceState
 
     from .test_deliveries import Hook
 
@@ -332,7 +333,7 @@ def test_a_worker_whose_clock_is_five_minutes_fast_takes_leases_and_due_times_fr
     import sys
     from datetime import timedelta
 
-    from syndicator.config import load_config
+    from syndicator.config.load import load_config
     from syndicator.drivers.worker import WorkerOptions, run_worker
 
     class Fast(datetime):

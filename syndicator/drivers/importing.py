@@ -12,7 +12,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from syndicator.configtypes import Site
+from syndicator.configtypes import Config, Site
 from syndicator.drivers.merge import Plan, clean_name, plan
 from syndicator.drivers.sitesfile import open_planet, write
 from syndicator.errors import ConfigError, FeedError
@@ -39,7 +39,7 @@ def import_list(config_path: Path, source: Path, dry_run: bool = False) -> Plan:
     return result
 
 
-def add_site(config_path: Path, url: str, name: str | None, now: datetime, timeout: float = 15.0) -> Site:
+def add_site(config_path: Path, url: str, name: str | None, now: datetime, timeout: float = Config.timeout) -> Site:
     """``syndicator add``: find the feed of ``url`` and add it to ``config_path`` as one site.
 
     Args:
@@ -70,7 +70,7 @@ def add_site(config_path: Path, url: str, name: str | None, now: datetime, timeo
     return result.added[0]
 
 
-def fetch_site(url: str, now: datetime, timeout: float = 15.0, user_agent: str | None = None) -> Candidate:
+def fetch_site(url: str, now: datetime, timeout: float = Config.timeout, user_agent: str | None = None) -> Candidate:
     """The feed of ``url``, fetched and parsed once as a build does (observe: fetch | parse | follow).
 
     A page that advertises feeds is followed to the one a build would

@@ -1,5 +1,5 @@
 """Which feeds of a subscription list (or of ``syndicator add``) become new sites, by the merge
-rules below; pure, so the result loads with :func:`config.load_config`:
+rules below; pure, so the result loads with :func:`config.load.load_config`:
 
 * a feed must pass :func:`values.url_problem`, as a ``feed`` in sites.yaml
   must: http(s), no space or control character, no credentials; else it is
@@ -8,8 +8,8 @@ rules below; pure, so the result loads with :func:`config.load_config`:
   skipped; feeds are compared by :func:`urls.canonical` (RFC 3986 section
   6.2: case of scheme and host, default port, fragment, tracking parameters);
 * a name is cleaned as config reads it (control characters and the
-  characters config refuses in a name, :data:`config.NAME_HIDDEN`, dropped;
-  white space runs made one space) and cut to :data:`config.NAME_MAX_CHARS`; an
+  characters config refuses in a name, :data:`config.sites.NAME_HIDDEN`, dropped;
+  white space runs made one space) and cut to :data:`config.sites.NAME_MAX_CHARS`; an
   empty one becomes the feed URL; one already taken gets `` (2)``,
   `` (3)``... (config refuses two sites with one name);
 * ``link`` is written only when it is an http(s) URL.
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from syndicator.config import NAME_HIDDEN, NAME_MAX_CHARS
+from syndicator.config.sites import NAME_HIDDEN, NAME_MAX_CHARS
 from syndicator.configtypes import Site
 from syndicator.parse.sublists import Candidate
 from syndicator.urls import canonical

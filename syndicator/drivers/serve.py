@@ -53,7 +53,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from syndicator.config import reread
+from syndicator.config.load import reread
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.pipeline import (
@@ -64,9 +64,10 @@ from syndicator.drivers.pipeline import (
 from syndicator.drivers.report import BuildReport
 from syndicator.drivers.restore import restore
 from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
+from syndicator.feedtypes import ParsedFeed
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
-from syndicator.model import Fetched, Observation, ParsedFeed, SourceState
+from syndicator.model import Fetched, Observation, SourceState
 from syndicator.poll import schedule
 from syndicator.poll.path import Poller, current_policy, decide_and_store, push_and_store
 from syndicator.poll.pool import wait_first

@@ -1,14 +1,14 @@
 """New sites written into sites.yaml, keeping every byte of it.
 
-:func:`open_planet` finds the end of the ``sites`` list and its indentation (ruamel.yaml reads the
-file round trip); :func:`write` renders the new entries (quoted where YAML 1.1, which PyYAML reads,
-would not read them back as the same text) and inserts them as text after the last site, since
-dumping the whole document would re-space aligned values and rewrite ``~``. The result goes to a
-temporary file beside sites.yaml, is checked with load_config (the old sites' names, then exactly
-the new sites), and replaces the file with os.replace; on any error sites.yaml is untouched.
-
-ruamel.yaml is imported here only, in :func:`_outline` (reading) and :func:`_dumped` (rendering
-one entry), so ``syndicator build`` never loads it.
+:func:`open_planet` finds the end of the ``sites`` list and its indentation
+(:func:`config.yamlfile.top_key`: ruamel.yaml reads the file round trip);
+:func:`write` renders the new entries (quoted where YAML 1.1, which PyYAML
+reads, would not read them back as the same text: :func:`config.yamlfile.list_entry`)
+and inserts them as text after the last site, since dumping the whole
+document would re-space aligned values and rewrite ``~``. The result goes to
+a temporary file beside sites.yaml, is checked with load_config (the old
+sites' names, then exactly the new sites), and replaces the file with
+os.replace; on any error sites.yaml is untouched.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from io import StringIO
 from pathlib import Path
 
-from syndicator.config import load_config, read_text
+from syndicator.config.load import load_config
+from syndicator.config.yamlfile import TopKey, list_entry, read_text, top_key
 from syndicator.configtypes import Site
 from syndicator.errors import ConfigError
 
@@ -75,20 +75,25 @@ def open_planet(path: Path) -> Planet:
             f'{path}: no such file; create it first with the planet\'s title and link (README.md, "Configuration")'
         )
     text = read_text(path)
-    outline = _outline(path, text)
+    try:
+        sites = top_key(text, path, "sites")
+    except ConfigError:
+        load_config(path)  # names the line, when PyYAML too finds the file invalid
+        raise
     lines = text.splitlines(keepends=True)
     newline = "\r\n" if "\r\n" in text else "\n"
-    if outline.last is not None:
-        config = load_config(path)
-        head, tail, dash, indent = _after_last_site(outline.last, outline.next_key, lines, newline)
-        return Planet(path, config.sites, config.user_agent, head, tail, dash, indent, newline)
-    if outline.other:
-        load_config(path)  # names what is wrong with the sites
-        raise ConfigError(f"{path}: sites: write one '- name:' block per site (not a [...] list) to add to it")
-    if outline.key is None:
+    if sites is None:
         head = text + ("" if not text or text.endswith("\n") else newline) + "sites:" + newline
         return Planet(path, (), None, head, "", 2, 4, newline)
-    line, column = outline.key
+    if sites.value == "block list":
+        config = load_config(path)
+        head, tail, dash, indent = _after_last_site(sites, lines, newline)
+        return Planet(path, config.sites, config.user_agent, head, tail, dash, indent, newline)
+    if sites.value == "other":
+        load_config(path)  # names what is wrong with the sites
+        raise ConfigError(f"{path}: sites: write one '- name:' block per site (not a [...] list) to add to it")
+    assert sites.where is not None  # an empty value's
+    line, column = sites.where
     match = _EMPTY_SITES.fullmatch(lines[line])
     if match is None:
         raise ConfigError(f"{path}:{line + 1}: sites: write 'sites:' alone on its line to add to it")
@@ -96,16 +101,15 @@ def open_planet(path: Path) -> Planet:
     return Planet(path, (), None, head, "".join(lines[line + 1 :]), column + 2, column + 4, newline)
 
 
-def _after_last_site(
-    last: tuple[int, int], next_key: int | None, lines: list[str], newline: str
-) -> tuple[str, str, int, int]:
+def _after_last_site(sites: TopKey, lines: list[str], newline: str) -> tuple[str, str, int, int]:
     """(head, tail, dash, indent): the text up to the last site's last line, the rest, and the last site's columns.
 
-    The list ends before the next top-level key (line ``next_key``) or the document's end;
+    The list ends before the next top-level key or the document's end;
     blank and comment lines just before that stay after the new sites.
     """
-    line, indent = last
-    end = next_key if next_key is not None else len(lines)
+    assert sites.last_item is not None  # a block list's
+    line, indent = sites.last_item
+    end = sites.next_key_line if sites.next_key_line is not None else len(lines)
     end = next((i for i in range(line + 1, end) if _DOCUMENT_END.match(lines[i])), end)
     while end > line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
         end -= 1
@@ -114,77 +118,6 @@ def _after_last_site(
         dash = max(0, indent - 2)
     head = "".join(lines[:end])
     return head if head.endswith("\n") else head + newline, "".join(lines[end:]), dash, indent
-
-
-# --- the YAML library (ruamel.yaml): used here only ---------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Outline:
-    """Where sites.yaml's ``sites`` are, as ruamel.yaml read the file round trip (lines and columns from 0).
-
-    Attributes:
-        key: (line, column) of a ``sites`` key with no site yet (empty, ``[]``, ``~`` or ``null``),
-            else None.
-        last: (line, column) of the last site's first key, when ``sites`` is a block list of sites,
-            else None.
-        next_key: with ``last``: the line of the top-level key after ``sites``, or None when there is none.
-        other: True when ``sites`` is anything else (a ``[...]`` list, a mapping, a text...).
-    """
-
-    key: tuple[int, int] | None = None
-    last: tuple[int, int] | None = None
-    next_key: int | None = None
-    other: bool = False
-
-
-def _outline(path: Path, text: str) -> _Outline:
-    """The :class:`_Outline` of ``text``, the content of sites.yaml at ``path``.
-
-    Raises:
-        ConfigError: the text is not YAML, or not a mapping (load_config's message when it has one).
-    """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-    from ruamel.yaml.error import YAMLError
-
-    try:
-        doc = YAML().load(text)
-    except YAMLError as error:
-        load_config(path)  # names the line, when PyYAML too finds the file invalid
-        raise ConfigError(f"{path}: invalid YAML: {' '.join(str(error).split())}") from error
-    if not isinstance(doc, CommentedMap):
-        load_config(path)
-        raise ConfigError(f"{path}: must be a mapping with title, link and sites")
-    sites = doc.get("sites")
-    if isinstance(sites, CommentedSeq) and sites and not sites.fa.flow_style():
-        keys = list(doc)
-        later = keys[keys.index("sites") + 1 :]
-        line, column = sites.lc.item(len(sites) - 1)
-        return _Outline(last=(line, column), next_key=doc.lc.key(later[0])[0] if later else None)
-    if sites is not None and not (isinstance(sites, list) and not sites):
-        return _Outline(other=True)
-    if "sites" not in doc:
-        return _Outline()
-    line, column = doc.lc.key("sites")
-    return _Outline(key=(line, column))
-
-
-def _dumped(values: dict[str, str], dash: int, step: int, newline: str) -> str:
-    """One entry rendered by ruamel.yaml (quoting as YAML 1.1 needs)."""
-    from ruamel.yaml import YAML
-
-    yaml = YAML()
-    yaml.version = (1, 1)  # quote as PyYAML reads: 'yes', 'on', '1:20'
-    yaml.width = 1 << 30  # never fold a long value
-    yaml.indent(mapping=2, sequence=step, offset=0)
-    out = StringIO()
-    yaml.dump([values], out)
-    lines = out.getvalue().splitlines()
-    return "".join(" " * dash + line + newline for line in lines[lines.index("---") + 1 :])
-
-
-# --- the new entries, written ----------------------------------------------------------------
 
 
 def entries_text(sites: Sequence[Site], dash: int, indent: int, newline: str = "\n") -> str:
@@ -206,7 +139,7 @@ def entries_text(sites: Sequence[Site], dash: int, indent: int, newline: str = "
             ]
             out.append("".join(keys))
         else:
-            out.append(_dumped(dict(values), dash, step, newline))
+            out.append(list_entry(dict(values), dash, step, newline))
     return "".join(out)
 
 

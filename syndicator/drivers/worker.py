@@ -277,10 +277,10 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
 
 def _reload(config: Config, name: str) -> Config | None:
     """Read sites.yaml again (SIGHUP) and offer its feeds: the sites, their settings and the deliveries
-    apply from the next claim; what :data:`config.KEPT_ON_RELOAD` names, the threads and --lease stay those
+    apply from the next claim; what :data:`config.load.KEPT_ON_RELOAD` names, the threads and --lease stay those
     the worker started with. Returns the new Config, or None for a broken file: one error line, and the
     running configuration stays."""
-    from syndicator.config import reread  # noqa: PLC0415
+    from syndicator.config.load import reread  # noqa: PLC0415
 
     try:
         fresh = reread(config, {"workers": config.workers})  # its batches and leases were sized by them

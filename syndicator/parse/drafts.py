@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from syndicator.model import Entry
+from syndicator.feedtypes import Entry
 from syndicator.parse import identity
 from syndicator.parse.identity import Draft
 

@@ -67,8 +67,8 @@ from typing import Any
 from xml.parsers.expat import ExpatError
 
 from syndicator.errors import NotAFeedError, ParseError
+from syndicator.feedtypes import ParsedFeed
 from syndicator.language import language_tag
-from syndicator.model import ParsedFeed
 from syndicator.parse import fastreader, feedreader, hints, hubs
 from syndicator.parse.discover import find_alternates, looks_like_html
 from syndicator.parse.drafts import finish, shows_nothing

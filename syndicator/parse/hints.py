@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from syndicator.dates import http_date
-from syndicator.model import FeedHints
+from syndicator.feedtypes import FeedHints
 from syndicator.parse.recurrence import RRULE_CEILING, rrule_interval
 
 __all__ = ["Hint", "document_hints", "from_document", "http_freshness", "next_allowed", "rrule_interval"]

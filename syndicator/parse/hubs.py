@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from syndicator import urls
-from syndicator.model import ParsedFeed
+from syndicator.feedtypes import ParsedFeed
 from syndicator.values import is_http_url
 
 #: Hubs kept from one feed: more than a few is no redundancy, only more requests.

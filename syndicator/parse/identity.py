@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from syndicator.model import Entry
+from syndicator.feedtypes import Entry
 from syndicator.urls import WEB_SCHEMES, canonical, scheme
 
 

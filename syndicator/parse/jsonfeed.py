@@ -36,8 +36,8 @@ from typing import Any
 from syndicator import dates
 from syndicator.dates import DATE_MAX_CHARS
 from syndicator.errors import ParseError
+from syndicator.feedtypes import Entry
 from syndicator.language import language_tag
-from syndicator.model import Entry
 from syndicator.parse import media
 from syndicator.parse.authors import author_name
 from syndicator.parse.hubs import MAX_CANDIDATES, Advertised, collect

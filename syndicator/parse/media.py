@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from syndicator.model import Enclosure
+from syndicator.feedtypes import Enclosure
 from syndicator.urls import absolute, split
 
 #: Enclosures kept per entry.

@@ -19,8 +19,8 @@ from typing import Any
 
 from syndicator import dates
 from syndicator.dates import DATE_MAX_CHARS
+from syndicator.feedtypes import Entry
 from syndicator.language import language_tag
-from syndicator.model import Entry
 from syndicator.parse import media
 from syndicator.parse.authors import author_name
 from syndicator.parse.identity import Candidate, Draft

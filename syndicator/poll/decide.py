@@ -47,18 +47,8 @@ from datetime import datetime
 
 from syndicator.dates import http_date
 from syndicator.failures import kind_of
-from syndicator.model import (
-    Check,
-    Decision,
-    Entry,
-    Failed,
-    Fetched,
-    NotModified,
-    NotRequested,
-    Observation,
-    ParsedFeed,
-    SourceState,
-)
+from syndicator.feedtypes import Entry, ParsedFeed
+from syndicator.model import Check, Decision, Failed, Fetched, NotModified, NotRequested, Observation, SourceState
 from syndicator.parse import hints
 from syndicator.poll import habits, intervals, schedule
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from syndicator.model import Entry, content_hash
+from syndicator.feedtypes import Entry, content_hash
 
 __all__ = ["Event", "Intents", "Known", "Seen", "intents", "keep_first_date", "lookups", "resolve"]
 

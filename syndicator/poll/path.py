@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from syndicator.configtypes import Config
 from syndicator.errors import StoreError
-from syndicator.model import Decision, Observation, ParsedFeed, SourceState
+from syndicator.feedtypes import ParsedFeed
+from syndicator.model import Decision, Observation, SourceState
 from syndicator.poll import habits, schedule
 from syndicator.poll.decide import Reconciled, decide, decide_push
 from syndicator.poll.pool import HostPool, HostStats, wait_first
@@ -176,7 +177,7 @@ class Poller:
 
     def reconfigure(self, config: Config) -> None:
         """Use ``config`` (sites.yaml read again, config.reread) for the pools of the next runs. The
-        Fetcher stays: the settings it is made from are kept on a reload (config.KEPT_ON_RELOAD)."""
+        Fetcher stays: the settings it is made from are kept on a reload (config.load.KEPT_ON_RELOAD)."""
         self.config = config
 
     def observe(self, jobs: list[Job], now: datetime, started: float) -> Iterator[Observation]:

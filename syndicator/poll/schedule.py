@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from syndicator.configtypes import Site, is_local
+from syndicator.configtypes import Config, Site, is_local
 from syndicator.failures import kind_of
 from syndicator.model import SourceState
 from syndicator.poll import habits
@@ -38,16 +38,16 @@ class Policy:
 
     Attributes:
         default_interval, min_interval, max_interval: the configured
-            intervals, seconds.
+            intervals, seconds (defaults: those of :class:`configtypes.Config`).
         at_one_per_day: the interval of a feed posting once a day, seconds
             (:data:`habits.AT_ONE_PER_DAY`, raised by :func:`spend` when
             the request budget needs it).
         prior: the planet's pooled posting habits (:func:`habits.pooled`).
     """
 
-    default_interval: float = 3600.0
-    min_interval: float = 900.0
-    max_interval: float = 86400.0
+    default_interval: float = Config.default_interval
+    min_interval: float = Config.min_interval
+    max_interval: float = Config.max_interval
     at_one_per_day: float = habits.AT_ONE_PER_DAY
     prior: habits.Prior = field(default_factory=habits.Prior)
 

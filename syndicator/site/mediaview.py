@@ -14,7 +14,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from syndicator.model import Enclosure
+from syndicator.feedtypes import Enclosure
 from syndicator.parse.media import playable
 from syndicator.urls import is_web
 

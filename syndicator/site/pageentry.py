@@ -21,8 +21,8 @@ from markupsafe import Markup
 
 from syndicator.configtypes import Site
 from syndicator.dates import isoformat
+from syndicator.feedtypes import Entry, SelectedEntry
 from syndicator.language import direction
-from syndicator.model import Entry, SelectedEntry
 from syndicator.parse.authors import author_name
 from syndicator.parse.sanitize import html_to_text, one_line, truncate_html
 from syndicator.site.mediaview import PageEnclosure, page_enclosures, shown_image, with_image

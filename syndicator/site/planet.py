@@ -24,8 +24,9 @@ from datetime import datetime
 from pathlib import Path
 
 from syndicator.configtypes import Config
+from syndicator.feedtypes import SelectedEntry
 from syndicator.health import SiteStatus
-from syndicator.model import SelectedEntry, SourceState
+from syndicator.model import SourceState
 from syndicator.site.selection import condense, select_condensed, site_statuses
 from syndicator.site.sitekey import Publication, output_mark
 from syndicator.state import statefile

@@ -26,8 +26,8 @@ from syndicator import __version__
 from syndicator.configtypes import Config
 from syndicator.dates import isoformat
 from syndicator.failures import KINDS
+from syndicator.feedtypes import SelectedEntry
 from syndicator.health import SiteStatus, by_health
-from syndicator.model import SelectedEntry
 from syndicator.site.jsonfeed import json_feed
 from syndicator.site.pageentry import PageEntry, page_entry
 from syndicator.site.publish import publish

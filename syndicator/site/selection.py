@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from syndicator.configtypes import Site
+from syndicator.feedtypes import SelectedEntry, StoredEntry, newest
 from syndicator.health import SiteStatus
-from syndicator.model import SelectedEntry, SourceState, StoredEntry, newest
+from syndicator.model import SourceState
 from syndicator.urls import canonical, hostname, plain_web, split
 
 _GLOBAL_ID = re.compile(r"^(?!urn:sha256:)[A-Za-z][A-Za-z0-9+.-]*:\S+$")
@@ -42,7 +43,7 @@ class Condensed:
 
     Attributes:
         newest: (position in the snapshot, entry) of its ``items_per_feed``
-            newest entries, newest first (:func:`model.newest`).
+            newest entries, newest first (:func:`feedtypes.newest`).
         shared: post keys held by more than one of its entries (rule 3).
         count: entries in the snapshot.
     """
@@ -74,7 +75,7 @@ def select_entries(
     Args:
         sites: the configured sites, in file order.
         snapshots: {configured feed URL: stored entries in document order};
-            only the ``items_per_feed`` newest (:func:`model.newest`) need
+            only the ``items_per_feed`` newest (:func:`feedtypes.newest`) need
             their text, the others only their id, link and dates.
         items_per_feed: how many newest entries each source contributes.
     Returns:

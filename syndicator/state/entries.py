@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from syndicator.model import Entry
+from syndicator.feedtypes import Entry
 from syndicator.poll.known import Event, Intents, Known, lookups
 from syndicator.state.rows import chunks, entry_to_json
 

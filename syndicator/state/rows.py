@@ -13,7 +13,8 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any, TypeVar
 
-from syndicator.model import Check, Enclosure, Entry, FeedHints, Habits, SourceState
+from syndicator.feedtypes import Enclosure, Entry, FeedHints
+from syndicator.model import Check, Habits, SourceState
 
 #: Rows asked for by one query (SQLite allows 32,766 parameters since 3.32, 999 before).
 ROWS_PER_QUERY = 900

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from syndicator.model import Entry, StoredEntry, newest
+from syndicator.feedtypes import Entry, StoredEntry, newest
 from syndicator.state.rows import ROWS_PER_QUERY, chunks, entry_from_json, moment
 
 
@@ -22,7 +22,7 @@ def snapshots(db: Any, sources: Iterable[str], complete: int | None = None) -> d
     Args:
         sources: configured URLs; unknown ones map to an empty list.
         complete: load in full only the ``complete`` newest entries of
-            each snapshot (:func:`model.newest`, the ranking selection
+            each snapshot (:func:`feedtypes.newest`, the ranking selection
             uses); the others come with their id, link and date alone
             (title, text and media empty). None: every entry in full.
     Returns:

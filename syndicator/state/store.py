@@ -60,7 +60,8 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from syndicator.errors import CacheLockedError, StoreError
-from syndicator.model import Entry, SourceState, StoredEntry
+from syndicator.feedtypes import Entry, StoredEntry
+from syndicator.model import SourceState
 from syndicator.poll.known import intents
 from syndicator.state import cachefiles, snapshots
 from syndicator.state import entries as stored_entries

@@ -1,0 +1,305 @@
+"""How each kind of planet setting is read from sites.yaml: a reader takes a :class:`Field` (the
+setting's mapping, key, value and line) and returns the value :class:`configtypes.Config` holds, or
+raises :class:`fields.FieldError` naming the line and the key.
+
+Bounded readers (:func:`integer`, :func:`number`, :func:`duration`, :func:`choice`) are made with their
+bounds; the others read one setting each (hubs, deliveries, state, the pages' texts, time zone and date
+format). Which setting uses which reader is :data:`settings.SETTINGS`. Durations are seconds (float).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image
+from syndicator.config.yamlfile import LineDict
+from syndicator.configtypes import Delivery
+from syndicator.errors import ConfigError
+from syndicator.urls import is_postgres_url, secretless, shown
+from syndicator.values import bound_text, number_text, parse_duration, strip_control, url_problem
+
+#: Longest free text a setting holds (description, owner), and longest date format, in characters.
+TEXT_MAX_CHARS = 1000
+DATE_FORMAT_MAX_CHARS = 100
+#: Most WebSub hubs ``hub`` may name: each is sent a request after every build that changed a feed.
+HUBS_MAX = 4
+#: Most webhooks ``deliveries`` may name: each event is POSTed to every one of them.
+DELIVERIES_MAX = 16
+
+
+@dataclass(frozen=True)
+class Field:
+    """One setting being read: where it is (``data``, ``key``, ``line``, 1-based) and its value."""
+
+    data: LineDict
+    key: str
+    value: Any
+    line: int
+
+    def error(self, message: str) -> FieldError:
+        """The FieldError naming this setting's line and key."""
+        return FieldError(self.line, self.key, message)
+
+
+Reader = Callable[[Field], Any]
+
+
+def integer(minimum: int, maximum: int) -> Reader:
+    """A reader of a whole number from ``minimum`` to ``maximum`` (int; booleans refused)."""
+
+    def read(field: Field) -> int:
+        value = field.value
+        if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
+            raise field.error(f"must be a whole number from {number_text(minimum)} to {number_text(maximum)}")
+        return value
+
+    return read
+
+
+def number(minimum: float, maximum: float) -> Reader:
+    """A reader of a number from ``minimum`` to ``maximum`` (float; booleans refused)."""
+
+    def read(field: Field) -> float:
+        value = field.value
+        if not isinstance(value, int | float) or isinstance(value, bool) or not minimum <= value <= maximum:
+            raise field.error(f"must be a number from {number_text(minimum)} to {number_text(maximum)}")
+        return float(value)
+
+    return read
+
+
+def duration(minimum: float, maximum: float) -> Reader:
+    """A reader of a duration (:func:`values.parse_duration`: ``90``, ``15m``, ``4d``) from ``minimum`` to
+    ``maximum`` seconds (float seconds)."""
+
+    def read(field: Field) -> float:
+        try:
+            seconds = parse_duration(field.value)
+        except ValueError as e:
+            raise field.error(str(e)) from None
+        if seconds < minimum:
+            raise field.error(f"must be at least {bound_text(minimum)}")
+        if seconds > maximum:
+            raise field.error(f"must be at most {bound_text(maximum)}")
+        return seconds
+
+    return read
+
+
+def choice(*values: str) -> Reader:
+    """A reader of one of ``values`` (str)."""
+
+    def read(field: Field) -> str:
+        if field.value not in values:
+            raise field.error(f"must be one of {', '.join(values)}")
+        return str(field.value)
+
+    return read
+
+
+def read_path(field: Field) -> str:
+    """A folder path, stripped (str); the loader resolves it against the folder of sites.yaml."""
+    if not isinstance(field.value, str) or not field.value.strip():
+        raise field.error("must be a folder path")
+    return field.value.strip()
+
+
+def read_bool(field: Field) -> bool:
+    """``true`` or ``false`` (bool)."""
+    if not isinstance(field.value, bool):
+        raise field.error("must be true or false")
+    return field.value
+
+
+def read_url(field: Field) -> str:
+    """An http(s) URL (:func:`fields.http_url`)."""
+    return http_url(field.data, field.key, field.value)
+
+
+def read_image(field: Field) -> str | None:
+    """An image (:func:`fields.image`): an http(s) URL or a path inside the published folder, or None."""
+    return image(field.data, field.key, field.value, "")
+
+
+def read_location(field: Field) -> str:
+    """Where to restore the state from: a path (relative to the folder of sites.yaml), or an http(s) URL."""
+    value = field.value
+    if isinstance(value, str) and value.strip() and not SCHEME.match(value.strip()) and strip_control(value) == value:
+        return value.strip()
+    return http_url(field.data, field.key, value)
+
+
+def read_free_text(field: Field) -> str:
+    """Text shown on the pages (description, owner): one line, at most TEXT_MAX_CHARS characters ("" for none)."""
+    if field.value is None:
+        return ""
+    if not isinstance(field.value, str | int | float) or isinstance(field.value, bool):
+        raise field.error("must be text")
+    text = " ".join(strip_control(str(field.value)).split())
+    if len(text) > TEXT_MAX_CHARS:
+        raise field.error(f"must be at most {TEXT_MAX_CHARS} characters")
+    return text
+
+
+def read_timezone(field: Field) -> str:
+    """An IANA time zone name (``Europe/Berlin``), checked with zoneinfo."""
+    try:
+        ZoneInfo(str(field.value))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise field.error(
+            f"{field.value!r} is not a time zone; use an IANA name such as Europe/Berlin or UTC"
+        ) from None
+    return str(field.value)
+
+
+#: A strftime code: ``%`` and one character, or ``%-`` and one (no leading zero, glibc).
+_FORMAT_CODE = re.compile(r"%(-?.)")
+#: The codes a date_format may use: the same on every platform and locale-free in the C locale
+#: (%s, %c, %x and %X depend on the machine; a width such as %99Y is not read).
+_DATE_CODES = (
+    "a",
+    "A",
+    "b",
+    "B",
+    "d",
+    "-d",
+    "e",
+    "H",
+    "-H",
+    "I",
+    "-I",
+    "j",
+    "m",
+    "-m",
+    "M",
+    "p",
+    "S",
+    "y",
+    "Y",
+    "z",
+    "Z",
+    "F",
+    "R",
+    "T",
+    "G",
+    "V",
+    "u",
+    "w",
+    "%",
+)
+
+
+def read_date_format(field: Field) -> str:
+    """A strftime format for dates on the pages (``%Y-%m-%d %H:%M %Z``), of the codes in :data:`_DATE_CODES`."""
+    value = field.value
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or strip_control(value) != value
+        or len(value) > DATE_FORMAT_MAX_CHARS
+        or "%" not in value
+    ):
+        raise field.error(
+            f"must be a strftime format of at most {DATE_FORMAT_MAX_CHARS} characters, such as '%Y-%m-%d %H:%M %Z'"
+        )
+    unknown = [code for code in _FORMAT_CODE.findall(value) if code not in _DATE_CODES]
+    if unknown or "%" in _FORMAT_CODE.sub("", value):
+        bad = "%" + unknown[0] if unknown else "%"
+        allowed = " ".join("%" + code for code in _DATE_CODES)
+        raise field.error(f"{value!r}: {bad!r} is not one of the codes allowed ({allowed})")
+    return value
+
+
+def read_hubs(field: Field) -> tuple[str, ...]:
+    """The WebSub hubs of ``hub``: one http(s) URL, or a list of 1 to :data:`HUBS_MAX` different ones
+    (tuple of str; ``hub:`` left empty is none). Each is published in feed.xml and feed.json, so it is
+    checked as the planet's ``link`` is (:func:`values.url_problem`: no space, control character or
+    credentials). A URL in a list is named by its index, ``hub[1]``, on the line of ``hub``.
+    """
+    value, line, key = field.value, field.line, field.key
+    if value is None:
+        return ()
+    values = value if isinstance(value, list) else [value]
+    if not 1 <= len(values) <= HUBS_MAX:
+        raise FieldError(line, key, f"must be an http(s) URL or a list of 1 to {HUBS_MAX} of them")
+    hubs: list[str] = []
+    for index, item in enumerate(values):
+        where = f"{key}[{index}]" if isinstance(value, list) else key
+        problem = url_problem(item)
+        if problem is not None:
+            raise FieldError(line, where, problem)
+        if item.strip() in hubs:
+            raise FieldError(line, where, f"{item.strip()!r} is listed twice")
+        hubs.append(item.strip())
+    return tuple(hubs)
+
+
+def read_deliveries(field: Field) -> tuple[Delivery, ...]:
+    """The webhooks of ``deliveries``: a list of 1 to :data:`DELIVERIES_MAX` mappings ``{url, secret}``
+    (tuple of Delivery): url an http(s) URL (:func:`values.url_problem`), listed once; secret a
+    non-empty string. An item is named ``deliveries[i].url`` on the line of that key. A secret is
+    never shown in a message.
+    """
+    value, line, key = field.value, field.line, field.key
+    if not isinstance(value, list) or not 1 <= len(value) <= DELIVERIES_MAX:
+        raise FieldError(line, key, f"must be a list of 1 to {DELIVERIES_MAX} webhooks, each {{url, secret}}")
+    found: list[Delivery] = []
+    for index, item in enumerate(value):
+        where = f"{key}[{index}]"
+        if not isinstance(item, LineDict):
+            raise FieldError(line, where, "must be a mapping with url and secret")
+        check_duplicate(item, where)
+        for name in item:
+            if name not in ("url", "secret"):
+                raise FieldError(item.lines[str(name)], f"{where}.{name}", "unknown key; expected url and secret")
+        for name in ("url", "secret"):
+            if name not in item:
+                raise FieldError(item.line, f"{where}.{name}", "is required")
+        url = item["url"]
+        problem = url_problem(url)
+        if problem is not None:
+            raise FieldError(item.lines["url"], f"{where}.url", problem)
+        if any(d.url == url.strip() for d in found):
+            raise FieldError(item.lines["url"], f"{where}.url", f"{url.strip()!r} is listed twice")
+        secret = item["secret"]
+        if not isinstance(secret, str) or not secret.strip():
+            raise FieldError(item.lines["secret"], f"{where}.secret", "must be a non-empty string")
+        found.append(Delivery(url.strip(), secret))
+    return tuple(found)
+
+
+def state_url(value: Any, where: str) -> str:
+    """A ``state`` value (sites.yaml, ``--state``, ``SYNDICATOR_STATE``): a ``postgresql://`` URL, stripped.
+
+    Raises:
+        ConfigError: anything else, naming ``where``; the message never shows a password.
+    """
+    if isinstance(value, str) and is_postgres_url(value.strip()) and strip_control(value) == value:
+        try:
+            parts = urlsplit(value.strip())
+            parts.port  # noqa: B018 - reading it checks the host and the port
+        except ValueError as error:  # a port it cannot read is quoted: a password's piece, if one holds a '/'
+            problem = secretless(re.sub(r"'[^']*'", "'***'", str(error)), value)
+            raise ConfigError(f"{where}: {shown(value)!r} is not a usable URL ({problem})") from None
+        if parts.netloc.count("@") > 1:  # libpq would end the password at the first, and show the rest
+            raise ConfigError(
+                f"{where}: {shown(value)!r} is not a usable URL (its user or password holds a raw '@'; write it %40)"
+            )
+        return value.strip()
+    text = shown(value) if isinstance(value, str) else repr(value)
+    raise ConfigError(
+        f"{where}: {text!r} is not a postgresql:// URL (leave it out for the SQLite state in the cache folder)"
+    )
+
+
+def read_state(field: Field) -> str:
+    """Where the state lives: a postgresql:// URL (:func:`state_url`)."""
+    try:
+        return state_url(field.value, field.key)
+    except ConfigError as error:
+        raise field.error(str(error).split(": ", 1)[1]) from None
