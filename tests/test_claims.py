@@ -22,6 +22,7 @@ from syndicator.poll.schedule import due_sources
 from syndicator.state import pgstate
 from syndicator.state.claims import Claim, claim, extend, held, release
 from syndicator.state.duequeue import register
+from syndicator.state.schema import SCHEMA_VERSION
 from syndicator.state.store import Store
 
 from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
@@ -333,7 +334,7 @@ def test_a_state_made_before_the_workers_gets_their_tables(pg_database: str) -> 
         first._db.execute("DELETE FROM meta WHERE key = ?", (pgstate.WORKER_VERSION_KEY,))
     with Store.connect(pg_database) as again:
         versions = dict(again._db.execute("SELECT key, value FROM meta").fetchall())
-        assert versions["schema_version"] == str(max(pgstate.MIGRATIONS))  # the store's version is untouched
+        assert versions["schema_version"] == str(SCHEMA_VERSION)  # the store's version is untouched
         assert versions[pgstate.WORKER_VERSION_KEY] == str(max(pgstate.WORKER_MIGRATIONS))
         assert register(again, [(feed(1, "a.example"), "a.example")]) == 1
         assert len(claim(again, "w", NOW, limit=1, lease_seconds=LEASE, per_host=1)) == 1

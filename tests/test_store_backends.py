@@ -1,8 +1,9 @@
 """The store's contract on both backends: SQLite in the cache folder and PostgreSQL (``state: postgresql://...``).
 
-Each test runs twice: on SQLite on disk, and on a new database of a real
+Each test runs three times: on SQLite on disk, on a new database of a real
 PostgreSQL server this run starts (tests/postgres.py; skipped, saying why,
-where none is installed). The CLI tests build, report and build again
+where none is installed), and on one holding a state as the code before the
+replay of the migrations made it (tests/pgsnapshot.py). The CLI tests build, report and build again
 conditionally with ``--state`` against a loopback feed server.
 """
 
@@ -27,6 +28,7 @@ from syndicator.state import statefile
 from syndicator.state.store import GENERATION_KEY, TABLES, Store
 
 from .conftest import NOW, build, post, rss, write_config
+from .pgsnapshot import make_old_state
 from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
 
 URL = "https://blog.example.org/feed.xml"
@@ -34,13 +36,16 @@ OTHER = "https://other.example.org/feed.xml"
 Opener = Callable[[], Store]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "postgresql-snapshot"])
 def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """Opens the store under test: SQLite in tmp_path, or a fresh PostgreSQL database (same one each call)."""
+    """Opens the store under test: SQLite in tmp_path, or a fresh PostgreSQL database (same one each call),
+    or one whose state the code before the replay of the migrations made (tests/pgsnapshot.py)."""
     if request.param == "sqlite":
         yield lambda: Store.open(tmp_path / "cache")
         return
     url = request.getfixturevalue("pg_database")
+    if request.param == "postgresql-snapshot":
+        make_old_state(url)
     yield lambda: Store.open(tmp_path / "cache", url)
 
 

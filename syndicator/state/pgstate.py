@@ -10,26 +10,29 @@ build's hot path). For PostgreSQL, :class:`Connection` stands in for
 * ``json_extract(X, '$.key')`` becomes ``(X::json ->> 'key')``;
 * ``BEGIN IMMEDIATE`` becomes ``BEGIN`` (PostgreSQL locks rows, not the file).
 
-The schema (:data:`SCHEMA`) is the SQLite schema at
-:data:`schema.SCHEMA_VERSION` 7 created at once; later versions add their
-migration to both (:data:`MIGRATIONS`). That version number is the store's,
-shared by both backends: it means the same ``sources``, ``entries``,
-``seen`` and ``aliases`` tables in SQLite and here.
+The schema is :mod:`schema`'s: the store's migrations in SQLite's dialect
+(:data:`schema.MIGRATIONS`), replayed here through :func:`ddl`, which rewrites
+their types where PostgreSQL needs its own (:data:`BIGINT_COLUMNS`, ``REAL``,
+``AUTOINCREMENT``) and quotes the keyword ``interval``, by the one runner
+(:func:`schema.migrate`) under an advisory lock (:data:`SCHEMA_LOCK`). The
+version number is the store's, shared by both backends: it means the same
+``sources``, ``entries``, ``seen``, ``aliases`` and outbox tables in SQLite
+and here.
 
 The tables of many workers sharing one database (:mod:`claims`: ``leases``,
 ``hosts``, ``source_hosts``) exist in PostgreSQL only, so they are not part
 of that schema: they are versioned on their own, by the ``meta`` key
-:data:`WORKER_VERSION_KEY`, with their migrations in
-:data:`WORKER_MIGRATIONS`, applied on every connect after the store's (under
-the same advisory lock). Not in :data:`MIGRATIONS` (a PostgreSQL-only
-version 8 would collide with the store's own next version 8, and both
-backends' "version 8" would then mean different tables); not in
-:data:`SCHEMA` alone (it runs only on an empty database: a state created
-before the workers would never get them). Being outside the store's tables
-(:data:`store.TABLES`), they are neither dumped nor restored by a state
-file: leases are transient coordination, not state. Errors of the server or the
-connection become :class:`errors.StoreError` naming the database (without
-its password). psycopg is imported only when a ``postgresql:`` state is used.
+:data:`WORKER_VERSION_KEY`, with their migrations (PostgreSQL's dialect) in
+:data:`WORKER_MIGRATIONS`, applied by the same runner on every connect after
+the store's (under the same advisory lock). Not in :data:`schema.MIGRATIONS`
+(a PostgreSQL-only version would collide with the store's own next version,
+and both backends' "version N" would then mean different tables). Being
+outside the store's tables (:data:`store.TABLES`), they are neither dumped
+nor restored by a state file: leases are transient coordination, not state.
+
+Errors of the server or the connection become :class:`errors.StoreError`
+naming the database (without its password). psycopg is imported only when a
+``postgresql:`` state is used.
 """
 
 from __future__ import annotations
@@ -40,84 +43,34 @@ from datetime import UTC, datetime
 from typing import Any
 
 from syndicator.errors import StoreError
-from syndicator.state.schema import OUTBOX_TABLES, stored_version
+from syndicator.state.schema import migrate
 from syndicator.urls import is_postgres_url, secretless, shown
 
 __all__ = [
-    "MIGRATIONS",
-    "SCHEMA",
+    "BIGINT_COLUMNS",
+    "SCHEMA_LOCK",
     "WORKER_MIGRATIONS",
     "WORKER_VERSION_KEY",
     "Connection",
     "connect",
+    "ddl",
     "is_postgres_url",
     "passing",
     "shown",
 ]
 
-#: The state's tables at schema version 7 (schema.SCHEMA_VERSION 7), as SQLite has them after its migrations.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sources (
-    url TEXT PRIMARY KEY,
-    fetch_url TEXT NOT NULL,
-    etag TEXT,
-    last_modified TEXT,
-    validators_url TEXT,
-    body_hash TEXT,
-    body_size BIGINT,
-    title TEXT,
-    link TEXT,
-    last_attempt TEXT,
-    last_success TEXT,
-    last_change TEXT,
-    failures INTEGER NOT NULL DEFAULT 0,
-    error_kind TEXT,
-    error_message TEXT,
-    next_attempt TEXT,
-    "interval" DOUBLE PRECISION,
-    reason TEXT,
-    history TEXT,
-    hints TEXT,
-    hold TEXT,
-    snapshot_hash TEXT,
-    failed_body_hash TEXT,
-    failed_body_kind TEXT,
-    failed_body_message TEXT,
-    discovered TEXT,
-    habits TEXT
-);
-CREATE TABLE IF NOT EXISTS entries (
-    source TEXT NOT NULL REFERENCES sources(url) ON DELETE CASCADE,
-    id TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (source, id)
-);
-CREATE TABLE IF NOT EXISTS seen (
-    source TEXT NOT NULL,
-    id TEXT NOT NULL,
-    first_seen TEXT NOT NULL,
-    content_hash TEXT,
-    changed TEXT,
-    first_date TEXT,
-    PRIMARY KEY (source, id)
-);
-CREATE TABLE IF NOT EXISTS aliases (
-    source TEXT NOT NULL,
-    key TEXT NOT NULL,
-    id TEXT NOT NULL,
-    PRIMARY KEY (source, key)
+#: The advisory lock the migrations take (any constant: the schema's own; claims.CLAIM_LOCK is another).
+SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(7061)"
+#: The ``INTEGER`` columns of :data:`schema.MIGRATIONS` that are ``BIGINT`` here: a body's size in bytes
+#: (past 2 GiB) and the outbox's id a delivery refers to (``BIGSERIAL``). The others stay ``INTEGER``.
+BIGINT_COLUMNS = ("body_size", "outbox_id")
+#: SQLite's DDL in PostgreSQL's words: (pattern, replacement), applied in order by :func:`ddl`.
+_DDL = (
+    (re.compile(r"\bINTEGER PRIMARY KEY AUTOINCREMENT\b"), "BIGSERIAL PRIMARY KEY"),
+    (re.compile(rf"\b({'|'.join(BIGINT_COLUMNS)}) INTEGER\b"), r"\1 BIGINT"),
+    (re.compile(r"\bREAL\b"), "DOUBLE PRECISION"),
+    (re.compile(r"\binterval\b"), '"interval"'),  # a keyword of PostgreSQL's (a type), quoted as a column
 )
-"""
-#: The schema version :data:`SCHEMA` creates, and the migrations after it: {version: statements}.
-SCHEMA_VERSION = 7
-MIGRATIONS: dict[int, str] = {
-    # The deliveries' outbox (schema.SCHEMA_VERSION 8, the same tables as SQLite's; see schema.OUTBOX_TABLES).
-    8: OUTBOX_TABLES.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY").replace(
-        "outbox_id INTEGER", "outbox_id BIGINT"
-    ),
-}
 #: The ``meta`` key holding the version of the workers' tables (independent of ``schema_version``).
 WORKER_VERSION_KEY = "worker_schema_version"
 #: The workers' tables (PostgreSQL only, see the module docstring and :mod:`claims`): {version: statements}.
@@ -237,6 +190,16 @@ def _text_safe(parameters: Iterable[Any]) -> tuple[Any, ...]:
     )
 
 
+def ddl(statement: str) -> str:
+    """A statement of :data:`schema.MIGRATIONS` (SQLite's DDL) as PostgreSQL runs it: ``INTEGER PRIMARY
+    KEY AUTOINCREMENT`` becomes ``BIGSERIAL PRIMARY KEY``, the :data:`BIGINT_COLUMNS` ``BIGINT``,
+    ``REAL`` ``DOUBLE PRECISION``, and the column ``interval`` is quoted. Anything else is kept (the
+    query rewrites of :class:`Connection`, ``?`` and ``json_extract``, still apply when it runs)."""
+    for pattern, replacement in _DDL:
+        statement = pattern.sub(replacement, statement)
+    return statement
+
+
 def passing(error: BaseException) -> bool:
     """True for a :class:`errors.StoreError` that passes: psycopg's OperationalError under it (the
     connection lost, the server restarting or unreachable, a lock or statement timeout, a deadlock),
@@ -269,84 +232,12 @@ def connect(url: str) -> Connection:
         raise StoreError(f"{shown(url)}: cannot connect: {secretless(_one_line(error), url)}") from error
     connection = Connection(raw, url)
     try:
-        _migrate(connection)
+        migrate(connection, shown(url), SCHEMA_LOCK, dialect=ddl)
+        migrate(connection, shown(url), SCHEMA_LOCK, key=WORKER_VERSION_KEY, migrations=WORKER_MIGRATIONS)
     except BaseException:
         connection.close()
         raise
     return connection
-
-
-def _migrate(connection: Connection) -> None:
-    """Create the schema, or apply the migrations after the stored version, then the workers' tables
-    (:func:`_migrate_workers`), all in one transaction.
-
-    Two workers starting at once: a transaction-scoped advisory lock makes the second wait for the first.
-    """
-    connection.execute("BEGIN")
-    try:
-        connection.execute("SELECT pg_advisory_xact_lock(7061)")  # any constant: the schema's own lock
-        connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = stored_version(row, shown(connection.url))
-        if version > max([SCHEMA_VERSION, *MIGRATIONS]):
-            raise StoreError(
-                f"{shown(connection.url)}: schema version {version} is newer than this syndicator "
-                "understands; upgrade syndicator"
-            )
-        if version == 0:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    connection.execute(statement)
-            version = SCHEMA_VERSION
-        for target in sorted(v for v in MIGRATIONS if v > version):
-            for statement in MIGRATIONS[target].split(";"):
-                if statement.strip():
-                    connection.execute(statement)
-            version = target
-        connection.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (str(version),),
-        )
-        _migrate_workers(connection)
-        connection.execute("COMMIT")
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-
-
-def _migrate_workers(connection: Connection) -> None:
-    """Create or migrate the workers' tables (:data:`WORKER_MIGRATIONS`), in the caller's transaction."""
-    row = connection.execute("SELECT value FROM meta WHERE key = ?", (WORKER_VERSION_KEY,)).fetchone()
-    version = stored_version(row, shown(connection.url))
-    if version > max(WORKER_MIGRATIONS):
-        raise StoreError(
-            f"{shown(connection.url)}: the workers' tables are at version {version}, newer than this "
-            "syndicator understands; upgrade syndicator"
-        )
-    if version == max(WORKER_MIGRATIONS):
-        return
-    for target in sorted(v for v in WORKER_MIGRATIONS if v > version):
-        for statement in _statements(WORKER_MIGRATIONS[target]):
-            connection.execute(statement)
-    connection.execute(
-        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (WORKER_VERSION_KEY, str(max(WORKER_MIGRATIONS))),
-    )
-
-
-def _statements(script: str) -> list[str]:
-    """The statements of a migration: split at each ``;`` outside a ``$body$`` quoted function body."""
-    statements: list[str] = []
-    for number, part in enumerate(script.split("$body$")):
-        if number % 2:  # inside a body: glued to the statement around it
-            statements[-1] += f"$body${part}$body$"
-            continue
-        pieces = part.split(";")
-        if statements and number:
-            statements[-1] += pieces.pop(0)
-        statements.extend(pieces)
-    return [statement for statement in statements if statement.strip()]
 
 
 def _one_line(error: BaseException) -> str:

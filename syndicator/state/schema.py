@@ -1,25 +1,35 @@
-"""The state's schema: the SQLite migrations (:data:`MIGRATIONS`, up to :data:`SCHEMA_VERSION`) and
-their runner (:func:`migrate`), the deliveries' outbox tables both backends create, the reading of
-the stored schema version, and the store's transaction (:class:`transaction`).
+"""The state's schema, one for both backends: its tables as migrations written in SQLite's dialect
+(:data:`MIGRATIONS`, up to :data:`SCHEMA_VERSION`), the one runner that brings a database of either
+backend up to date (:func:`migrate`), the reading of a stored version, and the store's transaction
+(:class:`transaction`).
 
-:mod:`state.store` (SQLite) and :mod:`state.pgstate` (PostgreSQL, which creates the tables of
-:data:`SCHEMA_VERSION` 7 at once and applies the later migrations) import it; neither imports the
-other at load time. It holds no row of state (:mod:`state.rows`).
+SQLite runs the migrations as written. PostgreSQL replays the same ones through the rewrites of its
+dialect (:func:`pgstate.ddl`: its types where SQLite's ``INTEGER`` and ``REAL`` say too little, the
+keyword ``interval`` quoted as a column name), so a version number means the same ``sources``,
+``entries``, ``seen``, ``aliases`` and outbox tables, with the same columns in the same order, in both
+(a state file moves ``SELECT *`` of them between the backends). PostgreSQL states made before the
+replay (by a snapshot of version 7 created at once, then migration 8) have exactly the tables the
+replay makes, so they are at their version and need nothing (``tests/pgsnapshot.py`` keeps that
+snapshot; ``tests/test_schema.py`` holds the replay to it).
+
+The runner takes any list of migrations under its own ``meta`` key: PostgreSQL's workers' tables
+(:data:`pgstate.WORKER_MIGRATIONS`) go through it too. :mod:`state.store` and :mod:`state.pgstate`
+import this module; neither imports the other at load time. It holds no row of state (:mod:`state.rows`).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from syndicator.errors import StoreError
 
-#: The version of the ``sources``, ``entries``, ``seen``, ``aliases`` and outbox tables, the same in
-#: both backends (the ``meta`` key ``schema_version``).
-SCHEMA_VERSION = 8
+#: The ``meta`` key holding the version of the store's tables (:data:`SCHEMA_VERSION`).
+VERSION_KEY = "schema_version"
 
-#: The outbox of the deliveries (:mod:`deliveries`), both backends; PostgreSQL writes BIGSERIAL and BIGINT.
+#: The outbox of the deliveries (:mod:`deliveries`), migration 8; PostgreSQL's ids are BIGSERIAL and BIGINT.
 OUTBOX_TABLES = """
     CREATE TABLE IF NOT EXISTS outbox (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -58,7 +68,7 @@ def stored_version(row: Any, where: str) -> int:
         raise StoreError(f"{where}: a damaged state: its schema version is {row[0]!r}, not a number") from None
 
 
-#: The SQLite migrations: {version: statements} (PostgreSQL: :data:`pgstate.MIGRATIONS`).
+#: The store's migrations, both backends (PostgreSQL through :func:`pgstate.ddl`): {version: statements}.
 MIGRATIONS: dict[int, str] = {
     1: """
     CREATE TABLE sources (
@@ -131,6 +141,13 @@ MIGRATIONS: dict[int, str] = {
 }
 
 
+#: The version of the ``sources``, ``entries``, ``seen``, ``aliases`` and outbox tables, the same in
+#: both backends (the ``meta`` key :data:`VERSION_KEY`): the last of :data:`MIGRATIONS`.
+SCHEMA_VERSION = max(MIGRATIONS)
+#: Records a version (the ``meta`` values are text in both databases).
+_RECORD = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+
+
 class transaction:
     """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any exception."""
 
@@ -144,19 +161,73 @@ class transaction:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-def migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Set the SQLite connection's pragmas (WAL, foreign keys) and apply the migrations after the
-    stored version, each in its own transaction.
+def migrate(
+    db: Any,
+    where: str | Path,
+    lock: str | None = None,
+    *,
+    key: str = VERSION_KEY,
+    migrations: Mapping[int, str] = MIGRATIONS,
+    dialect: Callable[[str], str] | None = None,
+) -> None:
+    """Bring the tables of ``migrations`` in ``db`` to their last version, in one transaction: read
+    the version stored under ``key`` in ``meta`` (created if missing; 0 for none), apply each migration
+    after it in order, record the last. A database at the last version is left as it is.
+
+    Args:
+        db: a ``sqlite3.Connection`` in autocommit mode (``isolation_level=None``), whose pragmas are
+            set first (WAL, synchronous NORMAL, foreign keys), or a :class:`pgstate.Connection`.
+        where: the database as messages name it (a path; a URL without its password).
+        lock: a statement run first in the transaction that takes the lock a second process migrating
+            the same database waits on (PostgreSQL's advisory lock, :data:`pgstate.SCHEMA_LOCK`);
+            None: the transaction's own (SQLite's ``BEGIN IMMEDIATE`` locks the file).
+        key: the ``meta`` key holding these tables' version.
+        migrations: {version: statements}, the versions from 1 without a gap, the statements separated
+            by ``;`` (:func:`statements`).
+        dialect: rewrites each statement for the backend (:func:`pgstate.ddl`); None: run as written.
 
     Raises:
-        StoreError: the database is unusable (it is closed) or from a newer syndicator.
+        StoreError: the database is unusable (SQLite: not a database, unreadable, closed), its version
+            is damaged or newer than the last of ``migrations``, or a statement failed (PostgreSQL).
+        sqlite3.Error: a migration's statement failed in SQLite (nothing of it is kept).
+    """
+    row = _begin(db, str(where), lock, key)
+    try:
+        version = stored_version(row, str(where))
+        latest = max(migrations)
+        if version > latest:
+            raise StoreError(
+                f"{where}: {key.replace('_', ' ')} {version} is newer than this syndicator "
+                f"understands ({latest}); upgrade syndicator"
+            )
+        for target in range(version + 1, latest + 1):
+            for statement in statements(migrations[target]):
+                db.execute(dialect(statement) if dialect else statement)
+        if version < latest:
+            db.execute(_RECORD, (key, str(latest)))
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _begin(db: Any, where: str, lock: str | None, key: str) -> Any:
+    """Set a SQLite connection's pragmas, begin the migration's transaction, take ``lock``, create
+    ``meta`` if missing and read the row of ``key`` in it (None for none).
+
+    Raises:
+        StoreError: SQLite found no usable database (the connection is closed), or PostgreSQL failed.
     """
     try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA foreign_keys=ON")
+        if isinstance(db, sqlite3.Connection):
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+        db.execute("BEGIN IMMEDIATE")
+        if lock:
+            db.execute(lock)
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     except sqlite3.DatabaseError as e:
         advice = (
             "check the permissions of it and of the cache folder"
@@ -164,16 +235,19 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
             else "move it aside to start afresh"
         )
         db.close()
-        raise StoreError(f"{path}: not a usable state database ({e}); {advice}") from e
-    version = stored_version(row, str(path))
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"{path}: schema version {version} is newer than this syndicator "
-            f"understands ({SCHEMA_VERSION}); upgrade syndicator"
-        )
-    for target in range(version + 1, SCHEMA_VERSION + 1):
-        with transaction(db):
-            for statement in MIGRATIONS[target].split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(target),))
+        raise StoreError(f"{where}: not a usable state database ({e}); {advice}") from e
+
+
+def statements(script: str) -> list[str]:
+    """The statements of a migration: ``script`` split at each ``;`` outside a ``$body$`` quoted
+    function body (PostgreSQL's), the blank ones dropped."""
+    parts: list[str] = []
+    for number, part in enumerate(script.split("$body$")):
+        if number % 2:  # inside a body: glued to the statement around it
+            parts[-1] += f"$body${part}$body$"
+            continue
+        pieces = part.split(";")
+        if parts and number:
+            parts[-1] += pieces.pop(0)
+        parts.extend(pieces)
+    return [statement for statement in parts if statement.strip()]
