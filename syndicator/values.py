@@ -1,4 +1,4 @@
-"""Reading setting values: durations and URLs. Pure; used by config.py and cli.py.
+"""Reading setting values: durations and URLs. Pure; used by config.py and the cli package.
 
 Each reader says what is wrong in a short text, for a one-line error that
 the caller prefixes with the file, line and field (or the option).
