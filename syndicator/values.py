@@ -1,4 +1,4 @@
-"""Reading setting values: durations and URLs. Pure; used by config and cli.py.
+"""Reading setting values: durations and URLs. Pure; used by the config and cli packages.
 
 Each reader says what is wrong in a short text, for a one-line error that
 the caller prefixes with the file, line and field (or the option).

@@ -22,6 +22,7 @@ from werkzeug import Request, Response
 
 from syndicator import __version__, cli, errors
 from syndicator.cli import main
+from syndicator.cli.options import IsoTime
 from syndicator.drivers.report import BuildReport
 from syndicator.errors import RenderError
 from syndicator.site.theme import TEMPLATES
@@ -225,7 +226,7 @@ def test_now_must_be_an_iso_time_in_a_sane_range(server: HTTPServer, tmp_path: P
     ],
 )
 def test_now_accepts_iso_times_and_reads_them_as_utc(text: str, expected: str) -> None:
-    assert cli.IsoTime().convert(text, None, None).isoformat() == expected
+    assert IsoTime().convert(text, None, None).isoformat() == expected
 
 
 def test_missing_config_file_exits_2(tmp_path: Path) -> None:

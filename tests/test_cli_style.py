@@ -19,8 +19,10 @@ from click.testing import CliRunner, Result
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from syndicator import cli
-from syndicator.cli import LogHandler, main, progress_shown
+from syndicator.cli import build as build_command
+from syndicator.cli import main
+from syndicator.cli.build import build_with_progress, progress_shown
+from syndicator.cli.logs import LogHandler
 from syndicator.drivers.pipeline import BuildOptions
 
 from .conftest import NOW, NOW_ISO, post, rss, write_config
@@ -295,8 +297,8 @@ def test_log_lines_during_a_build_never_share_the_bar_line(monkeypatch: pytest.M
     stream = Terminal()
     handler = LogHandler(stream)
     monkeypatch.setattr(log, "handlers", [handler])
-    monkeypatch.setattr(cli, "run_build", fake_build)
-    assert cli._build_with_progress(None, BuildOptions(now=NOW), handler) == "report"
+    monkeypatch.setattr(build_command, "run_build", fake_build)
+    assert build_with_progress(None, BuildOptions(now=NOW), handler) == "report"
     before, during, bar, after, end = screen(stream.getvalue())
     assert (before, during, after, end) == (
         "syndicator: warning: before",

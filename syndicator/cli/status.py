@@ -1,0 +1,59 @@
+"""``syndicator status``: each site's polling state, as text or JSON, read from the cache
+without changing it."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from syndicator.cli.options import STATE_OPTION, config_option, current_time, now_option, with_state
+from syndicator.cli.style import Command, CommandError
+from syndicator.config.load import load_config
+from syndicator.configtypes import Config
+from syndicator.drivers.status import delivery_totals, status_text, totals_line
+from syndicator.drivers.status import status as site_status
+from syndicator.errors import SyndicatorError
+from syndicator.health import TROUBLE
+
+
+@click.command(cls=Command)
+@config_option("The site list to read.")
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    help=f"State folder to read (default: 'cache' in sites.yaml, else {Config.cache}/).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with one object per site).")
+@now_option("Judge due and stale as if at this time (default: the clock).")
+@click.option("--failing", is_flag=True, help="Show only the sites in trouble: failing, gone, denied or stale.")
+@STATE_OPTION
+def status(
+    config_path: Path, cache: Path | None, as_json: bool, now_given: datetime | None, failing: bool, state: str | None
+) -> None:
+    """Show each site's polling state: URLs, times, interval and why, failures, validators.
+
+    Reads the cache without changing it; safe while a build runs. The text
+    ends with a line of totals.
+    """
+    now = current_time(now_given)
+    try:
+        config = load_config(config_path)
+        if cache is not None:
+            config = replace(config, cache=cache)
+        config = with_state(config, state, os.environ)
+        rows = site_status(config, now)
+        delivered = delivery_totals(config)
+    except SyndicatorError as error:
+        raise CommandError(error) from error
+    shown = [row for row in rows if row["health"] in TROUBLE or row["stale"]] if failing else rows
+    if as_json:
+        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
+        return
+    for row in shown:
+        click.echo(status_text(row))
+    click.echo(totals_line(rows, delivered))
