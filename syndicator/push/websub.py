@@ -334,7 +334,7 @@ def _first_line(response: requests.Response, deadline: float) -> str:
 
 def _answer(response: requests.Response, line: str) -> HubAnswer:
     """The HubAnswer for a final (not redirect) response whose body's first line is ``line``."""
-    from syndicator.fetch.http import parse_retry_after, response_headers  # noqa: PLC0415 - fetch imports requests
+    from syndicator.fetch.answer import parse_retry_after, response_headers  # noqa: PLC0415 - fetch imports requests
 
     status = response.status_code
     reason = _phrase(status) or _one_line(str(response.reason or ""))[:MESSAGE_CHARS]
