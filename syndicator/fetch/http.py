@@ -1,5 +1,5 @@
-"""Conditional GET of one feed. requests is also imported by :mod:`push.websub` (hub requests),
-:mod:`push.announce` and :mod:`push.deliveries` (webhooks), each with its own rules for proxies and CA bundles.
+"""Conditional GET of one feed. Proxies, the CA bundle, the User-Agent rules and the connections' deadline
+are :mod:`outbound`'s, the one policy of every request syndicator sends (hub requests and webhooks too).
 
 Policy, all from seed 000 and RFC 9110:
 
@@ -44,24 +44,21 @@ from __future__ import annotations
 
 import contextlib
 import http.cookiejar
-import os
 import socket
 import threading
 import time
-import urllib.request
 from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
 import requests
 import urllib3
-from requests.adapters import HTTPAdapter
 
 from syndicator import urls
 from syndicator.configtypes import Config
-from syndicator.errors import ConfigError, FeedError, FetchError, HTTPStatusError
-from syndicator.fetch import answer, keepalive, netguard
-from syndicator.fetch.deadline import DEADLINES, POOL_CLASSES, Resolver, resolve
+from syndicator.errors import FeedError, FetchError, HTTPStatusError
+from syndicator.fetch import answer, keepalive, netguard, outbound
+from syndicator.fetch.deadline import DEADLINES, Resolver, resolve
 from syndicator.model import Failed, FetchRequest, FetchResult
 
 MAX_REDIRECTS = 5
@@ -74,43 +71,6 @@ ACCEPT = (
 ACCEPT_ENCODING = "gzip, br"
 _PERMANENT = {301, 308}
 _REDIRECT = {301, 302, 303, 307, 308}
-
-
-class _DeadlineAdapter(HTTPAdapter):
-    """requests' adapter with connections whose sockets the deadline watchdog can cut."""
-
-    def init_poolmanager(self, *args: object, **kwargs: object) -> None:
-        super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
-        self.poolmanager.pool_classes_by_scheme = dict(POOL_CLASSES)
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> urllib3.PoolManager:
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        manager.pool_classes_by_scheme = dict(POOL_CLASSES)  # a proxied fetch keeps its deadline too
-        return manager
-
-
-#: The same adapter for the other outbound requests under a deadline (the webhooks' POSTs, deliveries.py).
-DeadlineAdapter = _DeadlineAdapter
-
-
-#: Environment variables naming a CA bundle (a file, or a folder of certificates), in the order
-#: they are read: requests' own two, then OpenSSL's.
-CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR")
-
-
-def environment_ca_bundle() -> str | None:
-    """The CA bundle the environment names (:data:`CA_VARIABLES`, the first set and non-empty), or None.
-
-    Raises:
-        ConfigError: the variable names no file or folder (requests would
-            fail every https fetch with it).
-    """
-    name = next((name for name in CA_VARIABLES if os.environ.get(name)), None)
-    if name is None:
-        return None
-    if not os.path.exists(os.environ[name]):
-        raise ConfigError(f"{name}={os.environ[name]}: no such CA bundle file or folder")
-    return os.environ[name]
 
 
 class _Session(requests.Session):
@@ -152,11 +112,11 @@ class Fetcher:
 
     Proxies come from the environment as curl and requests read them
     (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, lower case
-    too), per URL, and the CA bundle from :data:`CA_VARIABLES` (read when the
+    too), per URL, and the CA bundle from :data:`outbound.CA_VARIABLES` (read when the
     fetcher is made); credentials in ``.netrc`` are never sent.
 
     Raises:
-        ConfigError: a CA bundle variable names a missing path (:func:`environment_ca_bundle`).
+        ConfigError: a CA bundle variable names a missing path (:func:`outbound.environment_ca_bundle`).
     """
 
     @classmethod
@@ -195,11 +155,11 @@ class Fetcher:
         self.max_bytes = max_bytes
         self.retry_delay = retry_delay
         self.resolver = resolver
-        self.ca_bundle = environment_ca_bundle()
-        # Whether the environment names any proxy; if so each URL is looked up (NO_PROXY), else none is.
-        self.proxied = bool(urllib.request.getproxies())
+        self.ca_bundle = outbound.environment_ca_bundle()
         self._local = threading.local()
-        self._adapter = _DeadlineAdapter(pool_connections=keepalive.host_pools(per_host), pool_maxsize=max(1, per_host))
+        self._adapter = outbound.DeadlineAdapter(
+            pool_connections=keepalive.host_pools(per_host), pool_maxsize=max(1, per_host)
+        )
 
     def close(self) -> None:
         """Close every kept connection (the fetcher still works after: it opens new ones)."""
@@ -261,15 +221,9 @@ class Fetcher:
     def _session(self) -> requests.Session:
         session = getattr(self._local, "session", None)
         if session is None:
-            session = _Session()
-            # Not requests' trust_env, which would also send .netrc credentials to feed servers: proxies and
-            # the CA bundle are read from the environment by hand (see the class docstring).
-            session.trust_env = False
-            session.verify = self.ca_bundle or True
-            session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-            session.headers.clear()
-            session.mount("http://", self._adapter)  # one adapter, so one pool per host, for every thread
-            session.mount("https://", self._adapter)
+            # The outbound policy's (no .netrc, no cookie kept, the CA bundle read when the fetcher was made);
+            # one adapter, so one pool per host, for every thread; the headers are each request's.
+            session = outbound.new_session(None, ca_bundle=self.ca_bundle, adapter=self._adapter, factory=_Session)
             self._local.session = session
         return session
 
@@ -327,7 +281,7 @@ class Fetcher:
         self, request: FetchRequest, url: str, jar: requests.cookies.RequestsCookieJar, redirected: bool
     ) -> requests.Response:
         self._local.requests += 1
-        proxies = requests.utils.get_environ_proxies(url) if self.proxied else None
+        proxies = outbound.proxies(url)
         screened = netguard.screened(request.source, url, self.allow_private)
         try:
             with netguard.screening(screened):
@@ -375,22 +329,6 @@ class Fetcher:
             return answer.read_body(url, response, self.max_bytes, self.timeout, self._local.total)
 
         return answer.outcome(request, url, response, permanent, started, read)
-
-
-def guarded_session(user_agent: str) -> requests.Session:
-    """A session for POSTs (hub subscriptions) whose connections :mod:`netguard` screens, as fetches'.
-
-    ``trust_env`` is off (no ``.netrc`` credentials; the caller reads the
-    proxies); its connections are those of :data:`POOL_CLASSES`, so a POST
-    made inside :func:`netguard.screening` reaches only public addresses.
-    """
-    session = requests.Session()
-    session.trust_env = False
-    session.headers["User-Agent"] = user_agent
-    adapter = _DeadlineAdapter()
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
 
 
 def _cookies(jar: http.cookiejar.CookieJar) -> frozenset[tuple[str, str, str, str | None]]:

@@ -58,7 +58,7 @@ from typing import Any
 from syndicator.configtypes import Config
 from syndicator.errors import StoreError
 from syndicator.fetch.deadline import DEADLINES
-from syndicator.fetch.http import DeadlineAdapter
+from syndicator.fetch.outbound import DeadlineAdapter
 from syndicator.state import outbox
 from syndicator.state.store import Store
 

@@ -166,7 +166,7 @@ def request_subscription(
         source: the configured feed URL the hub was advertised by: the hub is
             a URL learned from the network, and reaches only public addresses
             unless it is on that URL's host or ``allow_private``
-            (:mod:`netguard`; the session must be :func:`fetch.guarded_session`'s
+            (:mod:`netguard`; the session must be :func:`fetch.outbound.new_session`'s
             for the addresses connected to to be screened); None: not screened.
     Returns:
         HubAnswer; never raises for the hub's or the network's trouble.
