@@ -48,13 +48,14 @@ import socket
 import threading
 import time
 from collections.abc import Generator
-from dataclasses import replace
+from dataclasses import MISSING, fields, replace
+from types import SimpleNamespace
 from typing import Any
 
 import requests
 import urllib3
 
-from syndicator import urls
+from syndicator import __version__, urls
 from syndicator.configtypes import Config
 from syndicator.errors import FeedError, FetchError, HTTPStatusError
 from syndicator.fetch import answer, keepalive, netguard, outbound
@@ -70,6 +71,8 @@ ACCEPT = (
 #: The codings asked for; :mod:`coding` undoes these (and deflate, sent unasked by some servers).
 ACCEPT_ENCODING = "gzip, br"
 _PERMANENT = {301, 308}
+#: A fetch with no sites.yaml: the defaults of Config's fields (:meth:`Fetcher.for_config`).
+_NO_CONFIG = SimpleNamespace(**{field.name: field.default for field in fields(Config) if field.default is not MISSING})
 _REDIRECT = {301, 302, 303, 307, 308}
 
 
@@ -120,21 +123,33 @@ class Fetcher:
     """
 
     @classmethod
-    def for_config(cls, config: Config, max_bytes: int | None = None) -> Fetcher:
-        """The fetcher of a planet: its User-Agent, timeout, retries, body cap (``max_bytes``, bytes,
-        instead of ``config.max_bytes`` when given), per-host connections and private-network rule.
-        The one place a driver's Fetcher is made from sites.yaml.
+    def for_config(
+        cls,
+        config: Config | None,
+        *,
+        user_agent: str | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+        max_bytes: int | None = None,
+    ) -> Fetcher:
+        """The fetcher of a planet: its User-Agent, timeout, retries, body cap, per-host connections and
+        private-network rule. The one place a Fetcher is made outside :mod:`fetch` (and tests).
 
+        Args:
+            config: the planet's sites.yaml; None for none (discovery, ``import``, ``add``): the
+                defaults of Config's fields, and the User-Agent ``syndicator/<version>`` (no contact URL).
+            user_agent, timeout (seconds), retries, max_bytes (bytes): given instead of the config's.
         Raises:
             ConfigError: a CA bundle variable names a missing path.
         """
+        settings = config if config is not None else _NO_CONFIG
         return cls(
-            config.user_agent,
-            timeout=config.timeout,
-            retries=config.retries,
-            max_bytes=config.max_bytes if max_bytes is None else max_bytes,
-            per_host=config.per_host_concurrency,
-            allow_private=config.allow_private_networks,
+            user_agent or (config.user_agent if config is not None else f"syndicator/{__version__}"),
+            timeout=settings.timeout if timeout is None else timeout,
+            retries=settings.retries if retries is None else retries,
+            max_bytes=settings.max_bytes if max_bytes is None else max_bytes,
+            per_host=settings.per_host_concurrency,
+            allow_private=settings.allow_private_networks,
         )
 
     def __init__(
