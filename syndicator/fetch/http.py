@@ -71,9 +71,9 @@ ACCEPT = (
 #: The codings asked for; :mod:`coding` undoes these (and deflate, sent unasked by some servers).
 ACCEPT_ENCODING = "gzip, br"
 _PERMANENT = {301, 308}
+_REDIRECT = {301, 302, 303, 307, 308}
 #: A fetch with no sites.yaml: the defaults of Config's fields (:meth:`Fetcher.for_config`).
 _NO_CONFIG = SimpleNamespace(**{field.name: field.default for field in fields(Config) if field.default is not MISSING})
-_REDIRECT = {301, 302, 303, 307, 308}
 
 
 class _Session(requests.Session):
@@ -133,7 +133,7 @@ class Fetcher:
         max_bytes: int | None = None,
     ) -> Fetcher:
         """The fetcher of a planet: its User-Agent, timeout, retries, body cap, per-host connections and
-        private-network rule. The one place a Fetcher is made outside :mod:`fetch` (and tests).
+        private-network rule. The one place a Fetcher is made outside :mod:`fetch` (tests and benchmarks aside).
 
         Args:
             config: the planet's sites.yaml; None for none (discovery, ``import``, ``add``): the
