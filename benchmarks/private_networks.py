@@ -26,7 +26,8 @@ from typing import Any
 from pytest_httpserver import HTTPServer
 
 from syndicator.configtypes import Config
-from syndicator.fetch.http import Fetcher, guarded_session
+from syndicator.fetch.http import Fetcher
+from syndicator.fetch.outbound import new_session
 from syndicator.model import FetchRequest
 from syndicator.poll.observe import job_for, observe
 from syndicator.push.deliveries import _post as webhook_post
@@ -79,7 +80,7 @@ def run(kind: str, trusted: HTTPServer, private: HTTPServer, allow: bool) -> Cou
             seen = observe(job_for(trusted.url_for(path), None), fetcher, NOW, time.monotonic())
             refused = seen.failure is not None and seen.failure.kind == "private_address"
         elif kind == "hub":
-            with guarded_session(UA) as session, _resolving():
+            with new_session(UA) as session, _resolving():
                 answer = request_subscription(
                     session,
                     target,

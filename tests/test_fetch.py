@@ -557,3 +557,20 @@ def test_report_counts_http_requests_per_host_as_the_server_saw_them(server: HTT
     assert (report["fetched"], report["requests"]) == (2, 3)
     assert report["hosts"]["127.0.0.1"]["requests"] == 3
     assert report["hosts"]["127.0.0.1"]["sources"] == 2
+
+
+def test_a_fetcher_for_no_sites_yaml_has_the_config_defaults_and_no_contact_url(tmp_path: Path) -> None:
+    from syndicator.config import load_config  # noqa: PLC0415
+
+    with Fetcher.for_config(None) as bare, Fetcher.for_config(None, user_agent=UA, timeout=3, retries=0) as told:
+        assert (bare.user_agent, bare.timeout, bare.retries, bare.max_bytes) == (
+            f"syndicator/{__version__}",
+            15.0,
+            1,
+            10 * 1024 * 1024,
+        )
+        assert not bare.allow_private
+        assert (told.user_agent, told.timeout, told.retries) == (UA, 3, 0)
+    config = load_config(write_config(tmp_path, [{"name": "A", "feed": "https://a.example/f"}], timeout=4))
+    with Fetcher.for_config(config, max_bytes=1000) as planet:
+        assert (planet.user_agent, planet.timeout, planet.max_bytes) == (config.user_agent, 4, 1000)

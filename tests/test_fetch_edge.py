@@ -23,7 +23,8 @@ from werkzeug import Response
 
 from syndicator.cli import main
 from syndicator.fetch import netguard
-from syndicator.fetch.http import Fetcher, guarded_session
+from syndicator.fetch.http import Fetcher
+from syndicator.fetch.outbound import new_session
 from syndicator.model import Failed, Fetched, FetchRequest
 from syndicator.push.websub import request_subscription
 
@@ -295,7 +296,7 @@ def test_a_build_does_not_follow_a_private_advertised_feed(server: HTTPServer, t
 
 
 def test_an_advertised_hub_on_a_private_address_is_not_asked(server: HTTPServer) -> None:
-    with loopback_server("127.0.0.2") as other, guarded_session(UA) as session:
+    with loopback_server("127.0.0.2") as other, new_session(UA) as session:
         other.expect_request("/hub", method="POST").respond_with_data("", status=202)
         answer = request_subscription(
             session,
@@ -321,7 +322,7 @@ def test_an_advertised_hub_on_a_private_address_is_not_asked(server: HTTPServer)
 def test_a_hub_name_that_resolves_to_a_private_address_is_refused_at_connect(
     server: HTTPServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with loopback_server("127.0.0.2") as other, guarded_session(UA) as session:
+    with loopback_server("127.0.0.2") as other, new_session(UA) as session:
         other.expect_request("/hub", method="POST").respond_with_data("", status=202)
         real = socket.getaddrinfo
         monkeypatch.setattr(
@@ -341,7 +342,7 @@ def test_a_hub_name_that_resolves_to_a_private_address_is_refused_at_connect(
 
 def test_a_hub_on_the_feed_s_host_is_trusted(server: HTTPServer) -> None:
     server.expect_request("/hub", method="POST").respond_with_data("", status=202)
-    with guarded_session(UA) as session:
+    with new_session(UA) as session:
         answer = request_subscription(
             session,
             server.url_for("/hub"),

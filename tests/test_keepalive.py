@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from syndicator.fetch import http as fetch
+from syndicator.fetch import keepalive
 from syndicator.fetch.http import Fetcher
 from syndicator.model import Failed, Fetched, FetchRequest, NotModified
 
@@ -166,6 +166,6 @@ def test_a_closed_fetcher_opens_new_connections(farm: Farm) -> None:
 def test_kept_connections_stay_well_under_the_open_file_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     resource = pytest.importorskip("resource")
     monkeypatch.setattr(resource, "getrlimit", lambda _which: (256, 4096))  # macOS's usual soft limit
-    assert fetch._host_pools(per_host=2) == 32  # 64 idle connections at most: a quarter of the files
+    assert keepalive.host_pools(per_host=2) == 32  # 64 idle connections at most: a quarter of the files
     monkeypatch.setattr(resource, "getrlimit", lambda _which: (1 << 20, 1 << 20))
-    assert fetch._host_pools(per_host=2) == fetch.HOST_POOLS
+    assert keepalive.host_pools(per_host=2) == keepalive.HOST_POOLS

@@ -13,7 +13,8 @@ import pytest
 import trustme
 from pytest_httpserver import HTTPServer
 
-from syndicator.fetch.http import CA_VARIABLES, Fetcher
+from syndicator.fetch.http import Fetcher
+from syndicator.fetch.outbound import CA_VARIABLES
 from syndicator.model import Failed, Fetched, FetchRequest
 
 from .conftest import build, in_thread, post, rss, without_first_build_warning, write_config

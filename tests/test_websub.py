@@ -29,7 +29,8 @@ from werkzeug import Request, Response
 from werkzeug.datastructures import Headers
 
 from syndicator.feedtypes import ParsedFeed
-from syndicator.fetch.http import Fetcher, parse_retry_after
+from syndicator.fetch.answer import parse_retry_after
+from syndicator.fetch.http import Fetcher
 from syndicator.model import Fetched, FetchRequest, NotModified
 from syndicator.parse import fastreader, hubs
 from syndicator.parse.feed import parse_feed

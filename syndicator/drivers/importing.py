@@ -83,11 +83,10 @@ def fetch_site(url: str, now: datetime, timeout: float = Config.timeout, user_ag
     Raises:
         FeedError: the fetch or the parse failed (the message starts with the URL).
     """
-    from syndicator import __version__
     from syndicator.fetch.http import Fetcher
     from syndicator.poll.observe import job_for, observe
 
-    with Fetcher(user_agent or f"syndicator/{__version__}", timeout=timeout, retries=0) as fetcher:
+    with Fetcher.for_config(None, user_agent=user_agent, timeout=timeout, retries=0) as fetcher:
         seen = observe(job_for(url, None), fetcher, now, time.monotonic())
     failure = seen.failure
     if failure is not None:

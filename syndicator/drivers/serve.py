@@ -723,9 +723,9 @@ class Server:
 
     def _subscribe_loop(self, push_state: PushState) -> None:
         """The subscriber thread: send what the subscriptions need, when they need it."""
-        from syndicator.fetch.http import guarded_session
+        from syndicator.fetch.outbound import new_session
 
-        session = guarded_session(self.config.user_agent)  # an advertised hub is screened (netguard)
+        session = new_session(self.config.user_agent)  # an advertised hub is screened (netguard)
         try:
             while not self._stopping.is_set():
                 self._hub_wake.wait(TICK)

@@ -1,4 +1,5 @@
-"""The total deadline of a fetch, from name resolution to the last body byte. A helper of fetch/http.py.
+"""The total deadline of a fetch, from name resolution to the last body byte. A helper of fetch/http.py
+(and of fetch/outbound.py, whose POSTs have one too).
 
 A socket timeout bounds one wait (a connect, the gap between two bytes),
 never their sum: a server that drips a byte a second, a name that takes a

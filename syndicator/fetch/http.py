@@ -1,5 +1,5 @@
-"""Conditional GET of one feed. requests is also imported by :mod:`push.websub` (hub requests),
-:mod:`push.announce` and :mod:`push.deliveries` (webhooks), each with its own rules for proxies and CA bundles.
+"""Conditional GET of one feed. Proxies, the CA bundle, the User-Agent rules and the connections' deadline
+are :mod:`outbound`'s, the one policy of every request syndicator sends (hub requests and webhooks too).
 
 Policy, all from seed 000 and RFC 9110:
 
@@ -8,33 +8,19 @@ Policy, all from seed 000 and RFC 9110:
   stored Last-Modified string. When both are held both are sent; RFC 9110
   section 13.2.2 makes a server evaluate If-None-Match first and ignore
   If-Modified-Since when it is present, so this is safe.
-* 304 is a successful fetch (:class:`NotModified`), but only as the answer
-  to a conditional request: RFC 9110 section 15.4.5 allows it only when a
-  precondition such as If-None-Match evaluated false. A 304 to a request
-  that carried no validator (a new source, one whose copy was lost, or a
-  redirect to a URL the validators are not bound to) says nothing about a
-  copy we do not hold: a ``protocol`` failure (the stored copy, if any,
-  stays in use).
 * Redirects are followed by hand, at most 5 hops; a loop is a failure.
-  ``permanent_url`` is set only when every hop was 301 or 308. The
-  Location is resolved by :mod:`urls` (RFC 3986 section 5.2); one that
-  cannot be read or is not http(s) is a ``redirect`` failure naming it. A
-  redirect's body is never read.
+  ``permanent_url`` is set only when every hop was 301 or 308. A
+  redirect's body is never read. What an answer means (a 304, a redirect's
+  Location, the body and its cap, Retry-After, the headers kept) is :mod:`answer`'s.
 * Timeouts: ``timeout`` seconds to connect and between bytes, and a total
   deadline of ``2 * timeout`` for the whole fetch: name resolution,
   connect, headers and body, redirects and retry included (see
   :mod:`deadline`), so a slow name server or a server that drips one byte
   a second cannot hold a worker. An answer complete before the deadline is
-  kept. Failures are classified by exception type and by whether the
-  deadline passed, never by the words of a message.
-* The body is capped at ``max_bytes`` after decompression, at every layer
+  kept.
+* The body is capped at ``max_bytes`` after decompression
   (``Accept-Encoding: gzip, br``: Brotli saves a fifth more bytes than gzip
-  on feeds, and its decoder is bounded; :mod:`coding` undoes the codings,
-  also the ones not asked for that it knows). A body labelled gzip that is not
-  compressed (no ``1F 8B`` magic) is used as sent, one gzip'd twice is
-  decoded twice; one that is compressed but does not decompress is a
-  ``corrupt_encoding`` failure, and one in a coding syndicator does not
-  know (``zstd``, say) an ``unsupported_encoding`` failure naming it.
+  on feeds, and its decoder is bounded; see :mod:`answer`).
 * Private networks (:mod:`netguard`): a URL learned from the network (a
   redirect target, or a feed followed from a page: any URL on another host
   than the configured one) reaches only public addresses, screened as the
@@ -45,19 +31,6 @@ Policy, all from seed 000 and RFC 9110:
 * One retry (``retries``) after a transient failure (timeout, connection
   error, or a 5xx without ``Retry-After``) while the deadline leaves time. A 429, or any answer with
   ``Retry-After``, is not retried within the build: the schedule honours it.
-* A ``Retry-After`` HTTP-date is measured from the response's ``Date``.
-* A field defined to hold one value (``Date``, ``Last-Modified``,
-  ``Expires``, ``Retry-After``, ``ETag``) that arrives more than once, as
-  behind some proxies, is not a list: RFC 9110 section 5.3 allows joining
-  repeated field lines only for list-based fields. Repeats of one value
-  count as that value; different values make the field invalid and it is
-  dropped (:func:`response_headers`). For ``Date``, RFC 9110 section 6.6.1
-  lets a recipient replace an invalid Date with the time the response was
-  received: every rule that reads it falls back to the build's clock.
-* The headers kept (:data:`_KEEP_HEADERS`) include ``Link``, where a feed
-  advertises its WebSub hubs and self URL (:func:`parse.hubs.advertised`);
-  several Link headers arrive joined with ", " (RFC 9110 section 5.3).
-  http.client bounds every header line at 64 KiB.
 * Cookies live for one redirect chain: a cookie set by a hop is sent on the
   later hops of the same chain that match it (domain, path, secure, expiry:
   RFC 6265 as :mod:`http.cookiejar` applies it), for publishers that gate a
@@ -71,29 +44,23 @@ from __future__ import annotations
 
 import contextlib
 import http.cookiejar
-import math
-import os
 import socket
 import threading
 import time
-import urllib.request
 from collections.abc import Generator
-from dataclasses import replace
-from datetime import UTC, datetime
+from dataclasses import MISSING, fields, replace
+from types import SimpleNamespace
 from typing import Any
 
 import requests
 import urllib3
-from requests.adapters import HTTPAdapter
 
-from syndicator import urls
+from syndicator import __version__, urls
 from syndicator.configtypes import Config
-from syndicator.dates import http_date
-from syndicator.errors import ConfigError, FeedError, FetchError, HTTPStatusError
-from syndicator.failures import kind_of
-from syndicator.fetch import coding, netguard
-from syndicator.fetch.deadline import DEADLINES, POOL_CLASSES, Resolver, resolve
-from syndicator.model import Failed, Fetched, FetchRequest, FetchResult, NotModified
+from syndicator.errors import FeedError, FetchError, HTTPStatusError
+from syndicator.fetch import answer, keepalive, netguard, outbound
+from syndicator.fetch.deadline import DEADLINES, Resolver, resolve
+from syndicator.model import Failed, FetchRequest, FetchResult
 
 MAX_REDIRECTS = 5
 ACCEPT = (
@@ -103,87 +70,10 @@ ACCEPT = (
 )
 #: The codings asked for; :mod:`coding` undoes these (and deflate, sent unasked by some servers).
 ACCEPT_ENCODING = "gzip, br"
-#: Hosts whose idle connections are kept at most (the least recently used beyond are closed); fewer when
-#: the process may open few files (:func:`_host_pools`).
-HOST_POOLS = 256
-#: An unread body of at most this many bytes, arriving within DRAIN_SECONDS, is read and dropped
-#: so that its connection can be reused.
-DRAIN_BYTES = 65536
-DRAIN_SECONDS = 0.25
 _PERMANENT = {301, 308}
 _REDIRECT = {301, 302, 303, 307, 308}
-_KEEP_HEADERS = (
-    "content-type",
-    "etag",
-    "last-modified",
-    "cache-control",
-    "expires",
-    "retry-after",
-    "link",
-    "date",
-    "content-location",
-)
-#: Kept fields that hold one value, never a list (RFC 9110 sections 6.6.1, 8.8.2, 8.8.3, 10.2.3;
-#: RFC 9111 section 5.3): a repeat with another value makes the field invalid.
-_SINGLETONS = frozenset({"date", "last-modified", "expires", "retry-after", "etag"})
-
-
-def response_headers(response: requests.Response, names: tuple[str, ...] = _KEEP_HEADERS) -> dict[str, str]:
-    """The fields ``names`` (lower-case str) of ``response``, each as one str, absent ones left out.
-
-    A field sent several times arrives joined with ", " (RFC 9110 section
-    5.3), which is right for a list-based field such as Link but makes
-    nonsense of a singleton: two Date lines read as the first date only.
-    A singleton (:data:`_SINGLETONS`) whose lines disagree is invalid and
-    dropped; lines that repeat one value are that value.
-    """
-    getlist = getattr(getattr(response.raw, "headers", None), "getlist", None)
-    headers: dict[str, str] = {}
-    for name in names:
-        if name not in response.headers:
-            continue
-        lines = getlist(name) if getlist is not None and name in _SINGLETONS else []
-        if len(set(lines)) > 1:
-            continue
-        headers[name] = lines[0] if lines else response.headers[name]
-    return headers
-
-
-class _DeadlineAdapter(HTTPAdapter):
-    """requests' adapter with connections whose sockets the deadline watchdog can cut."""
-
-    def init_poolmanager(self, *args: object, **kwargs: object) -> None:
-        super().init_poolmanager(*args, **kwargs)  # type: ignore[arg-type]
-        self.poolmanager.pool_classes_by_scheme = dict(POOL_CLASSES)
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> urllib3.PoolManager:
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        manager.pool_classes_by_scheme = dict(POOL_CLASSES)  # a proxied fetch keeps its deadline too
-        return manager
-
-
-#: The same adapter for the other outbound requests under a deadline (the webhooks' POSTs, deliveries.py).
-DeadlineAdapter = _DeadlineAdapter
-
-
-#: Environment variables naming a CA bundle (a file, or a folder of certificates), in the order
-#: they are read: requests' own two, then OpenSSL's.
-CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR")
-
-
-def environment_ca_bundle() -> str | None:
-    """The CA bundle the environment names (:data:`CA_VARIABLES`, the first set and non-empty), or None.
-
-    Raises:
-        ConfigError: the variable names no file or folder (requests would
-            fail every https fetch with it).
-    """
-    name = next((name for name in CA_VARIABLES if os.environ.get(name)), None)
-    if name is None:
-        return None
-    if not os.path.exists(os.environ[name]):
-        raise ConfigError(f"{name}={os.environ[name]}: no such CA bundle file or folder")
-    return os.environ[name]
+#: A fetch with no sites.yaml: the defaults of Config's fields (:meth:`Fetcher.for_config`).
+_NO_CONFIG = SimpleNamespace(**{field.name: field.default for field in fields(Config) if field.default is not MISSING})
 
 
 class _Session(requests.Session):
@@ -218,36 +108,48 @@ class Fetcher:
 
     Connections are kept alive and reused across fetches and threads
     (RFC 9112 section 9.3, persistence): one pool of at most ``per_host``
-    idle connections for each of the :data:`HOST_POOLS` hosts used last. A
+    idle connections for each of the :data:`keepalive.HOST_POOLS` hosts used last. A
     connection goes back to its pool only when its answer was read to the
     end within the deadline; anything else closes it. Cookies never outlive
     one fetch's redirect chain. Call :meth:`close` when done.
 
     Proxies come from the environment as curl and requests read them
     (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, lower case
-    too), per URL, and the CA bundle from :data:`CA_VARIABLES` (read when the
+    too), per URL, and the CA bundle from :data:`outbound.CA_VARIABLES` (read when the
     fetcher is made); credentials in ``.netrc`` are never sent.
 
     Raises:
-        ConfigError: a CA bundle variable names a missing path (:func:`environment_ca_bundle`).
+        ConfigError: a CA bundle variable names a missing path (:func:`outbound.environment_ca_bundle`).
     """
 
     @classmethod
-    def for_config(cls, config: Config, max_bytes: int | None = None) -> Fetcher:
-        """The fetcher of a planet: its User-Agent, timeout, retries, body cap (``max_bytes``, bytes,
-        instead of ``config.max_bytes`` when given), per-host connections and private-network rule.
-        The one place a driver's Fetcher is made from sites.yaml.
+    def for_config(
+        cls,
+        config: Config | None,
+        *,
+        user_agent: str | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+        max_bytes: int | None = None,
+    ) -> Fetcher:
+        """The fetcher of a planet: its User-Agent, timeout, retries, body cap, per-host connections and
+        private-network rule. The one place a Fetcher is made outside :mod:`fetch` (tests and benchmarks aside).
 
+        Args:
+            config: the planet's sites.yaml; None for none (discovery, ``import``, ``add``): the
+                defaults of Config's fields, and the User-Agent ``syndicator/<version>`` (no contact URL).
+            user_agent, timeout (seconds), retries, max_bytes (bytes): given instead of the config's.
         Raises:
             ConfigError: a CA bundle variable names a missing path.
         """
+        settings = config if config is not None else _NO_CONFIG
         return cls(
-            config.user_agent,
-            timeout=config.timeout,
-            retries=config.retries,
-            max_bytes=config.max_bytes if max_bytes is None else max_bytes,
-            per_host=config.per_host_concurrency,
-            allow_private=config.allow_private_networks,
+            user_agent or (config.user_agent if config is not None else f"syndicator/{__version__}"),
+            timeout=settings.timeout if timeout is None else timeout,
+            retries=settings.retries if retries is None else retries,
+            max_bytes=settings.max_bytes if max_bytes is None else max_bytes,
+            per_host=settings.per_host_concurrency,
+            allow_private=settings.allow_private_networks,
         )
 
     def __init__(
@@ -268,11 +170,11 @@ class Fetcher:
         self.max_bytes = max_bytes
         self.retry_delay = retry_delay
         self.resolver = resolver
-        self.ca_bundle = environment_ca_bundle()
-        # Whether the environment names any proxy; if so each URL is looked up (NO_PROXY), else none is.
-        self.proxied = bool(urllib.request.getproxies())
+        self.ca_bundle = outbound.environment_ca_bundle()
         self._local = threading.local()
-        self._adapter = _DeadlineAdapter(pool_connections=_host_pools(per_host), pool_maxsize=max(1, per_host))
+        self._adapter = outbound.DeadlineAdapter(
+            pool_connections=keepalive.host_pools(per_host), pool_maxsize=max(1, per_host)
+        )
 
     def close(self) -> None:
         """Close every kept connection (the fetcher still works after: it opens new ones)."""
@@ -326,7 +228,7 @@ class Fetcher:
                 return self._attempt(request, started)
             except FeedError as error:
                 out_of_time = time.monotonic() + self.retry_delay >= deadline
-                if attempt >= self.retries or not _transient(error) or out_of_time:
+                if attempt >= self.retries or not answer.transient(error) or out_of_time:
                     return Failed(error, elapsed=time.monotonic() - started)
             attempt += 1
             time.sleep(self.retry_delay)
@@ -334,15 +236,9 @@ class Fetcher:
     def _session(self) -> requests.Session:
         session = getattr(self._local, "session", None)
         if session is None:
-            session = _Session()
-            # Not requests' trust_env, which would also send .netrc credentials to feed servers: proxies and
-            # the CA bundle are read from the environment by hand (see the class docstring).
-            session.trust_env = False
-            session.verify = self.ca_bundle or True
-            session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-            session.headers.clear()
-            session.mount("http://", self._adapter)  # one adapter, so one pool per host, for every thread
-            session.mount("https://", self._adapter)
+            # The outbound policy's (no .netrc, no cookie kept, the CA bundle read when the fetcher was made);
+            # one adapter, so one pool per host, for every thread; the headers are each request's.
+            session = outbound.new_session(None, ca_bundle=self.ca_bundle, adapter=self._adapter, factory=_Session)
             self._local.session = session
         return session
 
@@ -368,7 +264,7 @@ class Fetcher:
                 if response.status_code in _REDIRECT:
                     requests.cookies.extract_cookies_to_jar(jar, response.request, response.raw)
                     intact = True
-                    url = _redirect_target(request.source, url, response)
+                    url = answer.redirect_target(request.source, url, response)
                     permanent = permanent and response.status_code in _PERMANENT
                     if (url, _cookies(jar)) in seen:  # the same URL again with a new cookie is no loop
                         raise FetchError(request.source, f"redirect loop at {url}", kind="redirect")
@@ -381,7 +277,7 @@ class Fetcher:
                 intact = True
                 raise
             finally:
-                _recycle(response, intact)
+                keepalive.recycle(response, intact)
         raise FetchError(request.source, f"more than {MAX_REDIRECTS} redirects", kind="redirect")
 
     def _check_learned(self, request: FetchRequest, url: str) -> None:
@@ -400,7 +296,7 @@ class Fetcher:
         self, request: FetchRequest, url: str, jar: requests.cookies.RequestsCookieJar, redirected: bool
     ) -> requests.Response:
         self._local.requests += 1
-        proxies = requests.utils.get_environ_proxies(url) if self.proxied else None
+        proxies = outbound.proxies(url)
         screened = netguard.screened(request.source, url, self.allow_private)
         try:
             with netguard.screening(screened):
@@ -438,239 +334,18 @@ class Fetcher:
             netguard.screen(host, str(address[0]))
 
     def _failure(self, url: str, error: Exception, redirected: bool = False) -> FetchError:
-        """Classify a requests/urllib3 exception by its type and by whether the deadline passed."""
-        if DEADLINES.expired():  # the watchdog cut the socket, or no time was left to resolve or connect
-            return FetchError(url, f"no complete answer within {self._local.total:.3g} s", kind="timeout")
-        refused = netguard.private_cause(error)
-        if refused is not None:
-            return FetchError(url, str(refused), kind="private_address")
-        if isinstance(error, requests.exceptions.ProxyError | urllib3.exceptions.ProxyError):
-            return FetchError(
-                url, f"the proxy failed (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY): {_reason(error)}", kind="network"
-            )
-        if isinstance(error, requests.exceptions.SSLError | urllib3.exceptions.SSLError):
-            return FetchError(url, f"TLS error: {_reason(error)}", kind="tls")
-        if isinstance(error, requests.exceptions.Timeout | urllib3.exceptions.TimeoutError):
-            return FetchError(url, f"timed out after {self.timeout:g} s", kind="timeout")
-        if redirected and isinstance(error, requests.exceptions.InvalidURL | urllib3.exceptions.LocationValueError):
-            return FetchError(url, f"redirect to an unusable URL {_shown(url)}: {_reason(error)}", kind="redirect")
-        return FetchError(url, f"connection failed: {_reason(error)}", kind="network")
+        """Classify a requests/urllib3 exception (:func:`answer.failure`)."""
+        return answer.failure(url, error, self.timeout, self._local.total, redirected)
 
     def _finish(
         self, request: FetchRequest, url: str, response: requests.Response, permanent: bool, started: float
     ) -> FetchResult:
-        headers = response_headers(response)
-        etag, modified = headers.get("etag"), headers.get("last-modified")
-        new_url = url if permanent and url != request.url else None
-        if response.status_code == 304:
-            if not _conditional(response):
-                raise FetchError(
-                    url,
-                    "HTTP 304 Not Modified to a request that sent no validators (If-None-Match, If-Modified-Since)",
-                    kind="protocol",
-                )
-            return NotModified(
-                url=url,
-                headers=headers,
-                etag=etag,
-                last_modified=modified,
-                permanent_url=new_url,
-                elapsed=time.monotonic() - started,
-            )
-        if response.status_code != 200:
-            # An HTTP-date is measured against the server's own Date, else our clock.
-            sent = http_date(headers.get("date")) or datetime.now(UTC)
-            retry_after = parse_retry_after(headers.get("retry-after"), sent)
-            raise HTTPStatusError(url, response.status_code, retry_after)
-        body = self._read(url, response)
-        return Fetched(
-            url=url,
-            body=body,
-            headers=headers,
-            etag=etag,
-            last_modified=modified,
-            permanent_url=new_url,
-            elapsed=time.monotonic() - started,
-        )
+        def read() -> bytes:
+            return answer.read_body(url, response, self.max_bytes, self.timeout, self._local.total)
 
-    def _read(self, url: str, response: requests.Response) -> bytes:
-        """The whole body, or FetchError. The deadline watchdog cuts a body that is still
-        coming; one whose end arrived in time is kept, whenever the deadline passes."""
-        chunks: list[bytes] = []
-        try:
-            decoder = coding.Decoder(response.headers.get("content-encoding"), self.max_bytes)
-            # read1 returns what has arrived; iter_content would block until a whole 64 KB chunk came in.
-            # The codings are undone here, not by urllib3, which fails a body labelled gzip that is not.
-            while chunk := response.raw.read1(65536, decode_content=False):
-                chunks.append(decoder.feed(chunk))
-            chunks.append(decoder.finish())
-        except coding.TooLarge as e:
-            raise FetchError(url, f"body larger than {self.max_bytes} bytes", kind="too_large") from e
-        except coding.CorruptBody as e:
-            raise FetchError(url, str(e), kind="corrupt_encoding") from e
-        except coding.Unsupported as e:
-            raise FetchError(url, str(e), kind="unsupported_encoding") from e
-        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as e:
-            failure = self._failure(url, e)
-            raise FetchError(url, f"body read failed: {failure.message}", kind=failure.kind) from e
-        # With Content-Length or chunked framing urllib3 raises on a cut body; without framing the
-        # end is the connection's close, which a cut socket imitates: only one seen in time counts.
-        if not DEADLINES.finish() and not _framed(response.raw):
-            raise FetchError(url, f"body not complete within {self._local.total:.3g} s", kind="timeout")
-        return b"".join(chunks)
-
-
-def guarded_session(user_agent: str) -> requests.Session:
-    """A session for POSTs (hub subscriptions) whose connections :mod:`netguard` screens, as fetches'.
-
-    ``trust_env`` is off (no ``.netrc`` credentials; the caller reads the
-    proxies); its connections are those of :data:`POOL_CLASSES`, so a POST
-    made inside :func:`netguard.screening` reaches only public addresses.
-    """
-    session = requests.Session()
-    session.trust_env = False
-    session.headers["User-Agent"] = user_agent
-    adapter = _DeadlineAdapter()
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
+        return answer.outcome(request, url, response, permanent, started, read)
 
 
 def _cookies(jar: http.cookiejar.CookieJar) -> frozenset[tuple[str, str, str, str | None]]:
     """What a jar holds, as a value: (domain, path, name, value) of every cookie."""
     return frozenset((c.domain, c.path, c.name, c.value) for c in jar)
-
-
-def _conditional(response: requests.Response) -> bool:
-    """True if the request that got ``response`` carried a validator (RFC 9110 section 13.1)."""
-    sent = response.request.headers
-    return "If-None-Match" in sent or "If-Modified-Since" in sent
-
-
-def _host_pools(per_host: int) -> int:
-    """How many hosts' idle connections to keep: HOST_POOLS, or fewer so that they hold at most
-    a quarter of the files this process may open (a soft limit of 256 is common), at least 4."""
-    try:
-        import resource  # noqa: PLC0415 - Unix only
-
-        limit, infinite = resource.getrlimit(resource.RLIMIT_NOFILE)[0], resource.RLIM_INFINITY
-    except (ImportError, OSError, ValueError):
-        limit, infinite = 256, -1
-    if limit == infinite or limit <= 0:
-        return HOST_POOLS
-    return max(4, min(HOST_POOLS, limit // 4 // max(1, per_host)))
-
-
-def _recycle(response: requests.Response, intact: bool) -> None:
-    """Give the connection back to its pool if its answer ended cleanly, else close it.
-
-    An intact answer's unread body (a redirect's, an error page's) is read
-    and dropped if it is at most :data:`DRAIN_BYTES` long and arrives within
-    :data:`DRAIN_SECONDS`; a body with no framing (its end is the
-    connection's close), one cut by the deadline, a longer or a slower one
-    closes the connection instead, so nothing left of it can be taken for
-    the next answer and no worker waits on it.
-    """
-    raw = response.raw
-    # A 204 or 304 has no body, whatever its headers say (RFC 9112 section 6.3); after an interim
-    # 1xx answer the real one is still to come, so its connection is never reused.
-    bodiless = response.status_code in (204, 304)
-    reusable = intact and (bodiless or (response.status_code >= 200 and _framed(raw) and _drained(raw)))
-    if reusable and DEADLINES.detach():
-        answer = getattr(raw, "_fp", None)  # http.client's reader of this answer; the socket stays open
-        if answer is not None:
-            answer.close()
-        raw.release_conn()
-    else:
-        response.close()
-
-
-def _drained(raw: urllib3.response.BaseHTTPResponse) -> bool:
-    """True once the rest of the body was read and dropped within DRAIN_BYTES and DRAIN_SECONDS."""
-    if (raw.length_remaining or 0) > DRAIN_BYTES:
-        return False
-    sock = getattr(getattr(raw, "connection", None), "sock", None)
-    if sock is None:
-        return True  # nothing left to read: the connection is already done with
-    kept, stop, drained = sock.gettimeout(), time.monotonic() + DRAIN_SECONDS, 0
-    try:
-        while (left := stop - time.monotonic()) > 0:
-            sock.settimeout(left)
-            chunk = raw.read1(65536, decode_content=False)
-            if not chunk:
-                return True
-            drained += len(chunk)
-            if drained > DRAIN_BYTES:
-                return False
-        return False
-    except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError):
-        return False
-    finally:
-        with contextlib.suppress(OSError):
-            sock.settimeout(kept)
-
-
-def _framed(raw: urllib3.response.BaseHTTPResponse) -> bool:
-    """True if the body's end is marked in the message (Content-Length or chunked; RFC 9112 section 6.3)."""
-    return raw.length_remaining is not None or bool(getattr(raw, "chunked", False))
-
-
-def _redirect_target(source: str, url: str, response: requests.Response) -> str:
-    """The absolute http(s) URL a redirect points to (RFC 9110 section 10.2.2, resolved per RFC 3986 5.2).
-
-    Raises:
-        FetchError: kind "redirect": no Location, one that cannot be read
-            (a malformed host or port, say), or one that is not http(s).
-    """
-    target = (response.headers.get("location") or "").strip()
-    if not target:
-        raise FetchError(url, f"HTTP {response.status_code} without Location", kind="redirect")
-    resolved = urls.join(url, target)
-    if resolved is None or (urls.scheme(resolved) in urls.WEB_SCHEMES and not urls.hostname(resolved)):
-        raise FetchError(source, f"redirect to an unusable URL {_shown(target)}", kind="redirect")
-    if urls.scheme(resolved) not in urls.WEB_SCHEMES:
-        raise FetchError(source, f"redirect to a non-http(s) URL {_shown(resolved)}", kind="redirect")
-    return resolved
-
-
-def _shown(url: str, limit: int = 200) -> str:
-    """A URL from a server, for a one-line message: quoted, escaped, at most ``limit`` characters."""
-    return repr(url[:limit]) + ("…" if len(url) > limit else "")
-
-
-def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """Read a Retry-After header (RFC 9110 section 10.2.3).
-
-    Args:
-        value: the header value: delay-seconds or an HTTP-date, or None.
-        now: the current time (UTC) to measure an HTTP-date from.
-    Returns:
-        seconds to wait (float >= 0, finite), or None when absent or
-        unreadable: delay-seconds are ASCII digits (RFC 9110 section 5.6.1),
-        so "²" or a number too large for a float is unreadable. Never raises.
-    """
-    if not value:
-        return None
-    value = value.strip()
-    if value.isascii() and value.isdigit():
-        seconds = float(value)
-        return seconds if math.isfinite(seconds) else None
-    try:
-        when = http_date(value)
-    except (OverflowError, ValueError):  # a date at the edge of datetime's range, moved by its zone
-        return None
-    return None if when is None else max(0.0, (when - now).total_seconds())
-
-
-def _transient(error: FeedError) -> bool:
-    """True when the failure table says one more attempt may help (never with a Retry-After)."""
-    if isinstance(error, HTTPStatusError) and error.retry_after is not None:
-        return False
-    return kind_of(error.kind).retry
-
-
-def _reason(error: Exception) -> str:
-    """The innermost message of a requests/urllib3 error chain, on one line."""
-    while error.__context__ is not None and not isinstance(error.__context__, KeyboardInterrupt):
-        error = error.__context__  # type: ignore[assignment]
-    return " ".join(str(error).split())[:200] or type(error).__name__

@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from syndicator import __version__
 from syndicator.configtypes import is_local
 from syndicator.errors import FeedError, FetchError, InternalError, NotAFeedError, ParseError
 from syndicator.fetch import localfile, netguard
@@ -287,7 +286,7 @@ def discover(url: str, now: datetime, timeout: float = 15.0) -> list[str]:
         FeedError: the URL cannot be fetched, or answers with something
             that is neither a feed nor an HTML page.
     """
-    with Fetcher(f"syndicator/{__version__}", timeout=timeout, retries=0) as fetcher:  # no sites.yaml: no contact URL
+    with Fetcher.for_config(None, timeout=timeout, retries=0) as fetcher:  # no sites.yaml: no contact URL
         result = fetcher.fetch(FetchRequest(source=url, url=url))
     if isinstance(result, Failed):
         raise result.error

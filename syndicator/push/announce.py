@@ -32,8 +32,8 @@ Rules:
 * Only a published site is announced: the files hashed are those in the
   output folder, read after the swap, under the build's output lock.
 * Each request waits ``config.timeout`` seconds to connect and between bytes,
-  reads no body, sends ``config.user_agent`` and no credentials (no
-  ``.netrc``); proxies come from the environment, as for fetches.
+  sends ``config.user_agent`` and no credentials (no ``.netrc``); proxies and
+  the CA bundle come from the environment, as for fetches (:mod:`fetch.outbound`).
 * A hub's trouble never stops a build: it is one warning naming the hub and
   the reason. Only the store's own trouble raises (StoreError).
 """
@@ -53,7 +53,7 @@ from syndicator.site.output import target_of
 from syndicator.state.store import Store
 
 if TYPE_CHECKING:
-    import requests
+    from syndicator.fetch.outbound import Session
 
 __all__ = ["ANNOUNCED_KEY", "FEEDS", "Ping", "announce", "topics"]
 
@@ -93,7 +93,7 @@ def topics(config: Config) -> dict[str, str]:
     return {name: base + name for name in FEEDS}
 
 
-def announce(config: Config, store: Store, session: requests.Session | None = None) -> list[Ping]:
+def announce(config: Config, store: Store, session: Session | None = None) -> list[Ping]:
     """Tell each hub of ``config.hubs`` of the published feeds it was not told of yet (module docstring).
 
     Call it after the site was published into ``config.output`` (or found
@@ -104,9 +104,9 @@ def announce(config: Config, store: Store, session: requests.Session | None = No
             ``timeout`` (seconds) and ``user_agent``.
         store: the state; what each hub was told of is read from and kept in
             its meta table under :data:`ANNOUNCED_KEY`.
-        session: a requests session to send with (a long-running driver keeps
-            one); None makes one for this call. Nothing is imported from
-            requests unless a hub is due a ping.
+        session: a session to send with (:func:`fetch.outbound.new_session`; a
+            long-running driver keeps one); None makes one for this call.
+            Nothing is imported from requests unless a hub is due a ping.
     Returns:
         one :class:`Ping` per hub that was sent a request, in ``config.hubs``
         order; [] when no topic was due (or no hub is set).
@@ -172,14 +172,13 @@ def _read(text: str | None) -> dict[str, dict[str, str]]:
     }
 
 
-def _send(config: Config, due: dict[str, tuple[str, ...]], session: requests.Session | None) -> list[Ping]:
+def _send(config: Config, due: dict[str, tuple[str, ...]], session: Session | None) -> list[Ping]:
     """One ping to each hub with topics due, in turn (at most 4 hubs: no threads)."""
-    import requests  # here: a build with nothing to announce never loads it
+    from syndicator.fetch.outbound import new_session  # noqa: PLC0415 - here: a build with nothing to announce never loads requests
 
     own = session is None
     if session is None:
-        session = requests.Session()
-        session.trust_env = False  # no .netrc credentials for the hub; websub reads the proxies
+        session = new_session(config.user_agent)  # the outbound policy: no .netrc credentials, the CA bundle
     session.headers["User-Agent"] = config.user_agent
     try:
         pings = []

@@ -18,7 +18,9 @@ and ``worker``, the end of a ``build``), POSTing each due one:
   source, the entry id and its version (content hash): the same on every
   retry, and for one entry version at every destination;
 * ``X-Syndicator-Signature: sha256=<hex>``: the HMAC-SHA256 of the exact
-  body with the destination's secret (:func:`signature`).
+  body with the destination's secret (:func:`signature`);
+* sent as every outbound request (:mod:`fetch.outbound`): through the proxy
+  the environment names for the URL (``NO_PROXY`` heeded), trusting its CA bundle.
 
 A 2xx answer marks the pair delivered, in its own transaction right after
 the answer; a delivered pair is never POSTed again. Anything else (another
@@ -57,8 +59,8 @@ from typing import Any
 
 from syndicator.configtypes import Config
 from syndicator.errors import StoreError
-from syndicator.fetch.deadline import DEADLINES
-from syndicator.fetch.http import DeadlineAdapter
+from syndicator.fetch import outbound
+from syndicator.fetch.outbound import Session
 from syndicator.state import outbox
 from syndicator.state.store import Store
 
@@ -127,24 +129,17 @@ def backoff(attempts: int) -> float:
     return float(min(BACKOFF * 2 ** min(attempts - 1, 30), BACKOFF_MAX))
 
 
-def make_session(config: Config) -> Any:
-    """A requests.Session for the webhooks: the planet's User-Agent, no .netrc or proxies from the environment."""
-    import requests  # noqa: PLC0415 - here: a planet without deliveries never loads it
-
-    session = requests.Session()
-    session.trust_env = False
-    session.headers["User-Agent"] = config.user_agent
-    adapter = DeadlineAdapter()  # connections the total deadline of each POST can cut (_post)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
+def make_session(config: Config) -> Session:
+    """The webhooks' session (:func:`fetch.outbound.new_session`): the planet's User-Agent, the environment's
+    CA bundle, no .netrc credentials, no cookie kept. Raises ConfigError: a CA bundle variable names no path."""
+    return outbound.new_session(config.user_agent)
 
 
 def deliver_due(
     store: Store,
     config: Config,
     now: datetime,
-    session: Any,
+    session: Session,
     budget_seconds: float,
     stopping: Callable[[], bool] = lambda: False,
     clock: Callable[[], float] = time.monotonic,
@@ -162,7 +157,7 @@ def deliver_due(
 
     Args:
         now: the clock (aware UTC): what is due, and the times recorded.
-        session: a requests.Session (:func:`make_session`).
+        session: the webhooks' session (:func:`make_session`).
     Returns:
         the DeliveryCounts.
     Raises:
@@ -198,7 +193,7 @@ class _Sender:
     ``done`` is called (on the POST's thread) when one ends, to wake the owner.
     """
 
-    def __init__(self, store: Store, config: Config, session: Any, done: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, store: Store, config: Config, session: Session, done: Callable[[], None] = lambda: None) -> None:
         self.store = store
         self.config = config
         self.session = session
@@ -230,18 +225,9 @@ class _Sender:
                 if not outbox.take(self.store, outbox_id, url, next_try, lease):
                     continue  # another loop took it
                 body = str(payload).encode()
-                future = self._pool.submit(
-                    _post,
-                    self.session,
-                    url,
-                    body,
-                    {
-                        "Content-Type": "application/json",
-                        "Idempotency-Key": idempotency_key(source, entry_id, version),
-                        "X-Syndicator-Signature": signature(self.secrets[url], body),
-                    },
-                    self.config.timeout,
-                )
+                key, signed = idempotency_key(source, entry_id, version), signature(self.secrets[url], body)
+                headers = {"Content-Type": "application/json", "Idempotency-Key": key, "X-Syndicator-Signature": signed}
+                future = self._pool.submit(_post, self.session, url, body, headers, self.config.timeout)
                 self.running[future] = row
                 future.add_done_callback(lambda _: self._done())
                 break
@@ -273,28 +259,18 @@ def _record(store: Store, row: tuple[Any, ...], error: str | None, now: datetime
         log.info("delivery to %s of %s failed (%s); tried again at %s", url, entry_id, error, retry)
 
 
-def _post(session: Any, url: str, body: bytes, headers: dict[str, str], timeout: float) -> str | None:
-    """POST ``body``; None for a 2xx answer, else what went wrong (one short line).
-
-    ``timeout`` (seconds) bounds the whole POST, from name resolution to the status line and headers
-    (deadline.py's total deadline, as for a fetch), not only each wait: an answer trickling in a
-    byte at a time is cut then. The body of the answer is not read."""
-    import requests  # noqa: PLC0415 - loaded already by make_session
-
-    budget = DEADLINES.start(timeout)
+def _post(session: Session, url: str, body: bytes, headers: dict[str, str], timeout: float) -> str | None:
+    """POST ``body`` through :func:`fetch.outbound.post` (the environment's proxy for ``url``, its CA bundle);
+    None for a 2xx answer, else what went wrong (one short line). ``timeout`` (seconds) bounds the whole
+    POST, from name resolution to the status line and headers (a total deadline, as for a fetch), not only
+    each wait: an answer trickling in a byte at a time is cut then. The body of the answer is not read."""
     try:
-        with session.post(
-            url, data=body, headers=headers, timeout=timeout, allow_redirects=False, stream=True
-        ) as response:
-            if 200 <= response.status_code < 300:
-                return None
-            return f"HTTP {response.status_code}"
-    except requests.RequestException as error:
-        if DEADLINES.expired():
+        answer = outbound.post(url, body, headers, timeout, session=session)
+    except outbound.OutboundError as error:
+        if error.kind == "deadline":
             return f"Timeout: no answer within {timeout:g} s"
-        return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
-    finally:
-        DEADLINES.stop(budget)
+        return f"{error.name}: {error.detail[:200]}"
+    return None if 200 <= answer.status < 300 else f"HTTP {answer.status}"
 
 
 def prune(store: Store, config: Config, now: datetime) -> int:

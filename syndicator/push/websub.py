@@ -14,9 +14,10 @@ plus the two requests syndicator sends to a hub. Rules, and where they come from
   answers a request it takes with 202 Accepted and one it refuses with a
   4xx or 5xx, the reason as plain text in the body (section 5.1.2).
 
-Importing this module loads neither requests nor an HTML library: requests
-(and :mod:`fetch`) are imported when a request is sent, so a build or a
-status report that only reads subscriptions stays light.
+Importing this module loads neither requests nor an HTML library: the
+requests go through :mod:`fetch.outbound` (the one policy of outbound
+requests: proxies, CA bundle, deadline), imported when a request is sent, so
+a build or a status report that only reads subscriptions stays light.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from syndicator.fetch import netguard
 from syndicator.values import is_http_url, strip_control
 
 if TYPE_CHECKING:
-    import requests
+    from syndicator.fetch.outbound import Answer, OutboundError, Session
 
 #: The X-Hub-Signature methods WebSub section 8 recognizes (names as hashlib knows them).
 SIGNATURE_ALGORITHMS: tuple[str, ...] = ("sha1", "sha256", "sha384", "sha512")
@@ -130,7 +131,7 @@ class HubAnswer:
 
 
 def request_subscription(
-    session: requests.Session,
+    session: Session,
     hub: str,
     *,
     mode: str,
@@ -151,10 +152,9 @@ def request_subscription(
     made and answered, see :func:`_post`.
 
     Args:
-        session: the session to send with; its own settings (proxies, CA
-            bundle, ``trust_env``) apply: give one with ``trust_env`` False,
-            as :class:`fetch.Fetcher` uses, so that no ``.netrc``
-            credentials go to a hub.
+        session: the session to send with: give :func:`fetch.outbound.new_session`'s
+            (the planet's User-Agent, the environment's CA bundle, no ``.netrc``
+            credentials, no cookie kept); the proxies are the environment's for each URL.
         hub: the hub's URL (http(s)); any other value is answered, not raised.
         mode: "subscribe" or "unsubscribe".
         topic: the topic URL (the advertised self URL); callback: our callback URL.
@@ -166,7 +166,7 @@ def request_subscription(
         source: the configured feed URL the hub was advertised by: the hub is
             a URL learned from the network, and reaches only public addresses
             unless it is on that URL's host or ``allow_private``
-            (:mod:`netguard`; the session must be :func:`fetch.guarded_session`'s
+            (:mod:`netguard`; the session must be :func:`fetch.outbound.new_session`'s
             for the addresses connected to to be screened); None: not screened.
     Returns:
         HubAnswer; never raises for the hub's or the network's trouble.
@@ -188,7 +188,7 @@ def request_subscription(
     return _post(session, hub, form, timeout, source, allow_private)
 
 
-def notify_publish(session: requests.Session, hub: str, topics: Sequence[str], timeout: float = 15.0) -> HubAnswer:
+def notify_publish(session: Session, hub: str, topics: Sequence[str], timeout: float = 15.0) -> HubAnswer:
     """Tell a hub that ``topics`` changed: the publisher's ping.
 
     Not part of WebSub, which leaves publishing to hub and publisher; the
@@ -216,27 +216,25 @@ def notify_publish(session: requests.Session, hub: str, topics: Sequence[str], t
 
 
 def _post(
-    session: requests.Session,
+    session: Session,
     hub: str,
     form: list[tuple[str, str]],
     timeout: float,
     source: str | None = None,
     allow_private: bool = False,
 ) -> HubAnswer:
-    """POST ``form`` to ``hub`` and read its answer.
+    """POST ``form`` to ``hub`` and read its answer, through :func:`fetch.outbound.post` (proxies, CA bundle).
 
     * Redirects: a 307 or 308 to an http(s) URL is followed with the same
       POST (RFC 9110 sections 15.4.8, 15.4.9), at most
       :data:`MAX_HUB_REDIRECTS` times, never from https to http (the form
       may carry the secret); any other redirect is an answer that is not
       accepted (301, 302 and 303 would turn the POST into a GET).
-    * ``timeout`` seconds to connect and between bytes (requests' timeout);
-      the body is read until :data:`MAX_ANSWER_BYTES` bytes, its end, or
-      ``2 * timeout`` seconds after the request started, checked between reads.
-      ``Accept-Encoding: identity`` is asked: a compressed body is not shown.
-    * Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...), as
-      for fetches; give a session with ``trust_env = False`` so that no
-      ``.netrc`` credentials are sent.
+    * ``timeout`` seconds to connect and between bytes; the whole request,
+      redirects included, ends ``2 * timeout`` seconds after it started (a
+      total deadline). The body is read until its first line, :data:`MAX_ANSWER_BYTES`
+      bytes, its end, or that deadline. ``Accept-Encoding: identity`` is asked:
+      a compressed body is not shown.
     * A connection failure or a timeout is an answer with status None; so is
       a hub (or a redirect) learned from ``source`` that leads to a private
       network (:mod:`netguard`), refused before connecting.
@@ -244,60 +242,54 @@ def _post(
     Raises:
         ValueError: a form value that cannot be encoded in UTF-8.
     """
-    import requests  # noqa: PLC0415 - here: importing websub loads no HTTP library
-    import urllib3  # noqa: PLC0415
+    from syndicator.fetch import outbound  # noqa: PLC0415 - here: importing websub loads no HTTP library
 
     if not is_http_url(hub):
         return HubAnswer(False, None, f"not an http(s) hub URL: {_shown(hub)}")
-    data = urlencode(form, encoding="utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate
+    data = urlencode(form, encoding="utf-8").encode("ascii")  # UnicodeEncodeError (a ValueError): a lone surrogate
     headers = {"Content-Type": _FORM, "Accept-Encoding": "identity"}
-    started = time.monotonic()
+    ends = time.monotonic() + 2 * timeout
     url = hub.strip()
     for hop in range(MAX_HUB_REDIRECTS + 1):
-        screened = source is not None and netguard.screened(source, url, allow_private)
         problem = None if source is None else netguard.refusal(source, url, allow_private)
         if problem is not None:
             return HubAnswer(False, None, f"{kind_of('private_address').text}: {problem}")
+        left = ends - time.monotonic()
         try:
-            with netguard.screening(screened):
-                response = session.post(
-                    url,
-                    data=data,
-                    headers=headers,
-                    timeout=timeout,
-                    allow_redirects=False,
-                    stream=True,
-                    proxies=_proxies(url),
+            with netguard.screening(source is not None and netguard.screened(source, url, allow_private)):
+                answer = outbound.post(
+                    url, data, headers, timeout, session=session, deadline=left, read=MAX_ANSWER_BYTES, enough=_lined
                 )
-        except requests.exceptions.ConnectTimeout:
-            return HubAnswer(False, None, f"could not connect within {timeout:g} s")
-        except requests.exceptions.Timeout:
-            return HubAnswer(False, None, f"no answer within {timeout:g} s")
-        except requests.exceptions.ConnectionError as error:
-            refused = netguard.private_cause(error)
-            if refused is not None:
-                return HubAnswer(False, None, f"{kind_of('private_address').text}: {refused}")
-            return HubAnswer(False, None, f"could not connect: {_reason(error)}")
-        except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError) as error:
-            return HubAnswer(False, None, f"request failed: {_reason(error)}")
-        try:
-            status = response.status_code
-            if status in (307, 308):
-                target, why = _redirect_target(url, response)
-                if target is None or hop == MAX_HUB_REDIRECTS:
-                    why = why or f"more than {MAX_HUB_REDIRECTS} redirects"
-                    return HubAnswer(False, status, f"hub answered {status}: redirect not followed: {why}")
-                url = target
-                continue
-            return _answer(response, _first_line(response, started + 2 * timeout))
-        finally:
-            response.close()
+        except outbound.OutboundError as error:
+            return HubAnswer(False, None, _unanswered(error, timeout))
+        if answer.status not in (307, 308):
+            return _answer(answer)
+        target, why = _redirect_target(url, answer.headers.get("location"))
+        if target is None or hop == MAX_HUB_REDIRECTS:
+            why = why or f"more than {MAX_HUB_REDIRECTS} redirects"
+            return HubAnswer(False, answer.status, f"hub answered {answer.status}: redirect not followed: {why}")
+        url = target
     raise AssertionError("unreachable: the last hop returns")  # pragma: no cover
 
 
-def _redirect_target(url: str, response: requests.Response) -> tuple[str | None, str]:
-    """(the URL a 307/308 points to, "") or (None, why it is not followed)."""
-    location = (response.headers.get("location") or "").strip()
+def _unanswered(error: OutboundError, timeout: float) -> str:
+    """The message of a hub request that got no answer (``timeout``: seconds of each wait)."""
+    if error.kind == "private_address":
+        return f"{kind_of('private_address').text}: {error.refused}"
+    if error.kind == "connect_timeout":
+        return f"could not connect within {timeout:g} s"
+    if error.kind == "timeout":
+        return f"no answer within {timeout:g} s"
+    if error.kind == "deadline":
+        return f"no answer within {2 * timeout:g} s"
+    if error.kind == "connection":
+        return f"could not connect: {error.reason}"
+    return f"request failed: {error.reason}"
+
+
+def _redirect_target(url: str, location: str | None) -> tuple[str | None, str]:
+    """(the URL a 307/308 with ``location`` points to, "") or (None, why it is not followed)."""
+    location = (location or "").strip()
     target = urls.join(url, location) if location else None
     if target is None or not is_http_url(target):
         return None, f"unusable Location {_shown(location)}"
@@ -306,48 +298,37 @@ def _redirect_target(url: str, response: requests.Response) -> tuple[str | None,
     return target, ""
 
 
-def _first_line(response: requests.Response, deadline: float) -> str:
-    """The first non-blank line of the answer's body, on one line, at most :data:`MESSAGE_CHARS` characters."""
-    import requests  # noqa: PLC0415 - loaded already by _post
-    import urllib3  # noqa: PLC0415
+def _lined(start: bytes) -> bool:
+    """True once the first bytes of a body hold a whole line that is not blank (the first line is in)."""
+    return b"\n" in start.lstrip()
 
-    coding = (response.headers.get("content-encoding") or "identity").strip().lower()
+
+def _first_line(answer: Answer) -> str:
+    """The first non-blank line of the answer's body, on one line, at most :data:`MESSAGE_CHARS` characters;
+    "" for a body in a content coding."""
+    coding = (answer.headers.get("content-encoding") or "identity").strip().lower()
     if coding != "identity":
         return ""
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        while size < MAX_ANSWER_BYTES and time.monotonic() < deadline:
-            chunk = response.raw.read1(MAX_ANSWER_BYTES - size, decode_content=False)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if b"\n" in chunk and b"".join(chunks).strip():
-                break  # the first line is in
-    except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError):
-        pass  # what arrived is shown
-    text = b"".join(chunks).decode("utf-8", "replace")
+    text = answer.body.decode("utf-8", "replace")
     line = next((_one_line(part) for part in text.splitlines() if _one_line(part)), "")
     return line[:MESSAGE_CHARS]
 
 
-def _answer(response: requests.Response, line: str) -> HubAnswer:
-    """The HubAnswer for a final (not redirect) response whose body's first line is ``line``."""
-    from syndicator.fetch.http import parse_retry_after, response_headers  # noqa: PLC0415 - fetch imports requests
+def _answer(answer: Answer) -> HubAnswer:
+    """The HubAnswer for a final (not redirect) answer."""
+    from syndicator.fetch.answer import parse_retry_after  # noqa: PLC0415 - fetch imports requests
 
-    status = response.status_code
-    reason = _phrase(status) or _one_line(str(response.reason or ""))[:MESSAGE_CHARS]
+    status, line = answer.status, _first_line(answer)
+    reason = _phrase(status) or _one_line(answer.reason)[:MESSAGE_CHARS]
     if 200 <= status < 300:
         return HubAnswer(True, status, f"{status} {reason}".rstrip())
     retry_after = None
     if status in (429, 503):
-        headers = response_headers(response, ("date", "retry-after"))
         try:  # an HTTP-date is measured against the hub's own Date (one, RFC 9110 section 6.6.1), else our clock
-            sent = http_date(headers.get("date")) or datetime.now(UTC)
+            sent = http_date(answer.headers.get("date")) or datetime.now(UTC)
         except (OverflowError, ValueError):
             sent = datetime.now(UTC)
-        retry_after = parse_retry_after(headers.get("retry-after"), sent)
+        retry_after = parse_retry_after(answer.headers.get("retry-after"), sent)
     message = f"hub answered {status}: {line}" if line else f"hub answered {status} {reason}".rstrip()
     return HubAnswer(False, status, message, retry_after)
 
@@ -369,23 +350,3 @@ def _shown(value: object) -> str:
     """A value from a feed or a hub, for a one-line message: quoted, escaped, at most 200 characters."""
     text = value if isinstance(value, str) else repr(value)
     return repr(text[:200]) + ("…" if len(text) > 200 else "")
-
-
-def _reason(error: BaseException) -> str:
-    """The innermost message of a requests/urllib3 error chain, on one line, at most 200 characters."""
-    seen = 0
-    while error.__context__ is not None and not isinstance(error.__context__, KeyboardInterrupt) and seen < 10:
-        error, seen = error.__context__, seen + 1
-    return " ".join(str(error).split())[:MESSAGE_CHARS] or type(error).__name__
-
-
-def _proxies(url: str) -> dict[str, str] | None:
-    """The proxies the environment names for ``url`` (requests' reading of HTTP(S)_PROXY, ALL_PROXY and
-    NO_PROXY), or None when it names none."""
-    import urllib.request  # noqa: PLC0415
-
-    import requests  # noqa: PLC0415
-
-    if not urllib.request.getproxies():
-        return None
-    return dict(requests.utils.get_environ_proxies(url))
