@@ -560,7 +560,7 @@ def test_report_counts_http_requests_per_host_as_the_server_saw_them(server: HTT
 
 
 def test_a_fetcher_for_no_sites_yaml_has_the_config_defaults_and_no_contact_url(tmp_path: Path) -> None:
-    from syndicator.config import load_config  # noqa: PLC0415
+    from syndicator.config.load import load_config  # noqa: PLC0415
 
     with Fetcher.for_config(None) as bare, Fetcher.for_config(None, user_agent=UA, timeout=3, retries=0) as told:
         assert (bare.user_agent, bare.timeout, bare.retries, bare.max_bytes) == (
