@@ -1,5 +1,6 @@
 """Frozen dataclasses the pipeline stages pass along: requests, fetch results, parsed feeds and entries,
-observations, decisions, the durable per-source state and stored entries.
+observations, decisions, the durable per-source state and stored entries, and what a save knows of a
+source's entries and writes for a new snapshot (Known, Intents).
 
 The configuration's types (Config, Site, Delivery) are in ``configtypes``; the sites page's health
 rule (SiteStatus) is in ``health``. Units are in the names or comments: durations are seconds (float), sizes are
@@ -457,6 +458,65 @@ def newest(stored: Sequence[StoredEntry], count: int) -> list[int]:
     full, :meth:`store.Store.snapshots`) and selection (which shows them) share.
     """
     return sorted(range(len(stored)), key=lambda i: (-stored[i].date.timestamp(), i))[: max(count, 0)]
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the store knows of a source, for the ids and alias keys of the entries being saved
+    (read by :meth:`state.store.Store.read_known`; the rules that use it are :mod:`poll.known`'s).
+
+    Attributes:
+        seen: {entry id: (first date as ISO 8601 text or None, content hash or None)}.
+        aliases: {alias key: the seen entry id it names}.
+        has_history: the source has a seen entry (any, not only these): False for its first snapshot.
+    """
+
+    seen: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    has_history: bool = True
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A ``seen`` row of a new id: first seen ``now``, its content hash and first date (ISO 8601 or None)."""
+
+    id: str
+    first_seen: str
+    content_hash: str
+    first_date: str | None
+
+
+@dataclass(frozen=True)
+class Event:
+    """A new or changed entry to announce (an ``outbox`` row): ``kind`` "new" or "changed", ``version``
+    its content hash."""
+
+    entry: Entry
+    kind: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Intents:
+    """What a save writes for a new snapshot, besides the source's row (decided by
+    :func:`poll.known.intents`, written by :meth:`state.store.Store.write_intents`).
+
+    Attributes:
+        snapshot: the entries, each under the id it resolves to, in document order.
+        new: the ``seen`` rows of ids never seen.
+        first_dates: (id, ISO 8601 date) of seen entries dated earlier than their first date.
+        edits: (id, content hash, change time or None) of seen entries whose hash differs; None
+            for an entry stored before hashes were kept (its hash recorded, not an edit).
+        aliases: (alias key, id) to record (a key already recorded keeps its id).
+        events: the entries to announce, empty without deliveries or for a baseline.
+    """
+
+    snapshot: list[Entry]
+    new: list[Seen]
+    first_dates: list[tuple[str, str]]
+    edits: list[tuple[str, str, str | None]]
+    aliases: list[tuple[str, str]]
+    events: list[Event]
 
 
 @dataclass(frozen=True, slots=True)

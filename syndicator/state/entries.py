@@ -2,8 +2,8 @@
 
 :func:`read_known` reads, for the entries being saved, the ``seen`` rows and
 ``aliases`` they could resolve to (a query or two for the whole snapshot, not
-several per entry) as a :class:`poll.known.Known`; :func:`write` writes the
-:class:`poll.known.Intents` that :func:`poll.known.intents` made of it: the
+several per entry) as a :class:`model.Known`; :func:`write` writes the
+:class:`model.Intents` that :func:`poll.known.intents` made of it: the
 snapshot (``entries``), new and updated ``seen`` rows, new ``aliases``, and
 the ``outbox`` events with one pending delivery per destination, all in the
 caller's transaction ("commit before fan-out"). The rules (aliases, first
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from syndicator.model import Entry
-from syndicator.poll.known import Event, Intents, Known, lookups
+from syndicator.model import Entry, Event, Intents, Known
+from syndicator.poll.known import lookups
 from syndicator.state.rows import chunks, entry_to_json
 
 __all__ = ["outbox_time", "read_known", "write"]
