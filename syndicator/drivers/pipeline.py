@@ -47,7 +47,7 @@ from syndicator.fetch import localfile
 from syndicator.fetch.hosts import host_key
 from syndicator.model import Failed, Fetched, FetchRequest, FetchResult, Observation, SourceState
 from syndicator.poll import schedule
-from syndicator.poll.path import LEDGER_KEY, policy_of, poll_sources
+from syndicator.poll.path import LEDGER_KEY, policy_of, poll_sources, save
 from syndicator.poll.pool import HostPool
 from syndicator.site import planet
 from syndicator.site.publish import MARKER, check_output, output_lock
@@ -421,5 +421,5 @@ def _forgive(
             next_attempt=now,
             reason="offline: every request of the last build failed to connect; tried again by the next build",
         )
-        store.save(forgiven[source], None, now)
+        save(store, forgiven[source], None, now)
     return forgiven
