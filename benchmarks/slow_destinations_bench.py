@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from syndicator.config.load import load_config  # noqa: E402
 from syndicator.feedtypes import Entry  # noqa: E402
 from syndicator.model import SourceState  # noqa: E402
+from syndicator.poll.path import save  # noqa: E402
 from syndicator.push.deliveries import DeliveryLoop  # noqa: E402
 from syndicator.state.store import Store  # noqa: E402
 
@@ -110,13 +111,13 @@ def run(folder: Path, modes: list[str], events: int, every: float) -> dict[str, 
     committed: dict[str, float] = {}
     with Store.open(config.cache) as store:
         store.outbox = tuple(d.url for d in destinations.values())
-        store.save(SourceState(SOURCE, SOURCE), [Entry(id="e0")], datetime.now(UTC))  # the baseline
+        save(store, SourceState(SOURCE, SOURCE), [Entry(id="e0")], datetime.now(UTC))  # the baseline
         loop = DeliveryLoop(config)
         loop.start()
         try:
             for n in range(1, events + 1):
                 entries = [*(Entry(id=f"e{k}", title=f"Post {k}") for k in range(n, 0, -1)), Entry(id="e0")]
-                store.save(SourceState(SOURCE, SOURCE), entries, datetime.now(UTC))
+                save(store, SourceState(SOURCE, SOURCE), entries, datetime.now(UTC))
                 committed[f"e{n}"] = time.monotonic()
                 loop.wake()
                 time.sleep(every)

@@ -18,6 +18,7 @@ import pytest
 
 from syndicator.errors import StoreError
 from syndicator.model import SourceState
+from syndicator.poll.path import save
 from syndicator.poll.schedule import due_sources
 from syndicator.state import pgstate
 from syndicator.state.claims import Claim, claim, extend, held, release
@@ -156,7 +157,8 @@ def test_concurrent_workers_never_share_a_source_nor_exceed_per_host(
                 barrier.wait()  # claimed: the checker looks
                 barrier.wait()  # checked: store the observations, then release
                 for c in results[r][index]:
-                    store.save(
+                    save(
+                        store,
                         SourceState(
                             url=c.source, fetch_url=c.source, last_attempt=now, next_attempt=now + timedelta(days=1)
                         ),
@@ -293,7 +295,8 @@ def test_host_gap_spaces_the_claims_of_one_host(store: Store) -> None:
 def test_register_is_idempotent_and_keeps_stored_state(store: Store) -> None:
     db = store._db
     stored = feed(1, "a.example")
-    store.save(
+    save(
+        store,
         SourceState(
             url=stored, fetch_url="https://moved.example/x.xml", failures=2, next_attempt=NOW + timedelta(hours=1)
         ),

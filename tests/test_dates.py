@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from syndicator import dates
 from syndicator.dates import http_date, parse_date, trusted
 from syndicator.parse.feed import parse_feed
+from syndicator.poll.path import save
 from syndicator.site.selection import select_entries
 from syndicator.state.store import Store
 
@@ -173,8 +174,8 @@ def test_untrusted_date_falls_back_to_first_seen(tmp_path, pub_date: str, reason
 
     site = Site("B", "https://b.example/feed")
     with Store.open(tmp_path) as store:
-        store.save(SourceState(site.feed, site.feed), parsed.entries, NOW - timedelta(days=3))
-        store.save(SourceState(site.feed, site.feed), parsed.entries, NOW)  # seen again later
+        save(store, SourceState(site.feed, site.feed), parsed.entries, NOW - timedelta(days=3))
+        save(store, SourceState(site.feed, site.feed), parsed.entries, NOW)  # seen again later
         snapshot = store.snapshots([site.feed])
     merged = select_entries([site], snapshot, 5)
     assert [(s.entry.title, s.date) for s in merged] == [

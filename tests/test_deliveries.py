@@ -27,6 +27,7 @@ from syndicator.config.load import load_config
 from syndicator.errors import ConfigError
 from syndicator.feedtypes import Entry
 from syndicator.model import SourceState
+from syndicator.poll.path import save
 from syndicator.push import deliveries
 from syndicator.push.deliveries import ATTEMPTS, deliver_due, make_session
 from syndicator.state import outbox, statefile
@@ -271,8 +272,9 @@ def test_events_committed_without_a_delivery_run_are_delivered_later_once_per_de
     source = "https://blog.example.org/feed.xml"
     with Store.open(tmp_path / "cache") as store:  # the build "crashed" after the commit: nothing delivered
         store.outbox = (a.url, b.url)
-        store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the source's baseline: no event
-        store.save(
+        save(store, SourceState(source, source), [Entry(id="e0")], NOW)  # the source's baseline: no event
+        save(
+            store,
             SourceState(source, source),
             [Entry(id="e1", title="One", link="https://blog.example.org/1"), Entry(id="e0")],
             NOW,
@@ -296,17 +298,18 @@ def test_a_save_that_fails_writes_no_event(tmp_path: Path) -> None:
     source = "https://blog.example.org/feed.xml"
     with Store.open(tmp_path / "cache") as store:
         store.outbox = ("https://hooks.example.org/in",)
-        store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
+        save(store, SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
         assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 0
         with pytest.raises(TypeError):  # an entry that cannot be stored: the transaction rolls back
-            store.save(
+            save(
+                store,
                 SourceState(source, source),
                 [Entry(id="e1"), Entry(id="e2", title=object())],  # type: ignore[arg-type]
                 NOW,
             )
         assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 0
         assert store._db.execute("SELECT id FROM seen").fetchall() == [("e0",)]
-        store.save(SourceState(source, source), [Entry(id="e1"), Entry(id="e0")], NOW)
+        save(store, SourceState(source, source), [Entry(id="e1"), Entry(id="e0")], NOW)
         assert store._db.execute("SELECT kind, entry_id FROM outbox").fetchall() == [("new", "e1")]
 
 
@@ -346,8 +349,8 @@ def test_a_worker_delivers_the_events_committed_in_a_shared_state_once(
     source = "https://blog.example.org/feed.xml"
     with Store.connect(pg_database) as store:  # committed by a worker that died before delivering them
         store.outbox = (a.url, b.url)
-        store.save(SourceState(source, source), [Entry(id="e0")], now)  # the baseline: no event
-        store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], now)
+        save(store, SourceState(source, source), [Entry(id="e0")], now)  # the baseline: no event
+        save(store, SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], now)
     worker = subprocess.Popen(
         [str(SYNDICATOR), "worker", "--config", str(config), "--name", "w", "-q"],
         stdout=subprocess.PIPE,
@@ -444,11 +447,11 @@ def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(
     source = "https://blog.example.org/feed.xml"
     with Store.open(tmp_path / "cache") as store:  # the loop's owner holds the lock, as serve does
         store.outbox = (a.url,)
-        store.save(SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
+        save(store, SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
         loop = DeliveryLoop(config, clock=after(NOW))
         loop.start()
         try:
-            store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
+            save(store, SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
             loop.wake()
             for _ in range(100):  # bounded: at most about 10 s
                 if a.received:
@@ -474,16 +477,16 @@ def test_a_destination_added_later_gets_the_events_after_it_and_one_removed_gets
         session = make_session(both)
         try:
             store.outbox = (a.url,)
-            store.save(SourceState(source, source), entries, NOW)  # the baseline: no event
+            save(store, SourceState(source, source), entries, NOW)  # the baseline: no event
             entries = [Entry(id="e1", title="One"), *entries]
-            store.save(SourceState(source, source), entries, NOW)
+            save(store, SourceState(source, source), entries, NOW)
             store.outbox = (a.url, b.url)  # b is added to sites.yaml
             entries = [Entry(id="e2", title="Two"), *entries]
-            store.save(SourceState(source, source), entries, NOW)
+            save(store, SourceState(source, source), entries, NOW)
             assert deliver_due(store, both, NOW, session, 10).delivered == 3
             store.outbox = (b.url,)  # a is removed
             entries = [Entry(id="e3", title="Three"), *entries]
-            store.save(SourceState(source, source), entries, NOW)
+            save(store, SourceState(source, source), entries, NOW)
             assert deliver_due(store, replace(both, deliveries=both.deliveries[1:]), NOW, session, 10).delivered == 1
         finally:
             session.close()
@@ -500,8 +503,8 @@ def test_prune_deletes_old_events_no_destination_waits_for_and_keeps_dead_letter
     written = NOW - timedelta(days=40)
     with Store.open(tmp_path / "cache") as store:
         store.outbox = (a.url, b.url)
-        store.save(SourceState(source, source), [Entry(id="e0")], written)  # the baseline: no event
-        store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], written)
+        save(store, SourceState(source, source), [Entry(id="e0")], written)  # the baseline: no event
+        save(store, SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], written)
         session = make_session(config)
         try:
             for attempt in range(ATTEMPTS):  # a is delivered at once; b fails until its delivery is dead
@@ -515,7 +518,8 @@ def test_prune_deletes_old_events_no_destination_waits_for_and_keeps_dead_letter
         assert deliveries.prune(store, config, written + timedelta(days=29)) == 0  # b's dead letter is kept
         assert deliveries.prune(store, only_a, written + timedelta(days=8)) == 1  # b removed: nothing holds it
         assert store._db.execute("SELECT COUNT(*) FROM deliveries").fetchone()[0] == 0
-        store.save(
+        save(
+            store,
             SourceState(source, source),
             [Entry(id="e2", title="Two"), Entry(id="e1", title="One"), Entry(id="e0")],
             written,
@@ -604,7 +608,7 @@ def outbox_planet(tmp_path: Path, hooks: list[RawHook], timeout: float) -> Any:
     )
     with Store.open(config.cache) as store:
         store.outbox = tuple(hook.url for hook in hooks)
-        store.save(SourceState(SOURCE, SOURCE), [Entry(id="e0")], NOW)  # the baseline: no event
+        save(store, SourceState(SOURCE, SOURCE), [Entry(id="e0")], NOW)  # the baseline: no event
     return config
 
 
@@ -618,7 +622,7 @@ def test_an_answer_trickling_a_byte_at_a_time_is_cut_at_the_timeout(
     config = outbox_planet(tmp_path, [trickle], timeout=1)
     with Store.open(config.cache) as store:
         store.outbox = (trickle.url,)
-        store.save(SourceState(SOURCE, SOURCE), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
+        save(store, SourceState(SOURCE, SOURCE), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
         with make_session(config) as session:
             counts = deliver_due(store, config, NOW, session, 10)
     assert (counts.delivered, counts.retrying) == (0, 1)
@@ -643,7 +647,7 @@ def test_a_healthy_destination_is_served_beside_one_that_hangs_and_one_that_tric
         try:
             for n in (1, 2, 3):  # each stored while the first POSTs to hang and trickle are still under way
                 entries = [*(Entry(id=f"e{k}", title=f"Post {k}") for k in range(n, 0, -1)), Entry(id="e0")]
-                store.save(SourceState(SOURCE, SOURCE), entries, NOW + timedelta(seconds=n))
+                save(store, SourceState(SOURCE, SOURCE), entries, NOW + timedelta(seconds=n))
                 loop.wake()
                 for _ in range(100):  # bounded: at most about 10 s
                     if len(ok.bodies) == n:

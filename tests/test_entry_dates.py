@@ -128,21 +128,22 @@ def test_a_regenerated_feed_does_not_float_entries_already_seen(server: HTTPServ
 
 def test_a_date_moved_back_or_a_publication_date_apart_from_updated_is_taken(tmp_path: Path) -> None:
     from syndicator.model import SourceState
+    from syndicator.poll.path import save
     from syndicator.state.store import Store
 
-    def save(store: Store, document: str, now: datetime) -> dict[str, datetime]:
-        store.save(SourceState(URL, URL), parse_feed(document.encode(), URL, {}, now).entries, now)
+    def save_document(store: Store, document: str, now: datetime) -> dict[str, datetime]:
+        save(store, SourceState(URL, URL), parse_feed(document.encode(), URL, {}, now).entries, now)
         return {s.entry.title: s.entry.date for s in store.snapshots([URL])[URL]}  # type: ignore[misc]
 
     with Store.open(tmp_path) as store:
-        save(
+        save_document(
             store, atom_feed((1, "2026-11-05T00:00:00Z", ""), (2, "2026-11-05T00:00:00Z", "2026-11-04T00:00:00Z")), NOW
         )
-        dates = save(
+        dates = save_document(
             store, atom_feed((1, "2026-11-03T00:00:00Z", ""), (2, "2026-11-20T00:00:00Z", "2026-11-19T00:00:00Z")), NOW
         )
         assert dates == {"Story 1": datetime(2026, 11, 3, tzinfo=UTC), "Story 2": datetime(2026, 11, 19, tzinfo=UTC)}
-        dates = save(store, atom_feed((1, "2026-11-04T00:00:00Z", ""), (2, "2026-11-20T00:00:00Z", "")), NOW)
+        dates = save_document(store, atom_feed((1, "2026-11-04T00:00:00Z", ""), (2, "2026-11-20T00:00:00Z", "")), NOW)
         assert dates == {"Story 1": datetime(2026, 11, 3, tzinfo=UTC), "Story 2": datetime(2026, 11, 4, tzinfo=UTC)}
 
 
@@ -150,6 +151,7 @@ def test_an_older_cache_learns_first_dates_from_its_snapshot(tmp_path: Path) -> 
     import sqlite3
 
     from syndicator.model import SourceState
+    from syndicator.poll.path import save
     from syndicator.state.schema import MIGRATIONS
     from syndicator.state.store import Store
 
@@ -168,7 +170,7 @@ def test_an_older_cache_learns_first_dates_from_its_snapshot(tmp_path: Path) -> 
     db.close()
     with Store.open(tmp_path) as store:
         entries = parse_feed(atom_feed((1, "2026-11-29T00:00:00Z", "")).encode(), URL, {}, NOW).entries
-        store.save(SourceState(URL, URL), entries, NOW)
+        save(store, SourceState(URL, URL), entries, NOW)
         (stored,) = store.snapshots([URL])[URL]
     assert (stored.entry.date, stored.entry.updated) == (
         datetime(2026, 11, 1, 9, tzinfo=UTC),

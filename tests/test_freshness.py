@@ -14,6 +14,7 @@ import pytest
 
 from syndicator.model import Check, Habits, SourceState
 from syndicator.poll import habits, intervals, schedule
+from syndicator.poll.path import save
 from syndicator.state.store import Store
 
 from .conftest import NOW, in_thread, post, rss, write_config
@@ -118,7 +119,7 @@ def test_habits_survive_the_store(tmp_path: Path) -> None:
     learnt = busy(1, 5).habits
     assert learnt is not None and learnt.count == 100
     with Store.open(tmp_path) as store:
-        store.save(SourceState("https://h1.example/feed", "https://h1.example/feed", habits=learnt), None, NOW)
+        save(store, SourceState("https://h1.example/feed", "https://h1.example/feed", habits=learnt), None, NOW)
     with Store.open(tmp_path) as store:
         assert store.states()["https://h1.example/feed"].habits == learnt
 

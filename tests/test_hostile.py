@@ -18,6 +18,7 @@ from syndicator.configtypes import Config, Site
 from syndicator.errors import FeedError
 from syndicator.model import SourceState
 from syndicator.parse.feed import parse_feed
+from syndicator.poll.path import save
 from syndicator.site.render import render_site
 from syndicator.site.selection import select_entries, site_statuses
 from syndicator.state.store import Store
@@ -179,7 +180,7 @@ def test_hostile_documents_build_safely(body: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         with Store.open(root / "cache") as store:
-            store.save(SourceState(SITE.feed, SITE.feed), parsed.entries, NOW)
+            save(store, SourceState(SITE.feed, SITE.feed), parsed.entries, NOW)
             snapshots = store.snapshots([SITE.feed])
         entries = select_entries([SITE], snapshots, 5)
         config = Config(path=root / "sites.yaml", title="Planet <&>", link="https://planet.example/", sites=(SITE,))

@@ -11,6 +11,7 @@ from pytest_httpserver import HTTPServer
 from syndicator.configtypes import Site
 from syndicator.model import SourceState
 from syndicator.parse.feed import parse_feed
+from syndicator.poll.path import save
 from syndicator.site.selection import select_entries
 from syndicator.state.store import Store
 from syndicator.urls import canonical as canonical_url
@@ -85,8 +86,8 @@ def test_items_differing_only_in_enclosure_are_distinct() -> None:
     assert len(set(ids(rss(one, two)))) == 2
 
 
-def save(store: Store, document: str, now) -> None:  # type: ignore[no-untyped-def]
-    store.save(SourceState(FEED, FEED), parse_feed(document.encode(), FEED, {}, now).entries, now)
+def save_document(store: Store, document: str, now) -> None:  # type: ignore[no-untyped-def]
+    save(store, SourceState(FEED, FEED), parse_feed(document.encode(), FEED, {}, now).entries, now)
 
 
 @pytest.mark.parametrize(
@@ -111,9 +112,9 @@ def save(store: Store, document: str, now) -> None:  # type: ignore[no-untyped-d
 def test_identifier_style_change_keeps_one_identity(tmp_path: Path, before: list, after: list) -> None:
     earlier = NOW - timedelta(days=2)
     with Store.open(tmp_path) as store:
-        save(store, rss(*before), earlier)
+        save_document(store, rss(*before), earlier)
         old_ids = [s.entry.id for s in store.snapshots([FEED])[FEED]]
-        save(store, rss(*after), NOW)
+        save_document(store, rss(*after), NOW)
         stored = store.snapshots([FEED])[FEED]
         aliases = store.aliases(FEED)
     assert [s.entry.id for s in stored] == old_ids
@@ -124,10 +125,10 @@ def test_identifier_style_change_keeps_one_identity(tmp_path: Path, before: list
 def test_an_edited_post_is_updated_in_place_and_keeps_first_seen(tmp_path: Path) -> None:
     earlier = NOW - timedelta(days=2)
     with Store.open(tmp_path) as store:
-        save(store, rss(item(1), item(2)), earlier)
-        save(store, rss(item(1), item(2)), earlier + timedelta(hours=1))
+        save_document(store, rss(item(1), item(2)), earlier)
+        save_document(store, rss(item(1), item(2)), earlier + timedelta(hours=1))
         assert [s.changed for s in store.snapshots([FEED])[FEED]] == [None, None]
-        save(store, rss(item(1, description="Text 1, corrected"), item(2)), NOW)
+        save_document(store, rss(item(1, description="Text 1, corrected"), item(2)), NOW)
         stored = store.snapshots([FEED])[FEED]
     assert [s.entry.summary for s in stored] == ["Text 1, corrected", "Text 2"]
     assert [s.first_seen for s in stored] == [earlier, earlier]
@@ -136,8 +137,10 @@ def test_an_edited_post_is_updated_in_place_and_keeps_first_seen(tmp_path: Path)
 
 def test_two_new_posts_never_claim_one_old_identity(tmp_path: Path) -> None:
     with Store.open(tmp_path) as store:
-        save(store, rss(item(1)), NOW - timedelta(days=1))
-        save(store, rss(item(1, guid="tag:a"), item(5, guid="tag:b", link="https://blog.example.org/1?x")), NOW)
+        save_document(store, rss(item(1)), NOW - timedelta(days=1))
+        save_document(
+            store, rss(item(1, guid="tag:a"), item(5, guid="tag:b", link="https://blog.example.org/1?x")), NOW
+        )
         stored = store.snapshots([FEED])[FEED]
     assert len({s.entry.id for s in stored}) == 2
 
@@ -173,7 +176,7 @@ def test_same_post_in_two_sites_feeds_shows_once_credited_to_its_own_site(tmp_pa
             (other, rss(item(7, link="https://bob.example/7"))),
         ):
             entries = parse_feed(document.encode(), site.feed, {}, NOW).entries
-            store.save(SourceState(site.feed, site.feed), entries, NOW)
+            save(store, SourceState(site.feed, site.feed), entries, NOW)
         snapshots = store.snapshots([s.feed for s in (planet, own, other)])
     merged = select_entries([planet, own, other], snapshots, 5)
     assert [(s.site.name, s.entry.title) for s in merged] == [("Bob", "Post 7"), ("Alice", "Post 1")]
@@ -209,7 +212,7 @@ def test_a_version_1_state_database_is_migrated(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with Store.open(tmp_path) as store:
-        save(store, rss(item(1, guid="tag:blog,2026:1")), NOW)
+        save_document(store, rss(item(1, guid="tag:blog,2026:1")), NOW)
         stored = store.snapshots([FEED])[FEED]
         assert store.aliases(FEED)["id:tag:blog,2026:1"] == "https://blog.example.org/1"
     assert [(s.entry.id, s.first_seen) for s in stored] == [("https://blog.example.org/1", NOW - timedelta(days=5))]

@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from syndicator.feedtypes import Entry, content_hash
-from syndicator.poll.known import Known, Seen, intents, keep_first_date, lookups, resolve
+from syndicator.poll.known import alias, intents, keep_first_date, lookups, resolve
+from syndicator.saves import Known, Seen
 
 from .conftest import NOW
 
@@ -91,7 +92,7 @@ def test_an_exact_id_claims_before_an_alias() -> None:
 
 def test_a_url_key_finds_the_url_under_either_scheme_and_is_looked_up_so() -> None:
     entry = Entry(id="n", aliases=("uri://example.org/p",))
-    assert Known({"http://example.org/p": (None, None)}).alias("uri://example.org/p") == "http://example.org/p"
+    assert alias(Known({"http://example.org/p": (None, None)}), "uri://example.org/p") == "http://example.org/p"
     keys, ids = lookups([entry])
     assert keys == {"id:n", "uri://example.org/p"}
     assert ids == {"n", "https://example.org/p", "http://example.org/p"}

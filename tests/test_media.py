@@ -14,6 +14,7 @@ from syndicator.feedtypes import Enclosure, Entry
 from syndicator.model import SourceState
 from syndicator.parse.feed import parse_feed
 from syndicator.parse.media import duration_seconds, media_type, parse_length
+from syndicator.poll.path import save
 from syndicator.site.mediaview import clock, human_size
 from syndicator.state.store import DATABASE, Store
 
@@ -242,7 +243,7 @@ def test_enclosures_are_stored_and_rows_stored_without_them_still_load(tmp_path:
     )
     without = Entry(id="urn:2", title="Two")
     with Store.open(tmp_path) as store:
-        store.save(SourceState(FEED, FEED), [with_media, without], NOW)
+        save(store, SourceState(FEED, FEED), [with_media, without], NOW)
     with sqlite3.connect(tmp_path / DATABASE) as db:  # as an earlier version wrote it: no "enclosures" key
         (data,) = db.execute("SELECT data FROM entries WHERE id = 'urn:2'").fetchone()
         old = json.loads(data)

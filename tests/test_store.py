@@ -21,6 +21,7 @@ from syndicator.configtypes import Site
 from syndicator.errors import CacheLockedError, StoreError
 from syndicator.feedtypes import Entry
 from syndicator.model import Check, SourceState
+from syndicator.poll.path import save
 from syndicator.site.selection import select_entries
 from syndicator.state.schema import SCHEMA_VERSION
 from syndicator.state.store import DATABASE, Store
@@ -76,7 +77,7 @@ def test_state_and_snapshot_round_trip(tmp_path: Path) -> None:
     )
     entries = [entry(1), entry(2, date=None, author=None, link=None, updated=None)]
     with Store.open(tmp_path) as store:
-        store.save(saved, entries, NOW)
+        save(store, saved, entries, NOW)
     with Store.open(tmp_path) as store:
         assert store.states() == {URL: saved}
         stored = store.snapshots([URL, "https://other.example.org/"])
@@ -106,8 +107,8 @@ def test_state_and_snapshot_round_trip(tmp_path: Path) -> None:
 )
 def test_saving_state_without_entries_keeps_the_snapshot(tmp_path: Path, outcome: SourceState) -> None:
     with Store.open(tmp_path) as store:
-        store.save(state(last_success=NOW), [entry(1), entry(2)], NOW)
-        store.save(outcome, None, NOW + timedelta(hours=1))
+        save(store, state(last_success=NOW), [entry(1), entry(2)], NOW)
+        save(store, outcome, None, NOW + timedelta(hours=1))
         assert store.states()[URL] == outcome
         assert [s.entry.id for s in store.snapshots([URL])[URL]] == [entry(1).id, entry(2).id]
 
@@ -115,17 +116,17 @@ def test_saving_state_without_entries_keeps_the_snapshot(tmp_path: Path, outcome
 def test_new_snapshot_replaces_the_old_and_first_seen_is_kept(tmp_path: Path) -> None:
     later = NOW + timedelta(days=2)
     with Store.open(tmp_path) as store:
-        store.save(state(), [entry(1), entry(2)], NOW)
-        store.save(state(), [entry(3), entry(1, title="Post 1, edited")], later)
+        save(store, state(), [entry(1), entry(2)], NOW)
+        save(store, state(), [entry(3), entry(1, title="Post 1, edited")], later)
         stored = store.snapshots([URL])[URL]
     assert [(s.entry.title, s.first_seen) for s in stored] == [("Post 3", later), ("Post 1, edited", NOW)]
 
 
 def test_a_failed_save_changes_nothing(tmp_path: Path) -> None:
     with Store.open(tmp_path) as store:
-        store.save(state(title="Old"), [entry(1)], NOW)
+        save(store, state(title="Old"), [entry(1)], NOW)
         with pytest.raises(sqlite3.IntegrityError):  # two entries with one id: a bug, and it must roll back
-            store.save(state(title="New"), [entry(2), entry(2)], NOW)
+            save(store, state(title="New"), [entry(2), entry(2)], NOW)
         assert store.states()[URL].title == "Old"
         assert [s.entry.id for s in store.snapshots([URL])[URL]] == [entry(1).id]
 
@@ -316,8 +317,8 @@ def test_only_the_newest_entries_of_each_snapshot_are_loaded_in_full(tmp_path: P
     entries = [entry(3), entry(1), entry(5, date=None), entry(2), entry(4)]  # the undated one: first seen, NOW
     other = "https://other.example.org/feed.xml"
     with Store.open(tmp_path) as store:
-        store.save(state(), entries, NOW)
-        store.save(SourceState(url=other, fetch_url=other), [entry(7)], NOW - timedelta(days=1))
+        save(store, state(), entries, NOW)
+        save(store, SourceState(url=other, fetch_url=other), [entry(7)], NOW - timedelta(days=1))
         full = store.snapshots([URL, other])
         light = store.snapshots([URL, other], complete=2)
     assert [s.entry.id for s in light[URL]] == [e.id for e in entries]  # every entry, in document order
@@ -335,11 +336,11 @@ def test_only_the_newest_entries_of_each_snapshot_are_loaded_in_full(tmp_path: P
 def test_light_entries_are_completed_in_the_order_given(tmp_path: Path) -> None:
     entries = [entry(3), entry(1), entry(2)]
     with Store.open(tmp_path) as store:
-        store.save(state(), entries, NOW)
+        save(store, state(), entries, NOW)
         full = store.snapshots([URL])[URL]
         light = store.snapshots([URL], complete=0)[URL]
         assert all(s.entry.title == "" for s in light)
         chosen = [light[2], light[0]]
         assert store.complete(chosen) == [full[2], full[0]]
-        store.save(state(), [entry(1)], NOW)  # entries 2 and 3 leave the snapshot
+        save(store, state(), [entry(1)], NOW)  # entries 2 and 3 leave the snapshot
         assert store.complete(chosen) == chosen  # no longer stored: left as they were

@@ -24,6 +24,7 @@ from pytest_httpserver import HTTPServer
 from syndicator.errors import StoreError
 from syndicator.feedtypes import Entry
 from syndicator.model import Check, SourceState
+from syndicator.poll.path import save
 from syndicator.state import statefile
 from syndicator.state.store import GENERATION_KEY, TABLES, Store
 
@@ -82,7 +83,7 @@ def test_state_and_snapshot_round_trip(open_store: Opener) -> None:
     )
     entries = [entry(1), entry(2, date=None, author=None, link=None, updated=None)]
     with open_store() as store:
-        store.save(saved, entries, NOW)
+        save(store, saved, entries, NOW)
     with open_store() as store:
         assert store.states() == {URL: saved}
         stored = store.snapshots([URL, OTHER])
@@ -94,10 +95,10 @@ def test_state_and_snapshot_round_trip(open_store: Opener) -> None:
 def test_a_new_snapshot_replaces_the_old_keeps_first_seen_and_marks_edits(open_store: Opener) -> None:
     later = NOW + timedelta(days=2)
     with open_store() as store:
-        store.save(state(), [entry(1), entry(2)], NOW)
-        store.save(state(), [entry(3), entry(1, title="Post 1, edited")], later)
+        save(store, state(), [entry(1), entry(2)], NOW)
+        save(store, state(), [entry(3), entry(1, title="Post 1, edited")], later)
         stored = store.snapshots([URL])[URL]
-        store.save(state(failures=1, error_kind="http_5xx"), None, later)  # a failure keeps the snapshot
+        save(store, state(failures=1, error_kind="http_5xx"), None, later)  # a failure keeps the snapshot
         kept = store.snapshots([URL])[URL]
     assert [(s.entry.title, s.first_seen, s.changed) for s in stored] == [
         ("Post 3", later, None),
@@ -108,8 +109,8 @@ def test_a_new_snapshot_replaces_the_old_keeps_first_seen_and_marks_edits(open_s
 
 def test_an_entry_under_a_new_id_keeps_its_identity_through_its_alias(open_store: Opener) -> None:
     with open_store() as store:
-        store.save(state(), [entry(1, aliases=("link:example.org/1",))], NOW)
-        store.save(state(), [entry(1, id="urn:uuid:1", aliases=("link:example.org/1",))], NOW + timedelta(hours=1))
+        save(store, state(), [entry(1, aliases=("link:example.org/1",))], NOW)
+        save(store, state(), [entry(1, id="urn:uuid:1", aliases=("link:example.org/1",))], NOW + timedelta(hours=1))
         stored = store.snapshots([URL])[URL]
         assert store.aliases(URL)["link:example.org/1"] == entry(1).id
     assert [s.entry.id for s in stored] == [entry(1).id] and stored[0].first_seen == NOW
@@ -118,8 +119,8 @@ def test_an_entry_under_a_new_id_keeps_its_identity_through_its_alias(open_store
 def test_light_snapshots_and_completion(open_store: Opener) -> None:
     entries = [entry(3), entry(1), entry(5, date=None), entry(2)]
     with open_store() as store:
-        store.save(state(), entries, NOW)
-        store.save(state(OTHER), [entry(7)], NOW)
+        save(store, state(), entries, NOW)
+        save(store, state(OTHER), [entry(7)], NOW)
         full = store.snapshots([URL, OTHER])
         light = dict(store.light_snapshots([URL, OTHER]))
         assert [s.entry.id for s in light[URL]] == [e.id for e in entries]
@@ -134,26 +135,26 @@ def test_meta_values_and_the_generation_counter(open_store: Opener) -> None:
         assert store.value("x") is None and store.generation() == 0
         store.keep("x", "1")
         store.keep("x", "two")
-        store.save(state(), [entry(1)], NOW)
-        store.save(state(), None, NOW)
+        save(store, state(), [entry(1)], NOW)
+        save(store, state(), None, NOW)
         assert store.value("x") == "two" and store.generation() == 2
         assert store.value(GENERATION_KEY) == "2"
 
 
 def test_a_failed_save_changes_nothing(open_store: Opener) -> None:
     with open_store() as store:
-        store.save(state(title="Old"), [entry(1)], NOW)
+        save(store, state(title="Old"), [entry(1)], NOW)
         with pytest.raises((StoreError, Exception)):  # two entries with one id: a bug, and it must roll back
-            store.save(state(title="New"), [entry(2), entry(2)], NOW)
+            save(store, state(title="New"), [entry(2), entry(2)], NOW)
         assert store.states()[URL].title == "Old"
         assert [s.entry.id for s in store.snapshots([URL])[URL]] == [entry(1).id]
-        store.save(state(title="Newer"), [entry(3)], NOW)  # and the store still works
+        save(store, state(title="Newer"), [entry(3)], NOW)  # and the store still works
         assert store.states()[URL].title == "Newer"
 
 
 def test_the_state_dumps_and_loads_whole(open_store: Opener, tmp_path: Path) -> None:
     with open_store() as store:
-        store.save(state(), [entry(1), entry(2)], NOW)
+        save(store, state(), [entry(1), entry(2)], NOW)
         data = tmp_path / "state.json.gz"
         statefile.write(store, data, NOW, "https://planet.example.org/", tmp_path.as_uri())
         counts = {table: store.count(table) for table in TABLES}
@@ -352,7 +353,7 @@ def test_nul_characters_and_very_long_entry_ids_are_stored_in_postgresql(
     with Store.connect(pg_database) as store:  # a server's header with a NUL (SQLite keeps it; PostgreSQL cannot)
         source = server.url_for("/a.xml")
         state = store.states()[source]
-        store.save(replace(state, etag='"ab\x00cd"', last_modified="Tue,\x00 01 Dec 2026"), None, NOW)
+        save(store, replace(state, etag='"ab\x00cd"', last_modified="Tue,\x00 01 Dec 2026"), None, NOW)
         assert (store.states()[source].etag, store.states()[source].last_modified) == ('"abcd"', "Tue, 01 Dec 2026")
 
 
@@ -385,7 +386,7 @@ def test_an_entrys_language_and_out_of_line_content_are_stored_and_rows_without_
         entry(2),
     ]
     with open_store() as store:
-        store.save(state(), kept, NOW)
+        save(store, state(), kept, NOW)
         # A row written before entries kept a language: no "language", "content_src" or "content_type" key.
         data = json.loads(store._db.execute("SELECT data FROM entries WHERE id = ?", (kept[1].id,)).fetchone()[0])
         assert data["language"] is None

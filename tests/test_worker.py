@@ -206,6 +206,7 @@ def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_c
 ) -> None:
     from syndicator.feedtypes import Entry
     from syndicator.model import SourceState
+    from syndicator.poll.path import save
 
     from .test_deliveries import Hook
 
@@ -223,8 +224,8 @@ def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_c
             )
             source = "https://blog.example.org/feed.xml"
             store.outbox = (hook.url,)
-            store.save(SourceState(source, source), [Entry(id="e0")], datetime.now(UTC))
-            store.save(SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], datetime.now(UTC))
+            save(store, SourceState(source, source), [Entry(id="e0")], datetime.now(UTC))
+            save(store, SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], datetime.now(UTC))
         wait_for(
             lambda: "connected to the state again" in (tmp_path / "worker-a.log").read_text(),
             "the worker to connect again",

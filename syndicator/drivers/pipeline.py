@@ -49,7 +49,7 @@ from syndicator.failures import kind_of
 from syndicator.fetch.hosts import host_key
 from syndicator.model import SourceState
 from syndicator.poll import schedule
-from syndicator.poll.path import LEDGER_KEY, Poller, policy_of
+from syndicator.poll.path import LEDGER_KEY, Poller, policy_of, save
 from syndicator.site import planet
 from syndicator.site.output import check_output, output_lock
 from syndicator.site.selection import site_statuses
@@ -348,5 +348,5 @@ def _forgive(
             next_attempt=now,
             reason="offline: every request of the last build failed to connect; tried again by the next build",
         )
-        store.save(forgiven[source], None, now)
+        save(store, forgiven[source], None, now)
     return forgiven

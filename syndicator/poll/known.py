@@ -1,12 +1,13 @@
 """What a new snapshot means against what is known of its source: the pure rules of a save.
 
-:meth:`state.store.Store.save` reads what the store knows of the entries
-being saved (a :class:`Known`: the seen ids with their first date and content
-hash, the recorded aliases, whether the source has any history), calls
-:func:`intents` inside its transaction, and writes the :class:`Intents` it
-returns. The rules are here, as plain functions on values (no SQL, no clock):
+:func:`poll.path.save` reads, in one transaction of the store, what it knows
+of the entries being saved (a :class:`saves.Known`: the seen ids with their
+first date and content hash, the recorded aliases, whether the source has any
+history; :func:`lookups` names the keys and ids to read), calls :func:`intents`
+and writes the :class:`saves.Intents` it returns. The rules are here, as plain
+functions on values (no SQL, no clock); the values are :mod:`model`'s:
 
-* aliases (:func:`resolve`): an entry whose id is new but one of whose alias
+* aliases (:func:`resolve`, :func:`alias`): an entry whose id is new but one of whose alias
   keys (identity.alias_keys, or an id a publisher switched to) names a seen
   entry is stored under that entry's id; the first id wins;
 * first dates (:func:`keep_first_date`): a seen entry whose only date moved
@@ -17,88 +18,33 @@ returns. The rules are here, as plain functions on values (no SQL, no clock):
 * events: one per new or changed entry, when the planet has deliveries.
 
 It does not read or write the database, nor build the outbox's payload (the
-store writes each :class:`Event` as its row).
+store writes each :class:`saves.Event` as its row).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 
 from syndicator.feedtypes import Entry, content_hash
+from syndicator.saves import Event, Intents, Known, Seen
 
-__all__ = ["Event", "Intents", "Known", "Seen", "intents", "keep_first_date", "lookups", "resolve"]
+__all__ = ["alias", "intents", "keep_first_date", "lookups", "resolve"]
 
 #: The alias key kinds whose value is a URL without its scheme (seen ids may hold it under either).
 _URL_KEYS = ("uri", "link")
 
 
-@dataclass(frozen=True)
-class Known:
-    """What the store knows of a source, for the ids and alias keys of the entries being saved.
-
-    Attributes:
-        seen: {entry id: (first date as ISO 8601 text or None, content hash or None)}.
-        aliases: {alias key: the seen entry id it names}.
-        has_history: the source has a seen entry (any, not only these): False for its first snapshot.
-    """
-
-    seen: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)
-    has_history: bool = True
-
-    def alias(self, key: str) -> str | None:
-        """The seen id an alias key names: recorded, or for a URL key, a seen id equal
-        to that URL under either scheme (entries stored before aliases were kept)."""
-        if key in self.aliases:
-            return self.aliases[key]
-        kind, _, bare = key.partition(":")
-        if kind in _URL_KEYS:
-            return next((f"{scheme}:{bare}" for scheme in ("https", "http") if f"{scheme}:{bare}" in self.seen), None)
-        return None
-
-
-@dataclass(frozen=True)
-class Seen:
-    """A ``seen`` row of a new id: first seen ``now``, its content hash and first date (ISO 8601 or None)."""
-
-    id: str
-    first_seen: str
-    content_hash: str
-    first_date: str | None
-
-
-@dataclass(frozen=True)
-class Event:
-    """A new or changed entry to announce (an ``outbox`` row): ``kind`` "new" or "changed", ``version``
-    its content hash."""
-
-    entry: Entry
-    kind: str
-    version: str
-
-
-@dataclass(frozen=True)
-class Intents:
-    """What a save writes for a new snapshot, besides the source's row.
-
-    Attributes:
-        snapshot: the entries, each under the id it resolves to, in document order.
-        new: the ``seen`` rows of ids never seen.
-        first_dates: (id, ISO 8601 date) of seen entries dated earlier than their first date.
-        edits: (id, content hash, change time or None) of seen entries whose hash differs; None
-            for an entry stored before hashes were kept (its hash recorded, not an edit).
-        aliases: (alias key, id) to record (a key already recorded keeps its id).
-        events: the entries to announce, empty without deliveries or for a baseline.
-    """
-
-    snapshot: list[Entry]
-    new: list[Seen]
-    first_dates: list[tuple[str, str]]
-    edits: list[tuple[str, str, str | None]]
-    aliases: list[tuple[str, str]]
-    events: list[Event]
+def alias(known: Known, key: str) -> str | None:
+    """The seen id an alias key names: recorded, or for a URL key, a seen id equal
+    to that URL under either scheme (entries stored before aliases were kept)."""
+    if key in known.aliases:
+        return known.aliases[key]
+    kind, _, bare = key.partition(":")
+    if kind in _URL_KEYS:
+        return next((f"{scheme}:{bare}" for scheme in ("https", "http") if f"{scheme}:{bare}" in known.seen), None)
+    return None
 
 
 def lookups(entries: Sequence[Entry]) -> tuple[set[str], set[str]]:
@@ -127,7 +73,7 @@ def resolve(known: Known, entries: Sequence[Entry]) -> list[Entry]:
             if resolved[index] is not None:
                 continue
             for key in keys_of(entry):
-                target = known.alias(key)
+                target = alias(known, key)
                 if target is not None and target not in claimed:
                     resolved[index] = replace(entry, id=target)
                     claimed.add(target)

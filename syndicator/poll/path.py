@@ -7,6 +7,8 @@ source, and their containment, are written here once:
 
 - :func:`policy_of` and :func:`current_policy`: the schedule policy of a
   planet (pooled habits, the request budget and its ledger);
+- :func:`save`: read | decide | write of one source's new state and
+  snapshot, in one transaction of the store (the rules: :mod:`poll.known`);
 - :func:`decide_and_store`: decide | store for one observation, in one
   transaction; a bug of ours is contained to its source (kind ``internal``);
 - :class:`Poller`: pool(observe) | decide | store over some sources; the
@@ -18,7 +20,7 @@ source, and their containment, are written here once:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime
@@ -26,10 +28,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from syndicator.configtypes import Config
 from syndicator.errors import StoreError
-from syndicator.feedtypes import ParsedFeed
+from syndicator.feedtypes import Entry, ParsedFeed
 from syndicator.model import Decision, Observation, SourceState
 from syndicator.poll import habits, schedule
 from syndicator.poll.decide import Reconciled, decide, decide_push
+from syndicator.poll.known import intents, lookups
 from syndicator.poll.pool import HostPool, HostStats, wait_first
 from syndicator.state.store import Store
 
@@ -45,6 +48,7 @@ __all__ = [
     "decide_and_store",
     "policy_of",
     "push_and_store",
+    "save",
 ]
 
 #: Where the store keeps the schedule's ledger of expected requests (schedule.budgeted).
@@ -96,6 +100,34 @@ def policy_of(
     return schedule.budgeted(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day, ledger)
 
 
+def save(store: Store, state: SourceState, entries: Iterable[Entry] | None, now: datetime) -> None:
+    """Store one source observation in a single transaction: read | decide | write.
+
+    The source's row becomes ``state``; with ``entries``, the store reads what it knows of
+    them (:func:`poll.known.lookups`), :func:`poll.known.intents` decides (new, changed,
+    aliases, first dates, the baseline, events when ``store.outbox`` has destinations) and
+    the store writes the result.
+
+    Args:
+        store: the state to write.
+        state: the new state of the source (replaces the stored row).
+        entries: the new snapshot, or None to keep the stored one (a 304, an unchanged body,
+            or a failure). Each entry is stored under the id it resolves to (its aliases).
+        now: the build's clock (UTC), recorded as first-seen of new ids and as the change
+            time of edited ones.
+    Raises:
+        StoreError: the database cannot be written (disk full, I/O error, a damaged file);
+            the transaction is rolled back, as it is for any other exception.
+    """
+    with store.transaction():
+        store.write_state(state)
+        if entries is None:
+            return
+        snapshot = list(entries)
+        known = store.read_known(state.url, *lookups(snapshot))
+        store.write_intents(state.url, intents(known, snapshot, now, announce=bool(store.outbox)), now)
+
+
 def decide_and_store(
     store: Store,
     state: SourceState,
@@ -112,7 +144,7 @@ def decide_and_store(
     """
     try:
         decision = decide(state, observation, now, policy, fingerprint)
-        store.save(decision.state, decision.entries, now)
+        save(store, decision.state, decision.entries, now)
         return observation, decision
     except StoreError:
         raise
@@ -121,7 +153,7 @@ def decide_and_store(
 
         observation = internal(observation, error)
         decision = decide(state, observation, now, policy, fingerprint)
-        store.save(decision.state, None, now)
+        save(store, decision.state, None, now)
         return observation, decision
 
 
@@ -245,5 +277,5 @@ def push_and_store(store: Store, state: SourceState, parsed: ParsedFeed, now: da
     stored = [item.entry for item in store.snapshots([state.url]).get(state.url, [])]
     decision, reconciled = decide_push(state, parsed, stored, now)
     if not reconciled.replay:
-        store.save(decision.state, decision.entries, now)
+        save(store, decision.state, decision.entries, now)
     return decision, reconciled

@@ -1,6 +1,6 @@
 """Deliveries: each new or changed entry POSTed, signed, to the webhooks of ``deliveries:`` (issue 13).
 
-Commit before fan-out: when sites.yaml has ``deliveries``, :meth:`store.Store.save`
+Commit before fan-out: when sites.yaml has ``deliveries``, a save (:func:`poll.path.save`)
 writes one ``outbox`` event for each entry it stores that is new (a new id)
 or changed (its content hash changed), and one pending ``deliveries`` row
 for it per configured destination, in the very transaction that stores the

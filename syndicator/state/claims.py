@@ -4,7 +4,7 @@ Seed 000: "A scheduler should claim due sources with a lease, allowing another
 worker to recover work if the first worker fails", and "apply concurrency
 and request-rate limits per host or registrable domain". A worker
 registers its configured sources (:func:`duequeue.register`), :func:`claim` s a few due ones,
-fetches them, stores each observation (``Store.save``, which plans the next
+fetches them, stores each observation (``poll.path.decide_and_store``, which plans the next
 attempt) and :func:`release` s the lease; while its sources wait in its
 pool or are fetched, it renews their leases (:func:`extend_all`).
 A worker that is killed simply stops renewing: once its leases expire the
@@ -35,7 +35,7 @@ order:
    ``next_start`` is after ``now``; the first ``limit`` in the order above;
 3. locks those rows of ``sources`` with ``SELECT ... FOR UPDATE SKIP
    LOCKED`` (re-checking that they are still due): a row some transaction
-   is writing right now (a late ``Store.save`` of a dead lease's holder) is
+   is writing right now (a late ``poll.path.save`` of a dead lease's holder) is
    skipped rather than handed out half-written, and the claim never waits
    on a row;
 4. inserts the leases (``ON CONFLICT (source) DO NOTHING``: the primary key

@@ -1,43 +1,43 @@
 """A save's two ends for a new snapshot: reading what is known of its entries, writing what was decided.
 
-:func:`read_known` reads, for the entries being saved, the ``seen`` rows and
-``aliases`` they could resolve to (a query or two for the whole snapshot, not
-several per entry) as a :class:`poll.known.Known`; :func:`write` writes the
-:class:`poll.known.Intents` that :func:`poll.known.intents` made of it: the
-snapshot (``entries``), new and updated ``seen`` rows, new ``aliases``, and
-the ``outbox`` events with one pending delivery per destination, all in the
-caller's transaction ("commit before fan-out"). The rules (aliases, first
-dates, new vs changed, the baseline) are :mod:`poll.known`'s, not here.
+:func:`read_known` reads the ``seen`` rows and ``aliases`` of the ids and alias
+keys it is given (those the entries being saved could resolve to; a query or
+two for the whole snapshot, not several per entry) as a :class:`saves.Known`;
+:func:`write` writes the :class:`saves.Intents` decided from it: the snapshot
+(``entries``), new and updated ``seen`` rows, new ``aliases``, and the
+``outbox`` events with one pending delivery per destination, all in the
+caller's transaction ("commit before fan-out"). Which keys to read and what
+they mean (aliases, first dates, new vs changed, the baseline) are
+:mod:`poll.known`'s rules, not here.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from syndicator.feedtypes import Entry
-from syndicator.poll.known import Event, Intents, Known, lookups
+from syndicator.saves import Event, Intents, Known
 from syndicator.state.rows import chunks, entry_to_json
 
 __all__ = ["outbox_time", "read_known", "write"]
 
 
-def read_known(db: Any, source: str, entries: Sequence[Entry]) -> Known:
-    """What the store knows of the ids and alias keys ``entries`` could resolve to (:func:`poll.known.lookups`),
-    of the ids those keys name, and whether ``source`` has any seen entry."""
-    keys, ids = lookups(entries)
+def read_known(db: Any, source: str, keys: Iterable[str], ids: Iterable[str]) -> Known:
+    """What ``source``'s ``seen`` and ``aliases`` rows hold of the alias ``keys`` and entry ``ids``
+    (str each), and of the ids those keys name, and whether ``source`` has any seen entry."""
+    wanted = set(ids)
     aliases: dict[str, str] = {}
-    for chunk in chunks(sorted(keys)):
+    for chunk in chunks(sorted(set(keys))):
         rows = db.execute(
             f"SELECT key, id FROM aliases WHERE source = ? AND key IN ({', '.join('?' * len(chunk))})",
             (source, *chunk),
         )
         aliases.update((key, str(entry_id)) for key, entry_id in rows)
-    ids.update(aliases.values())
+    wanted.update(aliases.values())
     seen: dict[str, tuple[str | None, str | None]] = {}
-    for chunk in chunks(sorted(ids)):
+    for chunk in chunks(sorted(wanted)):
         rows = db.execute(
             f"SELECT id, first_date, content_hash FROM seen WHERE source = ? AND id IN ({', '.join('?' * len(chunk))})",
             (source, *chunk),

@@ -2,7 +2,7 @@
 
 The tables are :data:`schema.OUTBOX_TABLES`: ``outbox`` (one event per entry
 version stored new or changed) and ``deliveries`` (one row per event and
-destination: pending, delivered or dead). :meth:`store.Store.save` writes
+destination: pending, delivered or dead). :meth:`store.Store.write_intents` writes
 them with the entries; this module is what a delivery loop
 (:mod:`push.deliveries`) calls to read the due ones (:func:`due`), claim one
 before its POST (:func:`take`), record its outcome (:func:`delivered`,

@@ -3,8 +3,8 @@
 The database lives at ``<cache>/state.sqlite`` (WAL mode) next to a lock
 file, ``<cache>/syndicator.lock``, that keeps two builds from using one cache
 at once. Each source observation is written in one transaction
-(:meth:`Store.save`), so a build killed at any moment leaves every source
-either as it was or fully updated.
+(:meth:`Store.transaction`, :func:`poll.path.save`), so a build killed at
+any moment leaves every source either as it was or fully updated.
 
 Tables (schema version in ``meta``):
 
@@ -40,10 +40,12 @@ Times are stored as ISO 8601 UTC text.
 
 This module opens the state (SQLite in the cache, or PostgreSQL through
 :mod:`state.pgstate`), reads and writes the source rows and the ``meta``
-values, and moves whole tables for a state file. A save reads what is known
-(:func:`state.entries.read_known`), lets :func:`poll.known.intents` decide
-(new, changed, aliases, first dates, baseline, events) and writes its intents
-(:func:`state.entries.write`). Elsewhere: the schema and its migrations
+values, and moves whole tables for a state file. A save (:func:`poll.path.save`)
+is read | decide | write in one :meth:`Store.transaction`: the store reads what
+is known (:meth:`Store.read_known`) and writes the source's row and the intents
+that :func:`poll.known.intents` decided (new, changed, aliases, first dates,
+baseline, events) (:meth:`Store.write_state`, :meth:`Store.write_intents`);
+it decides nothing. Elsewhere: the schema and its migrations
 (:mod:`state.schema`), the row formats (:mod:`state.rows`), the snapshot reads
 (:mod:`state.snapshots`).
 """
@@ -53,6 +55,7 @@ from __future__ import annotations
 import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -60,9 +63,9 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from syndicator.errors import CacheLockedError, StoreError
-from syndicator.feedtypes import Entry, StoredEntry
+from syndicator.feedtypes import StoredEntry
 from syndicator.model import SourceState
-from syndicator.poll.known import intents
+from syndicator.saves import Intents, Known
 from syndicator.state import cachefiles, snapshots
 from syndicator.state import entries as stored_entries
 from syndicator.state.rows import ROWS_PER_QUERY, STATE_COLUMNS, STATE_FIELDS, UPDATE_SET, chunks, state_from_row, to_db
@@ -291,7 +294,7 @@ class Store:
     def generation(self) -> int:
         """How many times sources or entries were written since the database was made (int).
 
-        Every :meth:`save` adds one, so two equal readings mean nothing a
+        Every save adds one (:meth:`write_state`), so two equal readings mean nothing a
         render reads from the store changed in between.
         """
         return int(self.value(GENERATION_KEY) or 0)
@@ -337,41 +340,45 @@ class Store:
 
     # --- writing ---------------------------------------------------------------
 
-    def save(self, state: SourceState, entries: Iterable[Entry] | None, now: datetime) -> None:
-        """Write one source observation in a single transaction.
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction (``with store.transaction(): ...``): all that is written inside it
+        is stored, or none of it (rolled back on any exception, which goes on).
 
-        Args:
-            state: the new state of the source (replaces the stored row).
-            entries: the new snapshot, or None to keep the stored one (a 304,
-                an unchanged body, or a failure). Each entry is stored under
-                the id it resolves to (see the module docstring on aliases).
-            now: the build's clock (UTC), recorded as first-seen of new ids
-                and as the change time of edited ones.
+        A save (:func:`poll.path.save`) reads what is known, decides and writes in one.
+
         Raises:
-            StoreError: the database cannot be written (disk full, I/O error,
-                a damaged file); the transaction is rolled back.
+            StoreError: the database cannot be written (disk full, I/O error, a damaged file); the
+                transaction is rolled back.
         """
         try:
-            self._save(state, entries, now)
+            with transaction(self._db):
+                yield
         except (sqlite3.OperationalError, sqlite3.InternalError) as e:  # disk full, I/O error, a damaged file
             raise StoreError(f"{self.path}: cannot write the state database: {e}") from e
 
-    def _save(self, state: SourceState, entries: Iterable[Entry] | None, now: datetime) -> None:
-        """Read what is known, decide (:func:`poll.known.intents`) and write, in one transaction."""
+    def write_state(self, state: SourceState) -> None:
+        """Write ``state`` as its source's row (replacing the stored one) and count a write
+        (:meth:`generation`), in the caller's :meth:`transaction`."""
         values = [to_db(getattr(state, name), name) for name in STATE_FIELDS]
         placeholders = ", ".join("?" for _ in STATE_FIELDS)
-        with transaction(self._db):
-            # An upsert, never INSERT OR REPLACE: REPLACE deletes the row first,
-            # and the foreign key's ON DELETE CASCADE would take the snapshot with it.
-            self._db.execute(
-                f"INSERT INTO sources ({STATE_COLUMNS}) VALUES ({placeholders}) "  # noqa: S608
-                f"ON CONFLICT(url) DO UPDATE SET {UPDATE_SET}",
-                values,
-            )
-            self._db.execute(_NEXT_GENERATION, (GENERATION_KEY,))
-            if entries is None:
-                return
-            entries = list(entries)
-            known = stored_entries.read_known(self._db, state.url, entries)
-            decided = intents(known, entries, now, announce=bool(self.outbox))
-            stored_entries.write(self._db, state.url, decided, self.outbox, now)
+        # An upsert, never INSERT OR REPLACE: REPLACE deletes the row first,
+        # and the foreign key's ON DELETE CASCADE would take the snapshot with it.
+        self._db.execute(
+            f"INSERT INTO sources ({STATE_COLUMNS}) VALUES ({placeholders}) "  # noqa: S608
+            f"ON CONFLICT(url) DO UPDATE SET {UPDATE_SET}",
+            values,
+        )
+        self._db.execute(_NEXT_GENERATION, (GENERATION_KEY,))
+
+    def read_known(self, source: str, keys: Iterable[str], ids: Iterable[str]) -> Known:
+        """What is stored of ``source``'s alias ``keys`` and entry ``ids`` (the ones
+        :func:`poll.known.lookups` names), in the caller's :meth:`transaction`
+        (:func:`state.entries.read_known`)."""
+        return stored_entries.read_known(self._db, source, keys, ids)
+
+    def write_intents(self, source: str, intents: Intents, now: datetime) -> None:
+        """Replace ``source``'s snapshot and record ``intents`` (decided by :func:`poll.known.intents`),
+        in the caller's :meth:`transaction`: each event gets a pending delivery to every URL of
+        :attr:`outbox`; ``now`` (UTC) is the events' time (:func:`state.entries.write`)."""
+        stored_entries.write(self._db, source, intents, self.outbox, now)
