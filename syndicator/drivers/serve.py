@@ -53,7 +53,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from syndicator.config import reread
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.pipeline import (
@@ -62,8 +61,9 @@ from syndicator.drivers.pipeline import (
     publish_site,
     restore,
 )
+from syndicator.drivers.reloading import Watch, read_again, same_places
 from syndicator.drivers.report import BuildReport
-from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
+from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, SyndicatorError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
 from syndicator.model import Fetched, Observation, ParsedFeed, SourceState
@@ -74,7 +74,7 @@ from syndicator.push import subscriptions as push
 from syndicator.push.callbacks import App, callback_url, create_server
 from syndicator.site.publish import output_lock
 from syndicator.state.pushstate import Notification, PushState, Subscription
-from syndicator.state.store import DATABASE, Store
+from syndicator.state.store import Store
 
 __all__ = ["ServeOptions", "Server", "recovery_rate"]
 
@@ -88,8 +88,6 @@ RENDER_MAX_WAIT = 5.0
 RENDER_RETRY = 60.0
 #: The longest the loop sleeps, seconds: how soon it notices a stop, a reload or a due source.
 TICK = 1.0
-#: How often sites.yaml's modification time is checked, seconds.
-CONFIG_CHECK = 2.0
 #: A local feed file is read again when it changed, or after this many seconds.
 LOCAL_RECHECK = 300.0
 #: /healthz fails when the loop has not turned for this many seconds.
@@ -168,8 +166,7 @@ class Server:
         self._dirty_since: float | None = None
         self._last_change = 0.0
         self._render_after = 0.0
-        self._config_mtime = _mtime(config.path)
-        self._config_checked = 0.0
+        self._watch = Watch(config.path)
         self._fingerprints = schedule.site_fingerprints(config.sites)
         self._sources = frozenset(config.sources)
         self._policy: tuple[float, schedule.Policy] | None = None
@@ -335,7 +332,7 @@ class Server:
                 self._stored(store, push_state, states, value, now)
             elif kind == "batch_done":
                 self._in_flight -= set(value)
-        if self._reload.is_set() or self._config_changed():
+        if self._reload.is_set() or self._watch.changed(self.config):
             self._reload.clear()
             self._reread(store, push_state)
         self._subscriptions = push_state.subscriptions()
@@ -343,24 +340,6 @@ class Server:
         self._update_gauges(now)
         if self._render_due():
             self._render(store, states)
-
-    def _config_changed(self) -> bool:
-        """True when sites.yaml's modification time changed (looked at every CONFIG_CHECK seconds).
-
-        Raises:
-            StoreError: the state database is gone: whatever is stored from now on would be lost.
-        """
-        moment = time.monotonic()
-        if moment - self._config_checked < CONFIG_CHECK:
-            return False
-        self._config_checked = moment
-        database = Path(self.config.cache) / DATABASE
-        if self.config.state is None and not database.is_file():
-            raise StoreError(
-                f"{database} was removed while serving; stopped so that nothing more is lost "
-                "(start serve again to begin from an empty state)"
-            )
-        return _mtime(self.config.path) != self._config_mtime
 
     def _sleep(self) -> float:
         """Seconds the loop may wait for an event: at most TICK, less when a render is due sooner."""
@@ -841,13 +820,11 @@ class Server:
         Changed ``deliveries`` apply to the events stored from now on: the delivery thread starts,
         stops or is started again with the new destinations and secrets."""
         path = self.config.path
-        self._config_mtime = _mtime(path)
-        try:
-            config = reread(self.config, self.options.overrides)
-        except ConfigError as error:
-            log.error("serve: %s; the previous configuration stays in use", error)
+        self._watch.seen(path)
+        config = read_again(self.config, self.options.overrides, "serve")
+        if config is None:
             return
-        if not _same_places(config, self.config):
+        if not same_places(config, self.config):
             log.error(
                 "serve: %s: the output or cache folder changed; restart serve to use it (the previous "
                 "configuration stays in use)",
@@ -990,17 +967,3 @@ def _close_http(server: Any) -> None:
 def _address(host: str, port: int) -> str:
     """HOST:PORT, an IPv6 host in brackets."""
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def _same_places(new: Config, old: Config) -> bool:
-    return (
-        Path(new.output).resolve() == Path(old.output).resolve()
-        and Path(new.cache).resolve() == Path(old.cache).resolve()
-    )
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
