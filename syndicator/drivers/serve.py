@@ -13,7 +13,7 @@ Threads, and what each may touch:
   of the feeds' state (:class:`store.Store`). It decides and stores every
   observation and notification, plans batches, re-reads sites.yaml when
   it changes (or on SIGHUP), and renders the site a moment after changes
-  (:data:`RENDER_QUIET` seconds of quiet, at most :data:`RENDER_MAX_WAIT`
+  (:data:`rendering.RENDER_QUIET` seconds of quiet, at most :data:`rendering.RENDER_MAX_WAIT`
   after the first change).
 * **the poller**: runs one batch of due sources at a time through the
   build's pool (:mod:`pool`: workers, per-host limits and pacing, the host
@@ -58,12 +58,11 @@ from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.pipeline import (
     check_folders,
     delivery_loop,
-    publish_site,
     restore,
 )
 from syndicator.drivers.reloading import Watch, read_again, same_places
-from syndicator.drivers.report import BuildReport
-from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, SyndicatorError
+from syndicator.drivers.rendering import Rendering
+from syndicator.errors import ConfigError, FeedError, SyndicatorError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
 from syndicator.model import Fetched, Observation, ParsedFeed, SourceState
@@ -80,12 +79,6 @@ __all__ = ["ServeOptions", "Server", "recovery_rate"]
 
 log = logging.getLogger("syndicator")
 
-#: Seconds of quiet after a change before the site is rendered.
-RENDER_QUIET = 0.3
-#: Seconds after the first unrendered change by which the site is rendered anyway.
-RENDER_MAX_WAIT = 5.0
-#: Seconds after a failed render (a template error, a full disk) before trying again.
-RENDER_RETRY = 60.0
 #: The longest the loop sleeps, seconds: how soon it notices a stop, a reload or a due source.
 TICK = 1.0
 #: A local feed file is read again when it changed, or after this many seconds.
@@ -163,9 +156,7 @@ class Server:
         self._breakers = push.Breakers()
         self._subscriptions: dict[str, Subscription] = {}
         self._examined: set[str] = set()
-        self._dirty_since: float | None = None
-        self._last_change = 0.0
-        self._render_after = 0.0
+        self._rendering = Rendering(self.metrics, options.clock, options.templates)
         self._watch = Watch(config.path)
         self._fingerprints = schedule.site_fingerprints(config.sites)
         self._sources = frozenset(config.sources)
@@ -288,7 +279,7 @@ class Server:
             else "off (no --public-url)",
         )
         if states:
-            self._dirty_since = time.monotonic()  # publish what the state holds at once (sitekey skips a current site)
+            self._rendering.outdated()  # publish what the state holds at once (sitekey skips a current site)
         try:
             while not self._stopping.is_set():
                 self._turn(store, push_state, states)
@@ -300,8 +291,8 @@ class Server:
             self._hub_wake.set()
             poller.join(timeout=5)  # it leaves a batch within 0.2 s; fetches still running are abandoned
             self._drain(store, push_state, states)
-            if self._dirty_since is not None:
-                self._render(store, states, final=True)
+            if self._rendering.pending:
+                self._rendering.render(self.config, store, states, final=True)
             subscriber.join(timeout=2)  # a request to a hub still waiting is abandoned: the subscription is kept
             if self._deliveries is not None:  # a POST under way is bounded by the timeout; unsent events wait
                 self._deliveries.stop(timeout=config.timeout + 2)
@@ -315,7 +306,7 @@ class Server:
             StoreError: the state database was removed (the cache folder deleted) while serving.
         """
         self._beat = time.monotonic()
-        timeout = self._sleep()
+        timeout = self._rendering.wait(TICK)
         try:
             events = [self._events.get(timeout=timeout)]
         except queue.Empty:
@@ -338,15 +329,8 @@ class Server:
         self._subscriptions = push_state.subscriptions()
         self._plan(store, states, now)
         self._update_gauges(now)
-        if self._render_due():
-            self._render(store, states)
-
-    def _sleep(self) -> float:
-        """Seconds the loop may wait for an event: at most TICK, less when a render is due sooner."""
-        if self._dirty_since is None:
-            return TICK
-        at = min(self._last_change + RENDER_QUIET, self._dirty_since + RENDER_MAX_WAIT)
-        return max(0.0, min(TICK, at - time.monotonic()))
+        if self._rendering.due():
+            self._rendering.render(self.config, store, states)
 
     # --- polling -------------------------------------------------------------------
 
@@ -501,9 +485,9 @@ class Server:
             wait = observation.retry_after or self.config.min_interval
             self._throttled[host_key(observation.request.url)] = now + timedelta(seconds=wait)
         if decision.changed:
-            self._changed()
+            self._rendering.changed()
         elif decision.state.error_kind != before.error_kind or before.last_attempt is None:
-            self._changed()  # the sites page shows the health
+            self._rendering.changed()  # the sites page shows the health
         if self.options.public_url and not is_local(source):
             self._learn_hubs(push_state, before, observation, known, now)
 
@@ -692,7 +676,7 @@ class Server:
         self._breakers.success(subscription.hub)
         if decision.changed:
             log.info("serve: %s pushed a change to %s", subscription.hub, source)
-            self._changed()
+            self._rendering.changed()
         return "stored"
 
     def _reconcile_soon(self, source: str, states: Mapping[str, SourceState], now: datetime) -> None:
@@ -839,7 +823,7 @@ class Server:
         self._policy = None
         self._leave_removed(push_state)
         self._start_deliveries(store)
-        self._changed()
+        self._rendering.changed()
         log.warning(
             "serve: read %s again: %d sites (feeds: %d added, %d removed)",
             path,
@@ -847,62 +831,6 @@ class Server:
             len(added),
             len(removed),
         )
-
-    # --- rendering -------------------------------------------------------------------
-
-    def _changed(self) -> None:
-        """Note a change the site shows: render soon (debounced)."""
-        moment = time.monotonic()
-        self._last_change = moment
-        if self._dirty_since is None:
-            self._dirty_since = moment
-
-    def _render_due(self) -> bool:
-        if self._dirty_since is None:
-            return False
-        moment = time.monotonic()
-        if moment < self._render_after:
-            return False
-        return moment - self._last_change >= RENDER_QUIET or moment - self._dirty_since >= RENDER_MAX_WAIT
-
-    def _render(self, store: Store, states: Mapping[str, SourceState], final: bool = False) -> None:
-        """select | render | publish | announce, as a build does; trouble is logged, never fatal."""
-        started = time.monotonic()
-        now = self.options.clock()
-        self._dirty_since = None
-        report = BuildReport(sites=len(self.config.sites), sources=len(self.config.sources))
-        try:
-            publish_site(
-                self.config,
-                store,
-                states,
-                now,
-                self.options.templates,
-                report,
-                started,
-                log_stale=False,
-                announce=not final,
-            )
-        except EmptyBuildError:
-            log.info("serve: no entries yet; nothing published")
-            return
-        except (RenderError, OSError) as error:  # OSError: report.json could not be written
-            if final:
-                log.error("serve: %s; the last changes were not published (the next start publishes them)", error)
-                return
-            log.error("serve: %s; trying again in %.0f s", error, RENDER_RETRY)
-            self._render_after = time.monotonic() + RENDER_RETRY
-            self._dirty_since = self._dirty_since or time.monotonic()
-            return
-        if report.rendered:
-            self.metrics.renders.inc()
-            self.metrics.last_render.set(time.time())
-            log.info(
-                "serve: published %d entries in %.2f s%s",
-                report.entries,
-                time.monotonic() - started,
-                " (stopping)" if final else "",
-            )
 
     def _drain(self, store: Store, push_state: PushState, states: dict[str, SourceState]) -> None:
         """At a stop: store every observation already made and every notification already committed."""
