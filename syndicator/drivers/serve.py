@@ -47,7 +47,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -62,17 +62,19 @@ from syndicator.drivers.pipeline import (
 )
 from syndicator.drivers.reloading import Watch, read_again, same_places
 from syndicator.drivers.rendering import Rendering
-from syndicator.errors import ConfigError, FeedError, SyndicatorError
+from syndicator.errors import ConfigError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
-from syndicator.model import Fetched, Observation, ParsedFeed, SourceState
+from syndicator.model import Observation, SourceState
 from syndicator.poll import schedule
-from syndicator.poll.path import current_policy, decide_and_store, push_and_store
+from syndicator.poll.path import current_policy, decide_and_store
 from syndicator.poll.pool import HostPool, wait_first
 from syndicator.push import subscriptions as push
-from syndicator.push.callbacks import App, callback_url, create_server
+from syndicator.push.callbacks import App, create_server
+from syndicator.push.inbox import Inbox
+from syndicator.push.subscriber import Subscriber
 from syndicator.site.publish import output_lock
-from syndicator.state.pushstate import Notification, PushState, Subscription
+from syndicator.state.pushstate import PushState
 from syndicator.state.store import Store
 
 __all__ = ["ServeOptions", "Server", "recovery_rate"]
@@ -87,8 +89,6 @@ LOCAL_RECHECK = 300.0
 STALL = 60.0
 #: At a stop, seconds to wait for notifications still being parsed (the others stay in the inbox).
 DRAIN_PARSE = 10.0
-#: Where push.sqlite keeps the --public-url the subscriptions' callbacks were given.
-PUBLIC_URL_KEY = "public_url"
 
 
 def recovery_rate(workers: int) -> float:
@@ -147,15 +147,11 @@ class Server:
         self._events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._stopping = threading.Event()
         self._reload = threading.Event()
-        self._hub_wake = threading.Event()
         self._batches: queue.Queue[list[Any] | None] = queue.Queue()
         self._beat = time.monotonic()
         self._in_flight: set[str] = set()
         self._release: dict[str, datetime] = {}
         self._local_seen: dict[str, tuple[int, int]] = {}
-        self._breakers = push.Breakers()
-        self._subscriptions: dict[str, Subscription] = {}
-        self._examined: set[str] = set()
         self._rendering = Rendering(self.metrics, options.clock, options.templates)
         self._watch = Watch(config.path)
         self._fingerprints = schedule.site_fingerprints(config.sites)
@@ -166,8 +162,8 @@ class Server:
         self._states: dict[str, SourceState] = {}
         self._deliveries: Any = None  # deliveries.DeliveryLoop, with deliveries in sites.yaml
         self._http_started = False
-        self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="push-parser")
-        self._parses: dict[int, tuple[Notification, Future[ParsedFeed | None]]] = {}
+        self._subscriber: Subscriber  # made by run(), with push.sqlite
+        self._inbox: Inbox
         self._reconcile: dict[str, datetime] = {}  # {source: when to poll it to settle a doubtful notification}
 
     # --- control, from any thread ------------------------------------------------
@@ -245,10 +241,21 @@ class Server:
         http = threading.Thread(target=server.run, name="http", daemon=True)
         self._fetcher = Fetcher.for_config(config)
         poller = threading.Thread(target=self._poll_batches, name="poller", daemon=True)
-        subscriber = threading.Thread(target=self._subscribe_loop, args=(push_state,), name="subscriber", daemon=True)
+        self._subscriber = Subscriber(
+            push_state,
+            self.options.public_url,
+            self.options.clock,
+            self.metrics,
+            user_agent=config.user_agent,
+            timeout=config.timeout,
+            allow_private=self._fetcher.allow_private,
+        )
+        self._inbox = Inbox(push_state, self._subscriber, self.metrics, self.wake)
+        subscriber = threading.Thread(
+            target=self._subscriber.run, args=(self._stopping,), name="subscriber", daemon=True
+        )
         states = self._states = store.states()
         now = self.options.clock()
-        self._examined = push_state.examined()
         self._release = _recovery(
             config,
             {url: self._unexamined_due(url, state, now) for url, state in states.items()},
@@ -262,8 +269,8 @@ class Server:
                 len(self._release),
                 (last - now).total_seconds(),
             )
-        self._leave_removed(push_state)
-        self._moved(push_state)
+        self._subscriber.leave_removed(config.sources)
+        self._subscriber.moved()
         http.start()
         self._http_started = True
         poller.start()
@@ -288,7 +295,7 @@ class Server:
             _close_http(server)  # no new connection; the requests held finish (their notifications are committed)
             server.task_dispatcher.shutdown(cancel_pending=False, timeout=10)
             self._batches.put(None)
-            self._hub_wake.set()
+            self._subscriber.wake()
             poller.join(timeout=5)  # it leaves a batch within 0.2 s; fetches still running are abandoned
             self._drain(store, push_state, states)
             if self._rendering.pending:
@@ -317,7 +324,7 @@ class Server:
             except queue.Empty:
                 break
         now = self.options.clock()
-        self._inbox(store, push_state, states, now)  # first: a poll that ran meanwhile finds the push stored
+        self._take_pushed(store, states, now)  # first: a poll that ran meanwhile finds the push stored
         for kind, value in events:
             if kind == "observation":
                 self._stored(store, push_state, states, value, now)
@@ -326,7 +333,7 @@ class Server:
         if self._reload.is_set() or self._watch.changed(self.config):
             self._reload.clear()
             self._reread(store, push_state)
-        self._subscriptions = push_state.subscriptions()
+        self._subscriber.refresh()
         self._plan(store, states, now)
         self._update_gauges(now)
         if self._rendering.due():
@@ -355,7 +362,7 @@ class Server:
     def _examining(self, url: str, state: SourceState | None) -> SourceState | None:
         """The state a job for ``url`` is made from: without validators and body hash when its document was
         never read for hubs (a 304, or a body equal to the stored one, is not parsed: :mod:`pushstate`)."""
-        if state is None or self.options.public_url is None or url in self._examined or is_local(url):
+        if state is None or self.options.public_url is None or url in self._subscriber.examined or is_local(url):
             return state
         return replace(state, etag=None, last_modified=None, validators_url=None, body_hash=None)
 
@@ -364,7 +371,7 @@ class Server:
         (a failing source waits for its backoff): with --public-url, every feed is soon subscribed."""
         if (
             self.options.public_url is None
-            or url in self._examined
+            or url in self._subscriber.examined
             or is_local(url)
             or state.error_kind is not None
             or state.next_attempt is None
@@ -392,10 +399,11 @@ class Server:
             urls.append(url)
             if state is not None:
                 state = self._unexamined_due(url, state, now)
-                subscription = self._subscriptions.get(url)
+                subscription = self._subscriber.current.get(url)
                 if subscription is not None:
                     state = replace(
-                        state, next_attempt=push.next_poll(state, subscription, now, heartbeat, self._breakers)
+                        state,
+                        next_attempt=push.next_poll(state, subscription, now, heartbeat, self._subscriber.breakers),
                     )
                 settle = self._reconcile.get(url)
                 if settle is not None and (state.next_attempt is None or settle < state.next_attempt):
@@ -469,10 +477,7 @@ class Server:
         # sites.yaml read again while this batch was fetched drops the policy: made again from the new one
         self._policy = current_policy(self._policy, self.config, store, states, now, keep_ledger=True)
         self._reconcile.pop(source, None)
-        subscription = self._subscriptions.get(source)
-        known: set[str] | None = None
-        if subscription is not None and subscription.live(now) and observation.parsed is not None:
-            known = {item.entry.id for item in store.snapshots([source]).get(source, [])}
+        known = self._subscriber.known(store, observation, now)
         observation, decision = decide_and_store(
             store, before, observation, now, self._policy[1], self._fingerprints.get(source)
         )
@@ -489,195 +494,15 @@ class Server:
         elif decision.state.error_kind != before.error_kind or before.last_attempt is None:
             self._rendering.changed()  # the sites page shows the health
         if self.options.public_url and not is_local(source):
-            self._learn_hubs(push_state, before, observation, known, now)
+            self._subscriber.learn(before, observation, known, now)
 
-    def _learn_hubs(
-        self,
-        push_state: PushState,
-        before: SourceState,
-        observation: Observation,
-        known: set[str] | None,
-        now: datetime,
-    ) -> None:
-        """Subscribe, follow a hub change, or count a change push missed, after one poll.
-
-        ``known`` holds the entry ids stored before the poll when the source
-        had a live subscription: a poll that finds an id not among them,
-        although the lease ran since the poll before, found a post that
-        push did not deliver.
-        """
-        from syndicator.parse.hubs import advertised
-
-        source = observation.request.source
-        current = self._subscriptions.get(source)
-        result = observation.result
-        if isinstance(result, Fetched) and observation.parsed is not None:
-            found = advertised(result.headers, observation.parsed, result.url)
-            if source not in self._examined:
-                push_state.mark_examined(source, found.hubs, found.topic, now)
-                self._examined.add(source)
-            wanted = push.wanted(source, found, result.url, now, current)
-            if wanted is not None:
-                push_state.save(wanted)
-                self._subscriptions[source] = wanted
-                self._hub_wake.set()
-                current = wanted
-        parsed = observation.parsed
-        new = known is not None and parsed is not None and any(entry.id not in known for entry in parsed.entries)
-        if (
-            current is not None
-            and new
-            and current.live(now)
-            and current.verified is not None
-            and before.last_attempt is not None
-            and current.verified <= before.last_attempt
-        ):
-            update = push_state.update(current.token, missed=current.missed + 1)
-            if update is not None:
-                self._subscriptions[source] = update
-                self._breakers.failure(current.hub, now)
-                log.warning(
-                    "serve: %s: a poll found a change that %s had not pushed; polling it on its normal "
-                    "schedule until a push arrives",
-                    source,
-                    current.hub,
-                )
-
-    # --- push ----------------------------------------------------------------------
-
-    def _inbox(
-        self, store: Store, push_state: PushState, states: dict[str, SourceState], now: datetime, wait: float = 0.0
-    ) -> None:
-        """Hand each pending notification to the parser thread; decide and store those parsed, in arrival order.
-
-        Parsing runs off the loop (one thread of its own), so a heavy document does not stop polling,
-        rendering or the heartbeat /healthz reads; a notification waits for the ones that arrived before
-        it. ``wait``: seconds to wait for parses under way (at a stop; those not done stay in the inbox
-        for the next start).
-        """
-        for notification in push_state.pending():
-            if notification.id not in self._parses:
-                future = self._parser.submit(self._read, push_state, notification, now)
-                future.add_done_callback(lambda _: self.wake())
-                self._parses[notification.id] = (notification, future)
-        deadline = time.monotonic() + wait
-        for key in sorted(self._parses):
-            notification, future = self._parses[key]
-            try:
-                future.result(timeout=max(0.0, deadline - time.monotonic()))
-            except TimeoutError:
-                return
-            except Exception:  # noqa: S110 - the parse's own failure: _contained logs it
-                pass
-            del self._parses[key]
-            self._contained(store, push_state, states, notification, future, now)
-
-    def _read(self, push_state: PushState, notification: Notification, now: datetime) -> ParsedFeed | None:
-        """The parser thread: a notification's body parsed, or None for one already processed (a duplicate).
-
-        Raises:
-            FeedError: the body is not a feed.
-        """
-        from syndicator.parse.feed import parse_feed
-
-        subscription = push_state.by_token(notification.token)
-        if subscription is None or push_state.seen_before(notification):
-            return None
-        return parse_feed(notification.body, subscription.topic, {"content-type": notification.content_type}, now)
-
-    def _contained(
-        self,
-        store: Store,
-        push_state: PushState,
-        states: dict[str, SourceState],
-        notification: Notification,
-        parsed: Future[ParsedFeed | None],
-        now: datetime,
-    ) -> None:
-        """Decide and store one parsed notification, and record its verdict; a failure stays its own.
-
-        An exception while parsing, deciding or storing it (a bug of ours, a store error) is logged with
-        the topic and costs this notification only: it is marked ``failed``, its feed is polled soon to
-        repair what it carried (seed 003: conditional polling is the safety net), and serve goes on.
-        """
-        subscription = push_state.by_token(notification.token)
-        try:
-            verdict = self._push(store, push_state, states, notification, subscription, parsed.result(), now)
-        except FeedError as error:
-            assert subscription is not None
-            log.warning(
-                "serve: a notification for %s from %s could not be read: %s",
-                subscription.topic,
-                subscription.hub,
-                error.message,
-            )
-            verdict = "unparsable"
-        except Exception:  # a bug of ours, or the state failing: this notification only
-            topic = subscription.topic if subscription is not None else notification.token
-            log.exception("serve: a notification for %s could not be stored; the feed is polled instead", topic)
-            verdict = "failed"
-            if subscription is not None:
-                self._reconcile_soon(subscription.source, states, now)
-        push_state.processed(notification.id, verdict, now)
-        if verdict != "orphan":
-            self.metrics.notification(verdict)
-
-    def _push(
-        self,
-        store: Store,
-        push_state: PushState,
-        states: dict[str, SourceState],
-        notification: Notification,
-        subscription: Subscription | None,
-        parsed: ParsedFeed | None,
-        now: datetime,
-    ) -> str:
-        """decide_push | store one notification; return its verdict.
-
-        Duplicates and replays change nothing (seed 003: a later-arriving notification may describe an
-        older representation; the feed's current one is the source of truth): an exact body already
-        processed is a ``duplicate``; one that brought only older versions of stored entries, or versions
-        that cannot be ordered, is a ``replay``, counted on the subscription; with doubt, the feed is
-        polled soon (a conditional request) to settle it.
-        """
-        if subscription is None or subscription.source not in self._sources:
-            return "orphan"
-        source = subscription.source
-        if parsed is None or push_state.seen_before(notification):
-            changed = push_state.update(notification.token, duplicates=subscription.duplicates + 1)
-            if changed is not None:
-                self._subscriptions[source] = changed
-            log.info(
-                "serve: %s delivered a notification for %s already processed; nothing changed", subscription.hub, source
-            )
-            return "duplicate"
-        state = states.get(source) or SourceState(source, source)
-        decision, reconciled = push_and_store(store, state, parsed, now)
-        if not reconciled.replay:  # a replay leaves the state as it was, habits and all
-            states[source] = decision.state
-        fields: dict[str, Any] = {"last_push": now, "missed": 0}
-        if reconciled.replay:
-            fields = {"replays": subscription.replays + 1}
-            log.info(
-                "serve: %s delivered an older version of %s (%d entries older than the stored ones, %d "
-                "unordered); nothing changed",
-                subscription.hub,
-                source,
-                reconciled.stale,
-                reconciled.doubtful,
-            )
-        if reconciled.doubtful:
-            self._reconcile_soon(source, states, now)
-        changed = push_state.update(notification.token, **fields)
-        if changed is not None:
-            self._subscriptions[source] = changed
-        if reconciled.replay:
-            return "replay"
-        self._breakers.success(subscription.hub)
-        if decision.changed:
-            log.info("serve: %s pushed a change to %s", subscription.hub, source)
-            self._rendering.changed()
-        return "stored"
+    def _take_pushed(self, store: Store, states: dict[str, SourceState], now: datetime, wait: float = 0.0) -> None:
+        """parse | decide_push | store the notifications in the inbox (:meth:`Inbox.take`), and act on each."""
+        for pushed in self._inbox.take(store, states, self._sources, now, wait):
+            if pushed.settle and pushed.source is not None:
+                self._reconcile_soon(pushed.source, states, now)
+            if pushed.changed:
+                self._rendering.changed()
 
     def _reconcile_soon(self, source: str, states: Mapping[str, SourceState], now: datetime) -> None:
         """Poll ``source`` soon whatever push's health: at once, or ``min_interval`` after its last poll."""
@@ -685,110 +510,6 @@ class Server:
         last = state.last_attempt if state is not None else None
         soon = now if last is None else max(now, last + timedelta(seconds=self.config.min_interval))
         self._reconcile[source] = min(soon, self._reconcile.get(source, soon))
-
-    def _subscribe_loop(self, push_state: PushState) -> None:
-        """The subscriber thread: send what the subscriptions need, when they need it."""
-        from syndicator.fetch.http import guarded_session
-
-        session = guarded_session(self.config.user_agent)  # an advertised hub is screened (netguard)
-        try:
-            while not self._stopping.is_set():
-                self._hub_wake.wait(TICK)
-                self._hub_wake.clear()
-                if self.options.public_url is None:
-                    continue
-                try:
-                    self._subscribe_due(push_state, session)
-                except SyndicatorError as error:
-                    log.error("serve: %s", error)
-                except Exception:  # a bug of ours: logged, tried again next turn
-                    log.exception("serve: the subscriber failed")
-        finally:
-            session.close()
-
-    def _subscribe_due(self, push_state: PushState, session: Any) -> None:
-        from syndicator.push.websub import request_subscription
-
-        assert self.options.public_url is not None
-        for subscription in push_state.subscriptions().values():
-            if self._stopping.is_set():
-                return
-            now = self.options.clock()
-            if not push.due(subscription, now):
-                continue
-            if push.waiting(subscription):
-                if subscription.mode == "unsubscribe" and subscription.failures + 1 >= push.UNSUBSCRIBE_TRIES:
-                    push_state.delete(subscription.source)
-                    continue
-                push_state.save(push.unverified(subscription, now))
-                self._breakers.failure(subscription.hub, now)
-                log.warning(
-                    "serve: %s accepted a request for %s but never verified it", subscription.hub, subscription.topic
-                )
-                continue
-            if not self._breakers.may_try(subscription.hub, now):
-                continue
-            asked = push.sent(subscription, True, "", now)
-            push_state.save(asked)  # before the request: a hub may verify before it answers
-            answer = request_subscription(
-                session,
-                subscription.hub,
-                mode=subscription.mode,
-                topic=subscription.topic,
-                callback=callback_url(self.options.public_url, subscription.token),
-                secret=subscription.secret if subscription.mode == "subscribe" else None,
-                lease_seconds=push.LEASE_SECONDS if subscription.mode == "subscribe" else None,
-                timeout=self.config.timeout,
-                source=subscription.source,
-                allow_private=self._fetcher.allow_private,
-            )  # as read at start
-            self.metrics.hub_requests.labels(subscription.mode, "accepted" if answer.accepted else "refused").inc()
-            if answer.accepted:
-                self._breakers.success(subscription.hub)
-                continue
-            self._breakers.failure(subscription.hub, now)
-            current = push_state.subscription(subscription.source)
-            if current is None or current.requested != asked.requested or not push.waiting(current):
-                continue  # verified (or denied) meanwhile
-            if current.mode == "unsubscribe" and current.failures + 1 >= push.UNSUBSCRIBE_TRIES:
-                push_state.delete(current.source)
-                continue
-            push_state.save(push.failed(current, f"{subscription.hub}: {answer.message}", now, answer.retry_after))
-            log.warning(
-                "serve: %s refused to %s %s: %s",
-                subscription.hub,
-                subscription.mode,
-                subscription.topic,
-                answer.message,
-            )
-
-    def _leave_removed(self, push_state: PushState) -> None:
-        """Unsubscribe the subscriptions of sources no longer in sites.yaml."""
-        sources = set(self.config.sources)
-        now = self.options.clock()
-        for subscription in push_state.subscriptions().values():
-            if subscription.source not in sources and subscription.mode == "subscribe":
-                push_state.save(push.leaving(subscription, now))
-                self._hub_wake.set()
-
-    def _moved(self, push_state: PushState) -> None:
-        """After a change of --public-url, subscribe every feed again at its callback's new address.
-
-        The hubs go on delivering to the old address until those leases end;
-        what they deliver there is lost to us, and polling repairs it.
-        """
-        public_url = self.options.public_url
-        if public_url is None or push_state.value(PUBLIC_URL_KEY) == public_url:
-            return
-        now = self.options.clock()
-        moved = 0
-        for subscription in push_state.subscriptions().values():
-            if subscription.mode == "subscribe" and subscription.state != "pending":
-                push_state.save(replace(subscription, state="pending", failures=0, error=None, next_action=now))
-                moved += 1
-        push_state.keep(PUBLIC_URL_KEY, public_url)
-        if moved:
-            log.warning("serve: --public-url changed: subscribing %d feeds again at %s", moved, public_url)
 
     def _start_deliveries(self, store: Store) -> None:
         """Write events for the configured deliveries, and run the delivery thread for them (again when
@@ -821,7 +542,7 @@ class Server:
         self._fingerprints = schedule.site_fingerprints(config.sites)
         self._sources = frozenset(config.sources)
         self._policy = None
-        self._leave_removed(push_state)
+        self._subscriber.leave_removed(config.sources)
         self._start_deliveries(store)
         self._rendering.changed()
         log.warning(
@@ -842,14 +563,14 @@ class Server:
                 break
             if kind == "observation":
                 self._stored(store, push_state, states, value, now)
-        self._inbox(store, push_state, states, now, wait=DRAIN_PARSE)
-        self._parser.shutdown(wait=False, cancel_futures=True)
+        self._take_pushed(store, states, now, wait=DRAIN_PARSE)
+        self._inbox.close()
 
     def _update_gauges(self, now: datetime) -> None:
-        subscriptions = self._subscriptions
+        subscriptions, breakers = self._subscriber.current, self._subscriber.breakers
         self.metrics.live_leases.set(sum(1 for s in subscriptions.values() if s.live(now)))
         self.metrics.push_healthy.set(
-            sum(1 for url, s in subscriptions.items() if push.health(s, self._states.get(url), now, self._breakers)[0])
+            sum(1 for url, s in subscriptions.items() if push.health(s, self._states.get(url), now, breakers)[0])
         )
         self.metrics.in_flight.set(len(self._in_flight))
         self.metrics.sources.set(len(self.config.sources))
