@@ -64,16 +64,30 @@ def same_places(new: Config, old: Config) -> bool:
 class Watch:
     """The files ``serve`` watches while it runs: sites.yaml (read again when changed) and the state database.
 
-    Use: :meth:`changed` every turn of the loop; :meth:`seen` when the file is read again.
+    Use: :meth:`changed` every turn of the loop; :meth:`reread` when it says so (or on SIGHUP).
     """
 
     def __init__(self, path: Path) -> None:
         self._mtime = _mtime(path)
         self._checked = 0.0
 
-    def seen(self, path: Path) -> None:
-        """Note that sites.yaml at ``path`` is being read now: only a later change counts."""
+    def reread(self, running: Config, overrides: Mapping[str, Any]) -> Config | None:
+        """sites.yaml read again for serve (:func:`read_again`), or None: a broken file, or one that moves
+        the output or cache folder (serve holds their locks: a restart uses it), is one error line, and
+        ``running`` stays. Only a later change of the file counts again (:meth:`changed`)."""
+        path = running.path
         self._mtime = _mtime(path)
+        config = read_again(running, overrides, "serve")
+        if config is None:
+            return None
+        if not same_places(config, running):
+            log.error(
+                "serve: %s: the output or cache folder changed; restart serve to use it (the previous "
+                "configuration stays in use)",
+                path,
+            )
+            return None
+        return config
 
     def changed(self, config: Config) -> bool:
         """True when sites.yaml's modification time changed (looked at every CONFIG_CHECK seconds).

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from syndicator.configtypes import Config
 from syndicator.errors import SyndicatorError
 from syndicator.metrics import Metrics
 from syndicator.model import Fetched, Observation, SourceState
@@ -51,22 +52,21 @@ class Subscriber:
 
     Args:
         push_state: push.sqlite, open for serve's life.
+        config: the configuration serve started with: the requests' User-Agent and timeout (kept when
+            sites.yaml is read again).
         public_url: the URL at which hubs reach serve's callbacks; None: no subscription is sent.
         clock: the current time (UTC).
         metrics: counts the requests sent to hubs.
-        user_agent, timeout: the requests' User-Agent and timeout (seconds), as serve started with them.
         allow_private: a hub may be on a private network (sites.yaml's ``allow_private_networks``).
     """
 
     def __init__(
         self,
         push_state: PushState,
+        config: Config,
         public_url: str | None,
         clock: Callable[[], datetime],
         metrics: Metrics,
-        *,
-        user_agent: str,
-        timeout: float,
         allow_private: bool,
     ) -> None:
         self.push_state = push_state
@@ -76,8 +76,8 @@ class Subscriber:
         self.examined: set[str] = push_state.examined()  # the sources whose documents were read for hubs
         self._clock = clock
         self._metrics = metrics
-        self._user_agent = user_agent
-        self._timeout = timeout
+        self._user_agent = config.user_agent
+        self._timeout = config.timeout
         self._allow_private = allow_private
         self._wake = threading.Event()
 
@@ -175,7 +175,19 @@ class Subscriber:
                 current.hub,
             )
 
+    def live(self, now: datetime) -> int:
+        """How many subscriptions hold a live lease ``now``."""
+        return sum(1 for subscription in self.current.values() if subscription.live(now))
+
+    def healthy(self, states: Mapping[str, SourceState], now: datetime) -> int:
+        """How many sources have healthy push ``now`` (:func:`push.health`); ``states``: {feed URL: state}."""
+        return sum(1 for url, s in self.current.items() if push.health(s, states.get(url), now, self.breakers)[0])
+
     # --- the subscriber thread ---------------------------------------------------------
+
+    def thread(self, stopping: threading.Event) -> threading.Thread:
+        """The subscriber thread (:meth:`run`), not started."""
+        return threading.Thread(target=self.run, args=(stopping,), name="subscriber", daemon=True)
 
     def run(self, stopping: threading.Event) -> None:
         """The subscriber thread, until ``stopping`` is set: send what the subscriptions need, when they need it.
