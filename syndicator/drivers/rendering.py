@@ -77,8 +77,8 @@ class Rendering:
             return False
         return moment - self._last_change >= RENDER_QUIET or moment - self._dirty_since >= RENDER_MAX_WAIT
 
-    def wait(self, longest: float) -> float:
-        """Seconds the loop may wait before a render is due (float): at most ``longest``."""
+    def until_due(self, longest: float) -> float:
+        """Seconds until a render is due (float), at most ``longest``: how long the loop may wait for events."""
         if self._dirty_since is None:
             return longest
         at = min(self._last_change + RENDER_QUIET, self._dirty_since + RENDER_MAX_WAIT)

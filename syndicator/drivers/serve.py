@@ -19,6 +19,8 @@ Threads, and what each may touch:
   through the build's pool and hands each observation to the loop.
 * **the subscriber** (:mod:`push.subscriber`): sends subscription, renewal
   and unsubscription requests to hubs.
+* **the parser** (:mod:`push.inbox`): parses the notifications' bodies, off
+  the loop.
 * **the HTTP server** (waitress): the callbacks, ``/metrics`` and
   ``/healthz`` (:mod:`callbacks`); a notification is committed to the inbox
   before its 2xx and the loop is woken.
@@ -283,7 +285,7 @@ class Server:
             StoreError: the state database was removed (the cache folder deleted) while serving.
         """
         self._beat = time.monotonic()
-        events = self._wait(self._rendering.wait(TICK))
+        events = self._wait(self._rendering.until_due(TICK))
         now = self.options.clock()
         self._take_pushed(store, states, now)  # first: a poll that ran meanwhile finds the push stored
         for kind, value in events:
