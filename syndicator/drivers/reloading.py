@@ -6,7 +6,7 @@ checks as ``build`` (:func:`config.reread`: the state and the fetch settings
 stay those the process started with, the command line's options are applied
 again); a broken file is one error line and the running configuration stays.
 ``serve`` also refuses a file that moves its output or cache folder
-(:func:`same_places`): it holds their locks for its whole life.
+(:meth:`Watch.reread`): it holds their locks for its whole life.
 
 :class:`Watch` tells ``serve``'s loop when sites.yaml changed, looking at its
 modification time every :data:`CONFIG_CHECK` seconds, and stops serve when
@@ -27,7 +27,7 @@ from syndicator.configtypes import Config
 from syndicator.errors import ConfigError, StoreError
 from syndicator.state.store import DATABASE
 
-__all__ = ["CONFIG_CHECK", "Watch", "read_again", "same_places"]
+__all__ = ["CONFIG_CHECK", "Watch", "read_again"]
 
 log = logging.getLogger("syndicator")
 
@@ -53,7 +53,7 @@ def read_again(running: Config, overrides: Mapping[str, Any], who: str) -> Confi
         return None
 
 
-def same_places(new: Config, old: Config) -> bool:
+def _same_places(new: Config, old: Config) -> bool:
     """True when ``new`` has the output and cache folders of ``old`` (paths resolved)."""
     return (
         Path(new.output).resolve() == Path(old.output).resolve()
@@ -80,7 +80,7 @@ class Watch:
         config = read_again(running, overrides, "serve")
         if config is None:
             return None
-        if not same_places(config, running):
+        if not _same_places(config, running):
             log.error(
                 "serve: %s: the output or cache folder changed; restart serve to use it (the previous "
                 "configuration stays in use)",

@@ -285,10 +285,10 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
 
 
 def _reload(config: Config, name: str) -> Config | None:
-    """Read sites.yaml again (SIGHUP) by serve's rule (:func:`reloading.read_again`): the sites, their
-    settings and the deliveries apply from the next claim; what :data:`config.KEPT_ON_RELOAD` names, the
-    threads and --lease stay those the worker started with. Returns the new Config, or None for a broken
-    file: one error line, and the running configuration stays."""
+    """Read sites.yaml again (SIGHUP) by the rule serve follows too (:func:`reloading.read_again`): the
+    sites, their settings and the deliveries apply from the next claim; what :data:`config.KEPT_ON_RELOAD`
+    names, the threads and --lease stay those the worker started with. Returns the new Config, or None for
+    a broken file: one error line, and the running configuration stays."""
     fresh = read_again(config, {"workers": config.workers}, f"worker {name}")  # batches, leases sized by them
     if fresh is None:
         return None
