@@ -32,7 +32,8 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from syndicator.config.load import load_config
-from syndicator.drivers.serve import ServeOptions, Server, recovery_rate
+from syndicator.drivers.planner import recovery_rate
+from syndicator.drivers.serve import ServeOptions, Server
 from syndicator.push import subscriptions as push
 
 from .conftest import write_config

@@ -102,10 +102,10 @@ def test_a_client_trickling_a_request_or_idling_is_let_go_and_push_goes_on(
 
         # Push still works.
         serve.wait_for(
-            lambda: any(s.state == "live" for s in serve.server._subscriptions.values()),  # noqa: SLF001
+            lambda: any(s.state == "live" for s in serve.server._subscriber.current.values()),  # noqa: SLF001
             "a live subscription",
         )
-        subscription = next(iter(serve.server._subscriptions.values()))  # noqa: SLF001
+        subscription = next(iter(serve.server._subscriber.current.values()))  # noqa: SLF001
         post = blog.add("After the slow clients")
         body = blog.document([post])
         with session() as http:
@@ -137,11 +137,11 @@ def test_a_notification_that_breaks_the_parser_is_its_own_and_a_slow_parse_leave
     monkeypatch.setattr(parse, "parse_feed", parse_feed)
     with in_process(config, Clock()) as serve:
         serve.wait_for(
-            lambda: any(s.state == "live" for s in serve.server._subscriptions.values()),  # noqa: SLF001
+            lambda: any(s.state == "live" for s in serve.server._subscriber.current.values()),  # noqa: SLF001
             "a live subscription",
         )
         serve.wait_for(lambda: "blog post 3" in page(tmp_path), "the first poll's posts on the site")
-        subscription = next(iter(serve.server._subscriptions.values()))  # noqa: SLF001
+        subscription = next(iter(serve.server._subscriber.current.values()))  # noqa: SLF001
         callback = f"{serve.base}/websub/{subscription.token}"
 
         def deliver(title: str) -> None:

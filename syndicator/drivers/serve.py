@@ -11,103 +11,68 @@ Threads, and what each may touch:
 
 * **the loop** (the thread that calls :meth:`Server.run`): the only writer
   of the feeds' state (:class:`store.Store`). It decides and stores every
-  observation and notification, plans batches, re-reads sites.yaml when
-  it changes (or on SIGHUP), and renders the site a moment after changes
-  (:data:`RENDER_QUIET` seconds of quiet, at most :data:`RENDER_MAX_WAIT`
-  after the first change).
-* **the poller**: runs one batch of due sources at a time through the
-  build's pool (:mod:`pool`: workers, per-host limits and pacing, the host
-  breaker) and hands each observation to the loop.
-* **the subscriber**: sends subscription, renewal and unsubscription
-  requests to hubs (:mod:`push`: backoff, next hub, a breaker per hub).
+  observation and notification (:mod:`push.inbox`), plans batches
+  (:mod:`planner`: push's health, a restart without a burst), reads
+  sites.yaml again when it changes or on SIGHUP (:mod:`reloading`), and
+  renders the site a moment after changes (:mod:`rendering`).
+* **the poller** (:mod:`poller`): runs one batch of due sources at a time
+  through the build's pool and hands each observation to the loop.
+* **the subscriber** (:mod:`push.subscriber`): sends subscription, renewal
+  and unsubscription requests to hubs.
+* **the parser** (:mod:`push.inbox`): parses the notifications' bodies, off
+  the loop.
 * **the HTTP server** (waitress): the callbacks, ``/metrics`` and
   ``/healthz`` (:mod:`callbacks`); a notification is committed to the inbox
   before its 2xx and the loop is woken.
 
-Polling stays the safety net (seed 003): a source whose push is healthy
-is polled on a long heartbeat (``--heartbeat``, default the configured
-``max_interval``); one whose push is late, whose lease nears its end or
-whose hub fails is polled on its normal schedule (:func:`push.next_poll`).
-
-A restart makes no burst: sources overdue at start are released at most
-:func:`recovery_rate` a second, most overdue first. SIGTERM or SIGINT
-stops cleanly: the HTTP server stops accepting and finishes the requests
-it holds (their notifications are committed), fetches still running are
-abandoned (their sources stay due), everything observed is stored, the
-site is rendered if it changed, and the locks are released. ``serve``
-holds the cache lock and the output lock for its whole life, so it and
-``build`` never run on one cache at once.
+SIGTERM or SIGINT stops cleanly: the HTTP server stops accepting and
+finishes the requests it holds (their notifications are committed),
+fetches still running are abandoned (their sources stay due), everything
+observed is stored, the site is rendered if it changed, and the locks are
+released. ``serve`` holds the cache lock and the output lock for its
+whole life, so it and ``build`` never run on one cache at once.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from syndicator.config.load import reread
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
-from syndicator.drivers.pipeline import (
-    check_folders,
-    delivery_loop,
-    publish_site,
-)
-from syndicator.drivers.report import BuildReport
+from syndicator.drivers.pipeline import check_folders, delivery_loop
+from syndicator.drivers.planner import Planner
+from syndicator.drivers.poller import BatchPoller
+from syndicator.drivers.reloading import Watch
+from syndicator.drivers.rendering import Rendering
 from syndicator.drivers.restore import restore
-from syndicator.errors import ConfigError, EmptyBuildError, FeedError, RenderError, StoreError, SyndicatorError
-from syndicator.feedtypes import ParsedFeed
-from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
-from syndicator.model import Fetched, Observation, SourceState
-from syndicator.poll import schedule
-from syndicator.poll.path import Poller, current_policy, decide_and_store, push_and_store
-from syndicator.poll.pool import wait_first
-from syndicator.push import subscriptions as push
-from syndicator.push.callbacks import App, callback_url, create_server
+from syndicator.model import Observation, SourceState
+from syndicator.poll.path import decide_and_store
+from syndicator.push.callbacks import App, address, listen, stop_server
+from syndicator.push.inbox import Inbox
+from syndicator.push.subscriber import Subscriber
 from syndicator.site.output import output_lock
-from syndicator.state.pushstate import Notification, PushState, Subscription
-from syndicator.state.store import DATABASE, Store
+from syndicator.state.pushstate import PushState
+from syndicator.state.store import Store
 
-__all__ = ["ServeOptions", "Server", "recovery_rate"]
+__all__ = ["ServeOptions", "Server"]
 
 log = logging.getLogger("syndicator")
 
-#: Seconds of quiet after a change before the site is rendered.
-RENDER_QUIET = 0.3
-#: Seconds after the first unrendered change by which the site is rendered anyway.
-RENDER_MAX_WAIT = 5.0
-#: Seconds after a failed render (a template error, a full disk) before trying again.
-RENDER_RETRY = 60.0
 #: The longest the loop sleeps, seconds: how soon it notices a stop, a reload or a due source.
 TICK = 1.0
-#: How often sites.yaml's modification time is checked, seconds.
-CONFIG_CHECK = 2.0
-#: A local feed file is read again when it changed, or after this many seconds.
-LOCAL_RECHECK = 300.0
 #: /healthz fails when the loop has not turned for this many seconds.
 STALL = 60.0
 #: At a stop, seconds to wait for notifications still being parsed (the others stay in the inbox).
 DRAIN_PARSE = 10.0
-#: Where push.sqlite keeps the --public-url the subscriptions' callbacks were given.
-PUBLIC_URL_KEY = "public_url"
-
-
-def recovery_rate(workers: int) -> float:
-    """Sources released a second at most after a restart (float): half the workers' worth.
-
-    Seed 000: rebuild the due queue gradually during recovery instead of
-    releasing the whole backlog at once.
-    """
-    return max(1.0, workers / 2)
 
 
 @dataclass(frozen=True)
@@ -135,10 +100,6 @@ class ServeOptions:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
 
-class _Stopped(Exception):
-    """Raised inside the pool's wait to abandon a batch when serve stops."""
-
-
 class Server:
     """One ``syndicator serve`` process; see the module docstring.
 
@@ -157,31 +118,16 @@ class Server:
         self._events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._stopping = threading.Event()
         self._reload = threading.Event()
-        self._hub_wake = threading.Event()
-        self._batches: queue.Queue[list[Any] | None] = queue.Queue()
         self._beat = time.monotonic()
-        self._in_flight: set[str] = set()
-        self._release: dict[str, datetime] = {}
-        self._local_seen: dict[str, tuple[int, int]] = {}
-        self._breakers = push.Breakers()
-        self._subscriptions: dict[str, Subscription] = {}
-        self._examined: set[str] = set()
-        self._dirty_since: float | None = None
-        self._last_change = 0.0
-        self._render_after = 0.0
-        self._config_mtime = _mtime(config.path)
-        self._config_checked = 0.0
-        self._fingerprints = schedule.site_fingerprints(config.sites)
-        self._sources = frozenset(config.sources)
-        self._policy: tuple[float, schedule.Policy] | None = None
-        self._poller = Poller(config, wait=self._wait_or_stop)  # the Fetcher is made in _serve
-        self._throttled: dict[str, datetime] = {}
+        self._rendering = Rendering(self.metrics, options.clock, options.templates)
+        self._watch = Watch(config.path)
         self._states: dict[str, SourceState] = {}
         self._deliveries: Any = None  # deliveries.DeliveryLoop, with deliveries in sites.yaml
         self._http_started = False
-        self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="push-parser")
-        self._parses: dict[int, tuple[Notification, Future[ParsedFeed | None]]] = {}
-        self._reconcile: dict[str, datetime] = {}  # {source: when to poll it to settle a doubtful notification}
+        self._subscriber: Subscriber  # these three are made by _serve, with push.sqlite (_parts)
+        self._inbox: Inbox
+        self._planner: Planner
+        self._poller: BatchPoller  # made by _serve
 
     # --- control, from any thread ------------------------------------------------
 
@@ -208,7 +154,7 @@ class Server:
             return False, f"the loop has not turned for {stalled:.0f} s"
         return True, "ok"
 
-    # --- the loop ------------------------------------------------------------------
+    # --- start and stop --------------------------------------------------------------
 
     def run(self) -> None:
         """Serve until :meth:`stop`; see the module docstring.
@@ -242,82 +188,121 @@ class Server:
         """
         config = self.config
         app = App(push_state, self.metrics, config.max_bytes, self.wake, self.healthy, self.options.clock)
-        try:
-            return create_server(app, self.options.host, self.options.port, config.max_bytes + 65536)
-        except (OSError, ValueError) as error:  # ValueError: a host that is no address and resolves to none
-            raise ConfigError(
-                f"--listen {_address(self.options.host, self.options.port)}: cannot listen there "
-                f"({getattr(error, 'strerror', None) or error})"
-            ) from error
+        return listen(app, self.options.host, self.options.port, config.max_bytes + 65536)
 
     def _serve(self, store: Store, push_state: PushState, server: Any) -> None:
+        """Start the threads, turn the loop until a stop, then stop them (:meth:`_shut_down`)."""
         config = self.config
         self.address = (str(server.effective_host), int(server.effective_port))
         http = threading.Thread(target=server.run, name="http", daemon=True)
-        self._poller.open()
-        poller = threading.Thread(target=self._poll_batches, name="poller", daemon=True)
-        subscriber = threading.Thread(target=self._subscribe_loop, args=(push_state,), name="subscriber", daemon=True)
+        self._poller = BatchPoller(config, self._events, self._stopping)
+        poller = self._poller.thread()
+        self._parts(push_state)
+        subscriber = self._subscriber.thread(self._stopping)
         states = self._states = store.states()
-        now = self.options.clock()
-        self._examined = push_state.examined()
-        self._release = _recovery(
-            config,
-            {url: self._unexamined_due(url, state, now) for url, state in states.items()},
-            now,
-            recovery_rate(config.workers),
-        )
-        if self._release:
-            last = max(self._release.values())
-            log.info(
-                "serve: %d sources were overdue; released over %.0f s, most overdue first",
-                len(self._release),
-                (last - now).total_seconds(),
-            )
-        self._leave_removed(push_state)
-        self._moved(push_state)
+        self._planner.recover(states, self.options.clock())
+        self._subscriber.leave_removed(config.sources)
+        self._subscriber.moved()
         http.start()
         self._http_started = True
         poller.start()
         subscriber.start()
         self._start_deliveries(store)
         self.ready.set()
-        where = f"http://{_address(*self.address)}"
+        self._log_listening()
+        if states:
+            self._rendering.outdated()  # publish what the state holds at once (sitekey skips a current site)
+        try:
+            while not self._stopping.is_set():
+                self._turn(store, states)
+        finally:
+            self._shut_down(store, states, server, poller, subscriber)
+        log.warning("serve: stopped; the state is saved")
+
+    def _parts(self, push_state: PushState) -> None:
+        """Make the loop's parts that read push.sqlite: the subscriber, the inbox, and the planner (which
+        plans with the subscriptions' health)."""
+        config = self.config
+        options = self.options
+        allow_private = config.allow_private_networks  # kept on a reload (config.load.KEPT_ON_RELOAD)
+        self._subscriber = Subscriber(
+            push_state, config, options.public_url, options.clock, self.metrics, allow_private
+        )
+        self._inbox = Inbox(push_state, self._subscriber, self.metrics, self.wake)
+        self._planner = Planner(config, options.heartbeat, self._subscriber, self.metrics)
+
+    def _log_listening(self) -> None:
+        """The one line saying where serve listens and whether WebSub is on."""
+        assert self.address is not None
         log.warning(
             "serve: listening on %s (metrics at /metrics, health at /healthz); WebSub %s",
-            where,
+            f"http://{address(*self.address)}",
             f"callbacks at {self.options.public_url.rstrip('/')}/websub/"
             if self.options.public_url
             else "off (no --public-url)",
         )
-        if states:
-            self._dirty_since = time.monotonic()  # publish what the state holds at once (sitekey skips a current site)
-        try:
-            while not self._stopping.is_set():
-                self._turn(store, push_state, states)
-        finally:
-            self._stopping.set()  # also when the loop failed: the other threads end
-            _close_http(server)  # no new connection; the requests held finish (their notifications are committed)
-            server.task_dispatcher.shutdown(cancel_pending=False, timeout=10)
-            self._batches.put(None)
-            self._hub_wake.set()
-            poller.join(timeout=5)  # it leaves a batch within 0.2 s; fetches still running are abandoned
-            self._drain(store, push_state, states)
-            if self._dirty_since is not None:
-                self._render(store, states, final=True)
-            subscriber.join(timeout=2)  # a request to a hub still waiting is abandoned: the subscription is kept
-            if self._deliveries is not None:  # a POST under way is bounded by the timeout; unsent events wait
-                self._deliveries.stop(timeout=config.timeout + 2)
-            self._poller.close()
-        log.warning("serve: stopped; the state is saved")
 
-    def _turn(self, store: Store, push_state: PushState, states: dict[str, SourceState]) -> None:
+    def _shut_down(
+        self,
+        store: Store,
+        states: dict[str, SourceState],
+        server: Any,
+        poller: threading.Thread,
+        subscriber: threading.Thread,
+    ) -> None:
+        """Stop the other threads, storing and publishing what they hold (also when the loop failed)."""
+        self._stopping.set()  # the other threads end
+        stop_server(server)  # no new connection; the requests held finish (their notifications are committed)
+        self._poller.stop()
+        self._subscriber.wake()
+        poller.join(timeout=5)  # it leaves a batch within 0.2 s; fetches still running are abandoned
+        self._drain(store, states)
+        if self._rendering.pending:
+            self._rendering.render(self.config, store, states, final=True)
+        subscriber.join(timeout=2)  # a request to a hub still waiting is abandoned: the subscription is kept
+        if self._deliveries is not None:  # a POST under way is bounded by the timeout; unsent events wait
+            self._deliveries.stop(timeout=self.config.timeout + 2)
+        self._poller.close()
+
+    def _drain(self, store: Store, states: dict[str, SourceState]) -> None:
+        """At a stop: store every observation already made and every notification already committed."""
+        now = self.options.clock()
+        for kind, value in self._wait(0.0):
+            if kind == "observation":
+                self._stored(store, states, value, now)
+        self._take_pushed(store, states, now, wait=DRAIN_PARSE)
+        self._inbox.close()
+
+    # --- the loop ------------------------------------------------------------------
+
+    def _turn(self, store: Store, states: dict[str, SourceState]) -> None:
         """One turn of the loop: wait for work, store what arrived, plan, render.
 
         Raises:
             StoreError: the state database was removed (the cache folder deleted) while serving.
         """
         self._beat = time.monotonic()
-        timeout = self._sleep()
+        events = self._wait(self._rendering.until_due(TICK))
+        now = self.options.clock()
+        self._take_pushed(store, states, now)  # first: a poll that ran meanwhile finds the push stored
+        for kind, value in events:
+            if kind == "observation":
+                self._stored(store, states, value, now)
+            elif kind == "batch_done":
+                self._planner.done(value)
+        if self._reload.is_set() or self._watch.changed(self.config):
+            self._reload.clear()
+            self._reread(store)
+        self._subscriber.refresh()
+        batch = self._planner.plan(store, states, now)
+        if batch is not None:
+            self._poller.put(batch)
+        self._update_gauges(now)
+        if self._rendering.due():
+            self._rendering.render(self.config, store, states)
+
+    def _wait(self, timeout: float) -> list[tuple[str, Any]]:
+        """The events that arrived, waiting up to ``timeout`` seconds for the first."""
         try:
             events = [self._events.get(timeout=timeout)]
         except queue.Empty:
@@ -326,190 +311,21 @@ class Server:
             try:
                 events.append(self._events.get_nowait())
             except queue.Empty:
-                break
-        now = self.options.clock()
-        self._inbox(store, push_state, states, now)  # first: a poll that ran meanwhile finds the push stored
-        for kind, value in events:
-            if kind == "observation":
-                self._stored(store, push_state, states, value, now)
-            elif kind == "batch_done":
-                self._in_flight -= set(value)
-        if self._reload.is_set() or self._config_changed():
-            self._reload.clear()
-            self._reread(store, push_state)
-        self._subscriptions = push_state.subscriptions()
-        self._plan(store, states, now)
-        self._update_gauges(now)
-        if self._render_due():
-            self._render(store, states)
+                return events
 
-    def _config_changed(self) -> bool:
-        """True when sites.yaml's modification time changed (looked at every CONFIG_CHECK seconds).
-
-        Raises:
-            StoreError: the state database is gone: whatever is stored from now on would be lost.
-        """
-        moment = time.monotonic()
-        if moment - self._config_checked < CONFIG_CHECK:
-            return False
-        self._config_checked = moment
-        database = Path(self.config.cache) / DATABASE
-        if self.config.state is None and not database.is_file():
-            raise StoreError(
-                f"{database} was removed while serving; stopped so that nothing more is lost "
-                "(start serve again to begin from an empty state)"
-            )
-        return _mtime(self.config.path) != self._config_mtime
-
-    def _sleep(self) -> float:
-        """Seconds the loop may wait for an event: at most TICK, less when a render is due sooner."""
-        if self._dirty_since is None:
-            return TICK
-        at = min(self._last_change + RENDER_QUIET, self._dirty_since + RENDER_MAX_WAIT)
-        return max(0.0, min(TICK, at - time.monotonic()))
-
-    # --- polling -------------------------------------------------------------------
-
-    def _plan(self, store: Store, states: dict[str, SourceState], now: datetime) -> None:
-        """Hand the poller the sources due now, unless it still runs a batch."""
-        if self._in_flight:
-            self.metrics.queue_depth.set(len(self._due(states, now)))
-            return
-        due = self._due(states, now)
-        self.metrics.queue_depth.set(len(due))
-        if not due:
-            return
-        from syndicator.poll import observe
-
-        self._policy = current_policy(self._policy, self.config, store, states, now, keep_ledger=True)
-        jobs = [observe.job_for(url, self._examining(url, states.get(url))) for url in due]
-        self._in_flight = set(due)
-        for url in due:
-            self._release.pop(url, None)
-        self._batches.put([now, jobs])
-
-    def _examining(self, url: str, state: SourceState | None) -> SourceState | None:
-        """The state a job for ``url`` is made from: without validators and body hash when its document was
-        never read for hubs (a 304, or a body equal to the stored one, is not parsed: :mod:`pushstate`)."""
-        if state is None or self.options.public_url is None or url in self._examined or is_local(url):
-            return state
-        return replace(state, etag=None, last_modified=None, validators_url=None, body_hash=None)
-
-    def _unexamined_due(self, url: str, state: SourceState, now: datetime) -> SourceState:
-        """``state``, due now when its document was never read for hubs and its last fetch succeeded
-        (a failing source waits for its backoff): with --public-url, every feed is soon subscribed."""
-        if (
-            self.options.public_url is None
-            or url in self._examined
-            or is_local(url)
-            or state.error_kind is not None
-            or state.next_attempt is None
-            or state.next_attempt <= now
-        ):
-            return state
-        return replace(state, next_attempt=now)
-
-    def _due(self, states: Mapping[str, SourceState], now: datetime) -> list[str]:
-        """The configured sources due now, with push, the recovery window and local files taken into account."""
-        heartbeat = self.options.heartbeat or self.config.max_interval
-        effective: dict[str, SourceState] = {}
-        urls = []
-        for url in self.config.sources:
-            if url in self._in_flight:
-                continue
-            release = self._release.get(url)
-            if release is not None and release > now:
-                continue
-            state = states.get(url)
-            if is_local(url):
-                if self._local_changed(url, state, now):
-                    urls.append(url)
-                continue
-            urls.append(url)
-            if state is not None:
-                state = self._unexamined_due(url, state, now)
-                subscription = self._subscriptions.get(url)
-                if subscription is not None:
-                    state = replace(
-                        state, next_attempt=push.next_poll(state, subscription, now, heartbeat, self._breakers)
-                    )
-                settle = self._reconcile.get(url)
-                if settle is not None and (state.next_attempt is None or settle < state.next_attempt):
-                    state = replace(state, next_attempt=settle)
-                effective[url] = state
-        local = [url for url in urls if is_local(url)]
-        remote = schedule.due_sources([u for u in urls if not is_local(u)], effective, now, self._fingerprints)
-        return local + remote
-
-    def _local_changed(self, url: str, state: SourceState | None, now: datetime) -> bool:
-        """True when a local feed file should be read: changed since last read, or not read for a while."""
-        from syndicator.fetch.localfile import path_of
-
-        try:
-            info = os.stat(path_of(url))
-            mark = (info.st_mtime_ns, info.st_size)
-        except (OSError, ValueError):
-            mark = (0, 0)
-        if state is None or state.last_attempt is None or self._local_seen.get(url) != mark:
-            self._local_seen[url] = mark
-            return True
-        return (now - state.last_attempt).total_seconds() >= LOCAL_RECHECK
-
-    def _poll_batches(self) -> None:
-        """The poller thread: run each batch through the pool, handing observations to the loop."""
-        while True:
-            batch = self._batches.get()
-            if batch is None or self._stopping.is_set():
-                return
-            now, jobs = batch
-            if self._poller.config is not self.config:  # sites.yaml was read again: between two batches
-                self._poller.reconfigure(self.config)
-            started = time.monotonic()
-            try:
-                for observation in self._poller.observe(jobs, now, started):
-                    self._events.put(("observation", observation))
-                    if self._stopping.is_set():
-                        raise _Stopped
-            except _Stopped:
-                log.info("serve: stopping; fetches still running are abandoned (their sources stay due)")
-            except Exception:  # a bug of ours: logged; the sources of the batch are planned again
-                log.exception("serve: a batch of fetches failed")
-            finally:
-                self._events.put(("batch_done", [job.request.source for job in jobs]))
-
-    def _wait_or_stop(self, futures: set[Future[Any]], timeout: float | None) -> set[Future[Any]]:
-        """The pool's wait, in slices, raising _Stopped when serve stops."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            if self._stopping.is_set():
-                raise _Stopped
-            left = 0.2 if deadline is None else min(0.2, max(0.0, deadline - time.monotonic()))
-            done = wait_first(futures, left)
-            if done or (deadline is not None and time.monotonic() >= deadline):
-                return done
-
-    def _stored(
-        self,
-        store: Store,
-        push_state: PushState,
-        states: dict[str, SourceState],
-        observation: Observation,
-        now: datetime,
-    ) -> None:
+    def _stored(self, store: Store, states: dict[str, SourceState], observation: Observation, now: datetime) -> None:
         """decide | store one observation from the poller; learn the hubs it advertises."""
+        planner = self._planner
         source = observation.request.source
-        if source not in self._sources:  # its site left sites.yaml while it was fetched
+        if source not in planner.sources:  # its site left sites.yaml while it was fetched
             return
         before = states.get(source) or SourceState(source, source)
         # sites.yaml read again while this batch was fetched drops the policy: made again from the new one
-        self._policy = current_policy(self._policy, self.config, store, states, now, keep_ledger=True)
-        self._reconcile.pop(source, None)
-        subscription = self._subscriptions.get(source)
-        known: set[str] | None = None
-        if subscription is not None and subscription.live(now) and observation.parsed is not None:
-            known = {item.entry.id for item in store.snapshots([source]).get(source, [])}
+        policy = planner.policy(store, states, now)
+        planner.settled(source)
+        known = self._subscriber.known(store, observation, now)
         observation, decision = decide_and_store(
-            store, before, observation, now, self._policy[1], self._fingerprints.get(source)
+            store, before, observation, now, policy, planner.fingerprints.get(source)
         )
         states[source] = decision.state
         self.metrics.fetched(observation, decision)
@@ -517,313 +333,22 @@ class Server:
             self._deliveries.wake()
         log_failure(observation)
         if observation.verdict == "stop" and not is_local(source):
-            wait = observation.retry_after or self.config.min_interval
-            self._throttled[host_key(observation.request.url)] = now + timedelta(seconds=wait)
+            planner.throttle(observation.request.url, observation.retry_after or self.config.min_interval, now)
         if decision.changed:
-            self._changed()
+            self._rendering.changed()
         elif decision.state.error_kind != before.error_kind or before.last_attempt is None:
-            self._changed()  # the sites page shows the health
+            self._rendering.changed()  # the sites page shows the health
         if self.options.public_url and not is_local(source):
-            self._learn_hubs(push_state, before, observation, known, now)
+            self._subscriber.learn(before, observation, known, now)
 
-    def _learn_hubs(
-        self,
-        push_state: PushState,
-        before: SourceState,
-        observation: Observation,
-        known: set[str] | None,
-        now: datetime,
-    ) -> None:
-        """Subscribe, follow a hub change, or count a change push missed, after one poll.
-
-        ``known`` holds the entry ids stored before the poll when the source
-        had a live subscription: a poll that finds an id not among them,
-        although the lease ran since the poll before, found a post that
-        push did not deliver.
-        """
-        from syndicator.parse.hubs import advertised
-
-        source = observation.request.source
-        current = self._subscriptions.get(source)
-        result = observation.result
-        if isinstance(result, Fetched) and observation.parsed is not None:
-            found = advertised(result.headers, observation.parsed, result.url)
-            if source not in self._examined:
-                push_state.mark_examined(source, found.hubs, found.topic, now)
-                self._examined.add(source)
-            wanted = push.wanted(source, found, result.url, now, current)
-            if wanted is not None:
-                push_state.save(wanted)
-                self._subscriptions[source] = wanted
-                self._hub_wake.set()
-                current = wanted
-        parsed = observation.parsed
-        new = known is not None and parsed is not None and any(entry.id not in known for entry in parsed.entries)
-        if (
-            current is not None
-            and new
-            and current.live(now)
-            and current.verified is not None
-            and before.last_attempt is not None
-            and current.verified <= before.last_attempt
-        ):
-            update = push_state.update(current.token, missed=current.missed + 1)
-            if update is not None:
-                self._subscriptions[source] = update
-                self._breakers.failure(current.hub, now)
-                log.warning(
-                    "serve: %s: a poll found a change that %s had not pushed; polling it on its normal "
-                    "schedule until a push arrives",
-                    source,
-                    current.hub,
-                )
-
-    # --- push ----------------------------------------------------------------------
-
-    def _inbox(
-        self, store: Store, push_state: PushState, states: dict[str, SourceState], now: datetime, wait: float = 0.0
-    ) -> None:
-        """Hand each pending notification to the parser thread; decide and store those parsed, in arrival order.
-
-        Parsing runs off the loop (one thread of its own), so a heavy document does not stop polling,
-        rendering or the heartbeat /healthz reads; a notification waits for the ones that arrived before
-        it. ``wait``: seconds to wait for parses under way (at a stop; those not done stay in the inbox
-        for the next start).
-        """
-        for notification in push_state.pending():
-            if notification.id not in self._parses:
-                future = self._parser.submit(self._read, push_state, notification, now)
-                future.add_done_callback(lambda _: self.wake())
-                self._parses[notification.id] = (notification, future)
-        deadline = time.monotonic() + wait
-        for key in sorted(self._parses):
-            notification, future = self._parses[key]
-            try:
-                future.result(timeout=max(0.0, deadline - time.monotonic()))
-            except TimeoutError:
-                return
-            except Exception:  # noqa: S110 - the parse's own failure: _contained logs it
-                pass
-            del self._parses[key]
-            self._contained(store, push_state, states, notification, future, now)
-
-    def _read(self, push_state: PushState, notification: Notification, now: datetime) -> ParsedFeed | None:
-        """The parser thread: a notification's body parsed, or None for one already processed (a duplicate).
-
-        Raises:
-            FeedError: the body is not a feed.
-        """
-        from syndicator.parse.feed import parse_feed
-
-        subscription = push_state.by_token(notification.token)
-        if subscription is None or push_state.seen_before(notification):
-            return None
-        return parse_feed(notification.body, subscription.topic, {"content-type": notification.content_type}, now)
-
-    def _contained(
-        self,
-        store: Store,
-        push_state: PushState,
-        states: dict[str, SourceState],
-        notification: Notification,
-        parsed: Future[ParsedFeed | None],
-        now: datetime,
-    ) -> None:
-        """Decide and store one parsed notification, and record its verdict; a failure stays its own.
-
-        An exception while parsing, deciding or storing it (a bug of ours, a store error) is logged with
-        the topic and costs this notification only: it is marked ``failed``, its feed is polled soon to
-        repair what it carried (seed 003: conditional polling is the safety net), and serve goes on.
-        """
-        subscription = push_state.by_token(notification.token)
-        try:
-            verdict = self._push(store, push_state, states, notification, subscription, parsed.result(), now)
-        except FeedError as error:
-            assert subscription is not None
-            log.warning(
-                "serve: a notification for %s from %s could not be read: %s",
-                subscription.topic,
-                subscription.hub,
-                error.message,
-            )
-            verdict = "unparsable"
-        except Exception:  # a bug of ours, or the state failing: this notification only
-            topic = subscription.topic if subscription is not None else notification.token
-            log.exception("serve: a notification for %s could not be stored; the feed is polled instead", topic)
-            verdict = "failed"
-            if subscription is not None:
-                self._reconcile_soon(subscription.source, states, now)
-        push_state.processed(notification.id, verdict, now)
-        if verdict != "orphan":
-            self.metrics.notification(verdict)
-
-    def _push(
-        self,
-        store: Store,
-        push_state: PushState,
-        states: dict[str, SourceState],
-        notification: Notification,
-        subscription: Subscription | None,
-        parsed: ParsedFeed | None,
-        now: datetime,
-    ) -> str:
-        """decide_push | store one notification; return its verdict.
-
-        Duplicates and replays change nothing (seed 003: a later-arriving notification may describe an
-        older representation; the feed's current one is the source of truth): an exact body already
-        processed is a ``duplicate``; one that brought only older versions of stored entries, or versions
-        that cannot be ordered, is a ``replay``, counted on the subscription; with doubt, the feed is
-        polled soon (a conditional request) to settle it.
-        """
-        if subscription is None or subscription.source not in self._sources:
-            return "orphan"
-        source = subscription.source
-        if parsed is None or push_state.seen_before(notification):
-            changed = push_state.update(notification.token, duplicates=subscription.duplicates + 1)
-            if changed is not None:
-                self._subscriptions[source] = changed
-            log.info(
-                "serve: %s delivered a notification for %s already processed; nothing changed", subscription.hub, source
-            )
-            return "duplicate"
-        state = states.get(source) or SourceState(source, source)
-        decision, reconciled = push_and_store(store, state, parsed, now)
-        if not reconciled.replay:  # a replay leaves the state as it was, habits and all
-            states[source] = decision.state
-        fields: dict[str, Any] = {"last_push": now, "missed": 0}
-        if reconciled.replay:
-            fields = {"replays": subscription.replays + 1}
-            log.info(
-                "serve: %s delivered an older version of %s (%d entries older than the stored ones, %d "
-                "unordered); nothing changed",
-                subscription.hub,
-                source,
-                reconciled.stale,
-                reconciled.doubtful,
-            )
-        if reconciled.doubtful:
-            self._reconcile_soon(source, states, now)
-        changed = push_state.update(notification.token, **fields)
-        if changed is not None:
-            self._subscriptions[source] = changed
-        if reconciled.replay:
-            return "replay"
-        self._breakers.success(subscription.hub)
-        if decision.changed:
-            log.info("serve: %s pushed a change to %s", subscription.hub, source)
-            self._changed()
-        return "stored"
-
-    def _reconcile_soon(self, source: str, states: Mapping[str, SourceState], now: datetime) -> None:
-        """Poll ``source`` soon whatever push's health: at once, or ``min_interval`` after its last poll."""
-        state = states.get(source)
-        last = state.last_attempt if state is not None else None
-        soon = now if last is None else max(now, last + timedelta(seconds=self.config.min_interval))
-        self._reconcile[source] = min(soon, self._reconcile.get(source, soon))
-
-    def _subscribe_loop(self, push_state: PushState) -> None:
-        """The subscriber thread: send what the subscriptions need, when they need it."""
-        from syndicator.fetch.outbound import new_session
-
-        session = new_session(self.config.user_agent)  # an advertised hub is screened (netguard)
-        try:
-            while not self._stopping.is_set():
-                self._hub_wake.wait(TICK)
-                self._hub_wake.clear()
-                if self.options.public_url is None:
-                    continue
-                try:
-                    self._subscribe_due(push_state, session)
-                except SyndicatorError as error:
-                    log.error("serve: %s", error)
-                except Exception:  # a bug of ours: logged, tried again next turn
-                    log.exception("serve: the subscriber failed")
-        finally:
-            session.close()
-
-    def _subscribe_due(self, push_state: PushState, session: Any) -> None:
-        from syndicator.push.websub import request_subscription
-
-        assert self.options.public_url is not None
-        for subscription in push_state.subscriptions().values():
-            if self._stopping.is_set():
-                return
-            now = self.options.clock()
-            if not push.due(subscription, now):
-                continue
-            if push.waiting(subscription):
-                if subscription.mode == "unsubscribe" and subscription.failures + 1 >= push.UNSUBSCRIBE_TRIES:
-                    push_state.delete(subscription.source)
-                    continue
-                push_state.save(push.unverified(subscription, now))
-                self._breakers.failure(subscription.hub, now)
-                log.warning(
-                    "serve: %s accepted a request for %s but never verified it", subscription.hub, subscription.topic
-                )
-                continue
-            if not self._breakers.may_try(subscription.hub, now):
-                continue
-            asked = push.sent(subscription, True, "", now)
-            push_state.save(asked)  # before the request: a hub may verify before it answers
-            answer = request_subscription(
-                session,
-                subscription.hub,
-                mode=subscription.mode,
-                topic=subscription.topic,
-                callback=callback_url(self.options.public_url, subscription.token),
-                secret=subscription.secret if subscription.mode == "subscribe" else None,
-                lease_seconds=push.LEASE_SECONDS if subscription.mode == "subscribe" else None,
-                timeout=self.config.timeout,
-                source=subscription.source,
-                allow_private=self.config.allow_private_networks,
-            )
-            self.metrics.hub_requests.labels(subscription.mode, "accepted" if answer.accepted else "refused").inc()
-            if answer.accepted:
-                self._breakers.success(subscription.hub)
-                continue
-            self._breakers.failure(subscription.hub, now)
-            current = push_state.subscription(subscription.source)
-            if current is None or current.requested != asked.requested or not push.waiting(current):
-                continue  # verified (or denied) meanwhile
-            if current.mode == "unsubscribe" and current.failures + 1 >= push.UNSUBSCRIBE_TRIES:
-                push_state.delete(current.source)
-                continue
-            push_state.save(push.failed(current, f"{subscription.hub}: {answer.message}", now, answer.retry_after))
-            log.warning(
-                "serve: %s refused to %s %s: %s",
-                subscription.hub,
-                subscription.mode,
-                subscription.topic,
-                answer.message,
-            )
-
-    def _leave_removed(self, push_state: PushState) -> None:
-        """Unsubscribe the subscriptions of sources no longer in sites.yaml."""
-        sources = set(self.config.sources)
-        now = self.options.clock()
-        for subscription in push_state.subscriptions().values():
-            if subscription.source not in sources and subscription.mode == "subscribe":
-                push_state.save(push.leaving(subscription, now))
-                self._hub_wake.set()
-
-    def _moved(self, push_state: PushState) -> None:
-        """After a change of --public-url, subscribe every feed again at its callback's new address.
-
-        The hubs go on delivering to the old address until those leases end;
-        what they deliver there is lost to us, and polling repairs it.
-        """
-        public_url = self.options.public_url
-        if public_url is None or push_state.value(PUBLIC_URL_KEY) == public_url:
-            return
-        now = self.options.clock()
-        moved = 0
-        for subscription in push_state.subscriptions().values():
-            if subscription.mode == "subscribe" and subscription.state != "pending":
-                push_state.save(replace(subscription, state="pending", failures=0, error=None, next_action=now))
-                moved += 1
-        push_state.keep(PUBLIC_URL_KEY, public_url)
-        if moved:
-            log.warning("serve: --public-url changed: subscribing %d feeds again at %s", moved, public_url)
+    def _take_pushed(self, store: Store, states: dict[str, SourceState], now: datetime, wait: float = 0.0) -> None:
+        """parse | decide_push | store the notifications in the inbox (:meth:`Inbox.take`), and act on each:
+        render soon, poll a feed soon to settle a doubt or repair a failed notification."""
+        for pushed in self._inbox.take(store, states, self._planner.sources, now, wait):
+            if pushed.settle and pushed.source is not None:
+                self._planner.settle_soon(pushed.source, states, now)
+            if pushed.changed:
+                self._rendering.changed()
 
     def _start_deliveries(self, store: Store) -> None:
         """Write events for the configured deliveries, and run the delivery thread for them (again when
@@ -831,36 +356,23 @@ class Server:
         store.outbox = tuple(d.url for d in self.config.deliveries)
         self._deliveries = delivery_loop(self._deliveries, self.config)
 
-    # --- sites.yaml ------------------------------------------------------------------
-
-    def _reread(self, store: Store, push_state: PushState) -> None:
-        """Read sites.yaml again; a broken or incompatible file is one error and the old one stays.
+    def _reread(self, store: Store) -> None:
+        """Read sites.yaml again (:meth:`Watch.reread`; a broken or incompatible file is one error and the
+        old one stays) and plan, subscribe, deliver and render by it.
 
         Changed ``deliveries`` apply to the events stored from now on: the delivery thread starts,
         stops or is started again with the new destinations and secrets."""
         path = self.config.path
-        self._config_mtime = _mtime(path)
-        try:
-            config = reread(self.config, self.options.overrides)
-        except ConfigError as error:
-            log.error("serve: %s; the previous configuration stays in use", error)
-            return
-        if not _same_places(config, self.config):
-            log.error(
-                "serve: %s: the output or cache folder changed; restart serve to use it (the previous "
-                "configuration stays in use)",
-                path,
-            )
+        config = self._watch.reread(self.config, self.options.overrides)
+        if config is None:
             return
         added = set(config.sources) - set(self.config.sources)
         removed = set(self.config.sources) - set(config.sources)
-        self.config = config
-        self._fingerprints = schedule.site_fingerprints(config.sites)
-        self._sources = frozenset(config.sources)
-        self._policy = None
-        self._leave_removed(push_state)
+        self.config = self._poller.config = config
+        self._planner.configure(config)
+        self._subscriber.leave_removed(config.sources)
         self._start_deliveries(store)
-        self._changed()
+        self._rendering.changed()
         log.warning(
             "serve: read %s again: %d sites (feeds: %d added, %d removed)",
             path,
@@ -869,136 +381,10 @@ class Server:
             len(removed),
         )
 
-    # --- rendering -------------------------------------------------------------------
-
-    def _changed(self) -> None:
-        """Note a change the site shows: render soon (debounced)."""
-        moment = time.monotonic()
-        self._last_change = moment
-        if self._dirty_since is None:
-            self._dirty_since = moment
-
-    def _render_due(self) -> bool:
-        if self._dirty_since is None:
-            return False
-        moment = time.monotonic()
-        if moment < self._render_after:
-            return False
-        return moment - self._last_change >= RENDER_QUIET or moment - self._dirty_since >= RENDER_MAX_WAIT
-
-    def _render(self, store: Store, states: Mapping[str, SourceState], final: bool = False) -> None:
-        """select | render | publish | announce, as a build does; trouble is logged, never fatal."""
-        started = time.monotonic()
-        now = self.options.clock()
-        self._dirty_since = None
-        report = BuildReport(sites=len(self.config.sites), sources=len(self.config.sources))
-        try:
-            publish_site(
-                self.config,
-                store,
-                states,
-                now,
-                self.options.templates,
-                report,
-                started,
-                log_stale=False,
-                announce=not final,
-            )
-        except EmptyBuildError:
-            log.info("serve: no entries yet; nothing published")
-            return
-        except (RenderError, OSError) as error:  # OSError: report.json could not be written
-            if final:
-                log.error("serve: %s; the last changes were not published (the next start publishes them)", error)
-                return
-            log.error("serve: %s; trying again in %.0f s", error, RENDER_RETRY)
-            self._render_after = time.monotonic() + RENDER_RETRY
-            self._dirty_since = self._dirty_since or time.monotonic()
-            return
-        if report.rendered:
-            self.metrics.renders.inc()
-            self.metrics.last_render.set(time.time())
-            log.info(
-                "serve: published %d entries in %.2f s%s",
-                report.entries,
-                time.monotonic() - started,
-                " (stopping)" if final else "",
-            )
-
-    def _drain(self, store: Store, push_state: PushState, states: dict[str, SourceState]) -> None:
-        """At a stop: store every observation already made and every notification already committed."""
-        now = self.options.clock()
-        while True:
-            try:
-                kind, value = self._events.get_nowait()
-            except queue.Empty:
-                break
-            if kind == "observation":
-                self._stored(store, push_state, states, value, now)
-        self._inbox(store, push_state, states, now, wait=DRAIN_PARSE)
-        self._parser.shutdown(wait=False, cancel_futures=True)
-
     def _update_gauges(self, now: datetime) -> None:
-        subscriptions = self._subscriptions
-        self.metrics.live_leases.set(sum(1 for s in subscriptions.values() if s.live(now)))
-        self.metrics.push_healthy.set(
-            sum(1 for url, s in subscriptions.items() if push.health(s, self._states.get(url), now, self._breakers)[0])
-        )
-        self.metrics.in_flight.set(len(self._in_flight))
+        """Set the gauges /metrics shows: leases, push's health, fetches under way, sources, hosts throttled."""
+        self.metrics.live_leases.set(self._subscriber.live(now))
+        self.metrics.push_healthy.set(self._subscriber.healthy(self._states, now))
+        self.metrics.in_flight.set(len(self._planner.in_flight))
         self.metrics.sources.set(len(self.config.sources))
-        self._throttled = {host: until for host, until in self._throttled.items() if until > now}
-        self.metrics.throttled_hosts.set(len(self._throttled))
-
-
-def _recovery(config: Config, states: Mapping[str, SourceState], now: datetime, rate: float) -> dict[str, datetime]:
-    """When each source overdue at start may go: at most ``rate`` a second, most overdue first.
-
-    Returns:
-        {URL: release time (UTC)}; empty when no more are overdue than can go at once.
-    """
-    overdue = [
-        url
-        for url in schedule.due_sources([u for u in config.sources if not is_local(u)], states, now)
-        if url in states
-    ]
-    if len(overdue) <= config.workers:
-        return {}
-    return {url: now + timedelta(seconds=index / rate) for index, url in enumerate(overdue)}
-
-
-def _close_http(server: Any) -> None:
-    """Stop waitress accepting, from its own thread.
-
-    Closed from another thread, its listening socket could vanish between
-    the http thread listing the sockets and waiting on them. The close runs
-    on the http thread instead (waitress's trigger), and waits at most 5 s.
-    """
-    closed = threading.Event()
-
-    def close() -> None:
-        try:
-            server.close()
-        finally:
-            closed.set()
-
-    server.trigger.pull_trigger(close)
-    closed.wait(5)
-
-
-def _address(host: str, port: int) -> str:
-    """HOST:PORT, an IPv6 host in brackets."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def _same_places(new: Config, old: Config) -> bool:
-    return (
-        Path(new.output).resolve() == Path(old.output).resolve()
-        and Path(new.cache).resolve() == Path(old.cache).resolve()
-    )
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
+        self.metrics.throttled_hosts.set(self._planner.throttled(now))

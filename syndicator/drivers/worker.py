@@ -30,6 +30,7 @@ from typing import Any
 
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.pipeline import delivery_loop
+from syndicator.drivers.reloading import read_again
 from syndicator.errors import ConfigError, StoreError
 from syndicator.fetch.hosts import host_key
 from syndicator.metrics import Metrics
@@ -276,16 +277,12 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
 
 
 def _reload(config: Config, name: str) -> Config | None:
-    """Read sites.yaml again (SIGHUP) and offer its feeds: the sites, their settings and the deliveries
-    apply from the next claim; what :data:`config.load.KEPT_ON_RELOAD` names, the threads and --lease stay those
-    the worker started with. Returns the new Config, or None for a broken file: one error line, and the
-    running configuration stays."""
-    from syndicator.config.load import reread  # noqa: PLC0415
-
-    try:
-        fresh = reread(config, {"workers": config.workers})  # its batches and leases were sized by them
-    except ConfigError as error:
-        log.error("worker %s: %s; the previous configuration stays in use", name, error)
+    """Read sites.yaml again (SIGHUP) by the rule serve follows too (:func:`reloading.read_again`): the
+    sites, their settings and the deliveries apply from the next claim; what :data:`config.load.KEPT_ON_RELOAD`
+    names, the threads and --lease stay those the worker started with. Returns the new Config, or None for
+    a broken file: one error line, and the running configuration stays."""
+    fresh = read_again(config, {"workers": config.workers}, f"worker {name}")  # batches, leases sized by them
+    if fresh is None:
         return None
     log.warning("worker %s: read %s again: %d sites", name, config.path, len(fresh.sites))
     return fresh

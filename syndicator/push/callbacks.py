@@ -24,18 +24,29 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
+from syndicator.errors import ConfigError
 from syndicator.metrics import Metrics, metrics_app
 from syndicator.push import subscriptions as push
 from syndicator.push import websub
 from syndicator.state.pushstate import PushState
 
-__all__ = ["CALLBACK_PREFIX", "App", "callback_url", "connection_limit", "create_server"]
+__all__ = [
+    "CALLBACK_PREFIX",
+    "App",
+    "address",
+    "callback_url",
+    "connection_limit",
+    "create_server",
+    "listen",
+    "stop_server",
+]
 
 #: The path under which callbacks live: ``<public URL>/websub/<token>``.
 CALLBACK_PREFIX = "/websub/"
@@ -272,6 +283,46 @@ def create_server(app: Any, host: str, port: int, max_body: int) -> Any:
 
     server.maintenance = maintenance
     return server
+
+
+def listen(app: Any, host: str, port: int, max_body: int) -> Any:
+    """:func:`create_server` for ``serve --listen HOST:PORT``: a waitress server, bound, not yet running.
+
+    Raises:
+        ConfigError: the address cannot be bound or resolved (one line naming it).
+    """
+    try:
+        return create_server(app, host, port, max_body)
+    except (OSError, ValueError) as error:  # ValueError: a host that is no address and resolves to none
+        raise ConfigError(
+            f"--listen {address(host, port)}: cannot listen there ({getattr(error, 'strerror', None) or error})"
+        ) from error
+
+
+def address(host: str, port: int) -> str:
+    """HOST:PORT, an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def stop_server(server: Any) -> None:
+    """Stop a running server of :func:`create_server` cleanly: no new connection, and the requests it holds
+    are finished (waiting at most 10 s); a notification they carry is committed before its answer.
+
+    The listening socket is closed from the server's own thread: closed from another, it could vanish
+    between that thread listing the sockets and waiting on them. The close runs there instead (waitress's
+    trigger), waited for at most 5 s.
+    """
+    closed = threading.Event()
+
+    def close() -> None:
+        try:
+            server.close()
+        finally:
+            closed.set()
+
+    server.trigger.pull_trigger(close)
+    closed.wait(5)
+    server.task_dispatcher.shutdown(cancel_pending=False, timeout=10)
 
 
 def _channel_class() -> type:
