@@ -106,7 +106,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
     with Store.open(config.cache, config.state) as store, output_lock(config.output):
-        store.outbox = tuple(d.url for d in config.deliveries)  # events of new and changed entries, for the webhooks
+        record_events(store, config)
         if options.fetch and store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
             report.restored = restore(config, store)
         states = store.states()
@@ -257,6 +257,13 @@ def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
     if unknown:
         raise ConfigError(f"--site: no site named {unknown[0]!r} in {config.path}")
     return [by_name[name] for name in names]
+
+
+def record_events(store: Store, config: Config) -> None:
+    """Have ``store`` write an outbox event of each new and changed entry for each of ``config``'s
+    deliveries (their URLs; none without deliveries), from the next save on. Every driver calls it
+    when it opens the state and when sites.yaml is read again."""
+    store.outbox = tuple(delivery.url for delivery in config.deliveries)
 
 
 def delivery_loop(loop: Any, config: Config) -> Any:

@@ -47,7 +47,7 @@ from typing import Any
 
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
-from syndicator.drivers.pipeline import check_folders, delivery_loop
+from syndicator.drivers.pipeline import check_folders, delivery_loop, record_events
 from syndicator.drivers.planner import Planner
 from syndicator.drivers.poller import BatchPoller
 from syndicator.drivers.reloading import Watch
@@ -353,7 +353,7 @@ class Server:
     def _start_deliveries(self, store: Store) -> None:
         """Write events for the configured deliveries, and run the delivery thread for them (again when
         sites.yaml changed them; none without them)."""
-        store.outbox = tuple(d.url for d in self.config.deliveries)
+        record_events(store, self.config)
         self._deliveries = delivery_loop(self._deliveries, self.config)
 
     def _reread(self, store: Store) -> None:

@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from syndicator.configtypes import Config, is_local
-from syndicator.drivers.pipeline import delivery_loop
+from syndicator.drivers.pipeline import delivery_loop, record_events
 from syndicator.drivers.reloading import read_again
 from syndicator.errors import ConfigError, StoreError
 from syndicator.fetch.hosts import host_key
@@ -254,7 +254,7 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
     """Register ``config``'s feeds for claims, withdrawing the others (every worker reads the same
     sites.yaml: the last one to start or reload decides); returns (the feed URLs this worker fetches,
     the sites' fingerprints)."""
-    store.outbox = tuple(d.url for d in config.deliveries)
+    record_events(store, config)
     sources = [url for url in config.sources if not is_local(url)]
     if len(sources) < len(config.sources):
         log.warning(
