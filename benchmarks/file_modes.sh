@@ -26,7 +26,7 @@ echo "-- with state.sqlite and push.sqlite open"
 "$repo/.venv/bin/python" - <<'PY'
 import os
 from pathlib import Path
-from syndicator.pushstate import PushState
+from syndicator.state.pushstate import PushState
 from syndicator.state.store import Store
 store, push = Store.open(Path("cache")), PushState.open(Path("cache"))
 store._db.execute("CREATE TABLE IF NOT EXISTS t (x)")  # a write, so the -wal holds something
