@@ -367,3 +367,23 @@ def test_a_worker_whose_clock_is_five_minutes_fast_takes_leases_and_due_times_fr
         assert state.last_attempt is not None and state.next_attempt is not None
         assert before <= state.last_attempt <= after
         assert state.next_attempt >= state.last_attempt + timedelta(seconds=config.min_interval)
+
+
+def test_a_listen_address_in_use_is_one_line_naming_it(tmp_path: Path) -> None:
+    import socket
+
+    # the state is never reached: the address fails first
+    site = {"name": "A", "feed": "http://127.0.0.1:1/feed"}
+    config = write_config(tmp_path, [site], state="postgresql://nobody@127.0.0.1:1/never")
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        process = worker(config, "a", "--listen", f"127.0.0.1:{port}")
+        assert process.wait(timeout=WAIT) == 2
+    finally:
+        taken.close()
+    said = (tmp_path / "worker-a.log").read_text()
+    assert f"--listen 127.0.0.1:{port}: cannot listen there" in said
+    assert "Traceback" not in said

@@ -322,6 +322,10 @@ def _reconnect(
     return None
 
 
+#: The largest request body the worker's /metrics and /healthz server reads (bytes): they take none.
+METRICS_BODY = 65536
+
+
 def metrics_server(listen: tuple[str, int] | None, stopping: threading.Event, health: Any) -> tuple[Any, Any]:
     """(Metrics, the waitress server serving them) for ``worker --listen``, or (None, None) without it.
     /healthz answers 503 while ``stopping`` is set or ``health.problem`` (a worker.WorkerHealth) says why.
@@ -331,9 +335,8 @@ def metrics_server(listen: tuple[str, int] | None, stopping: threading.Event, he
     """
     if listen is None:
         return None, None
-    from waitress.server import create_server
-
     from syndicator.metrics import metrics_app
+    from syndicator.push.callbacks import listen as bind
 
     metrics = Metrics()
 
@@ -342,14 +345,6 @@ def metrics_server(listen: tuple[str, int] | None, stopping: threading.Event, he
             return False, "stopping"
         return (False, health.problem) if health.problem else (True, "ok")
 
-    app = metrics_app(metrics, healthy)
-    try:
-        server: Any = create_server(
-            app, host=listen[0], port=listen[1], threads=2, asyncore_use_poll=True, ident="syndicator"
-        )
-    except (OSError, ValueError) as error:
-        raise ConfigError(
-            f"--listen {listen[0]}:{listen[1]}: cannot listen there ({getattr(error, 'strerror', None) or error})"
-        ) from error
+    server = bind(metrics_app(metrics, healthy), listen[0], listen[1], METRICS_BODY)  # serve's hardened server
     threading.Thread(target=server.run, name="http", daemon=True).start()
     return metrics, server
