@@ -29,9 +29,8 @@ import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from syndicator.errors import OutputLockedError, RenderError
+from syndicator.state import locks
 
 #: A file in every published folder: a header line, then each file the publish wrote, one per line.
 MARKER = ".syndicator-output"
@@ -65,16 +64,15 @@ def output_lock(output: Path) -> Iterator[None]:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RenderError(f"{target.parent}: cannot create the output's folder: {e.strerror or e}") from e
-    lock = FileLock(str(target.with_name(f".{target.name}.lock")), timeout=0)
     try:
-        lock.acquire()
-    except Timeout:
+        lock = locks.take(target.with_name(f".{target.name}.lock"))
+    except OSError as e:
+        raise RenderError(f"{target.parent}: cannot lock the output folder there: {e.strerror or e}") from e
+    if lock is None:
         raise OutputLockedError(
             f"{target}: another syndicator build or serve is publishing into this "
             "folder; wait for the build to finish, or stop the serve"
-        ) from None
-    except OSError as e:
-        raise RenderError(f"{target.parent}: cannot lock the output folder there: {e.strerror or e}") from e
+        )
     try:
         yield
     finally:

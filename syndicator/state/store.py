@@ -60,13 +60,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from syndicator.errors import CacheLockedError, StoreError
 from syndicator.feedtypes import StoredEntry
 from syndicator.model import SourceState
 from syndicator.saves import Intents, Known
-from syndicator.state import cachefiles, snapshots
+from syndicator.state import cachefiles, locks, snapshots
 from syndicator.state import entries as stored_entries
 from syndicator.state.rows import ROWS_PER_QUERY, STATE_COLUMNS, STATE_FIELDS, UPDATE_SET, chunks, state_from_row, to_db
 from syndicator.state.schema import SCHEMA_VERSION, migrate, stored_version, transaction
@@ -97,7 +95,7 @@ class Store:
         StoreError: the database is from a newer syndicator or unreadable.
     """
 
-    def __init__(self, connection: Any, lock: FileLock | None = None, path: Path | str | None = None) -> None:
+    def __init__(self, connection: Any, lock: locks.Lock | None = None, path: Path | str | None = None) -> None:
         self._db = connection  # sqlite3.Connection, or pgstate.Connection
         self._lock = lock
         self.path = path or Path(DATABASE)
@@ -127,16 +125,15 @@ class Store:
         cache = Path(cache)
         cachefiles.make_folder(cache)
         cachefiles.prepare(cache / LOCK)
-        lock = FileLock(str(cache / LOCK), timeout=0, mode=cachefiles.FILE_MODE)
         try:
-            lock.acquire()
-        except Timeout:
+            lock = locks.take(cache / LOCK, cachefiles.FILE_MODE)
+        except OSError as e:
+            raise StoreError(f"{cache / LOCK}: cannot lock the cache folder: {e.strerror or e}") from e
+        if lock is None:
             raise CacheLockedError(
                 f"{cache}: another syndicator build or serve is using this cache; "
                 "wait for the build to finish, or stop the serve"
-            ) from None
-        except OSError as e:
-            raise StoreError(f"{cache / LOCK}: cannot lock the cache folder: {e.strerror or e}") from e
+            )
         try:
             if state is not None:
                 store = cls.connect(state)
