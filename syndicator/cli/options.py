@@ -126,7 +126,7 @@ def with_state(config: Any, state: str | None, environ: Mapping[str, str]) -> An
 
 def workers_option(help_text: str) -> Decorator:
     """``--workers N``, from 1 to WORKERS_MAX fetch threads, with this help."""
-    return click.option("--workers", type=click.IntRange(1, WORKERS_MAX), help=help_text)
+    return click.option("--workers", type=click.IntRange(1, WORKERS_MAX), metavar="N", help=help_text)
 
 
 def host_port(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, int] | None:

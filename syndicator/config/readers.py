@@ -48,6 +48,22 @@ class Field:
 
 Reader = Callable[[Field], Any]
 
+#: What each reader takes, in the user's words: reader -> text (the "takes" column of the settings page,
+#: docs/reference/settings.md). The bounded readers record their bounds when they are made.
+TAKES: dict[Reader, str] = {}
+#: The readers of durations, whose values (seconds) are shown as "4 days" rather than 345600.
+DURATIONS: set[Reader] = set()
+
+
+def takes(text: str) -> Callable[[Reader], Reader]:
+    """A decorator recording ``text`` as what the reader takes (:data:`TAKES`)."""
+
+    def record(reader: Reader) -> Reader:
+        TAKES[reader] = text
+        return reader
+
+    return record
+
 
 def integer(minimum: int, maximum: int) -> Reader:
     """A reader of a whole number from ``minimum`` to ``maximum`` (int; booleans refused)."""
@@ -58,7 +74,7 @@ def integer(minimum: int, maximum: int) -> Reader:
             raise field.error(f"must be a whole number from {number_text(minimum)} to {number_text(maximum)}")
         return value
 
-    return read
+    return takes(f"a whole number from {number_text(minimum)} to {number_text(maximum)}")(read)
 
 
 def number(minimum: float, maximum: float) -> Reader:
@@ -70,7 +86,7 @@ def number(minimum: float, maximum: float) -> Reader:
             raise field.error(f"must be a number from {number_text(minimum)} to {number_text(maximum)}")
         return float(value)
 
-    return read
+    return takes(f"a number from {number_text(minimum)} to {number_text(maximum)}")(read)
 
 
 def duration(minimum: float, maximum: float) -> Reader:
@@ -88,7 +104,8 @@ def duration(minimum: float, maximum: float) -> Reader:
             raise field.error(f"must be at most {bound_text(maximum)}")
         return seconds
 
-    return read
+    DURATIONS.add(read)
+    return takes(f"a duration from {bound_text(minimum)} to {bound_text(maximum)}")(read)
 
 
 def choice(*values: str) -> Reader:
@@ -99,9 +116,10 @@ def choice(*values: str) -> Reader:
             raise field.error(f"must be one of {', '.join(values)}")
         return str(field.value)
 
-    return read
+    return takes(" or ".join(f"`{value}`" for value in values))(read)
 
 
+@takes("a folder, relative to the folder of sites.yaml")
 def read_path(field: Field) -> str:
     """A folder path, stripped (str); the loader resolves it against the folder of sites.yaml."""
     if not isinstance(field.value, str) or not field.value.strip():
@@ -109,6 +127,7 @@ def read_path(field: Field) -> str:
     return field.value.strip()
 
 
+@takes("`true` or `false`")
 def read_bool(field: Field) -> bool:
     """``true`` or ``false`` (bool)."""
     if not isinstance(field.value, bool):
@@ -116,16 +135,19 @@ def read_bool(field: Field) -> bool:
     return field.value
 
 
+@takes("an http(s) URL")
 def read_url(field: Field) -> str:
     """An http(s) URL (:func:`fields.http_url`)."""
     return http_url(field.data, field.key, field.value)
 
 
+@takes("an http(s) URL, or a path inside the published folder (`faces/jane.png`)")
 def read_image(field: Field) -> str | None:
     """An image (:func:`fields.image`): an http(s) URL or a path inside the published folder, or None."""
     return image(field.data, field.key, field.value, "")
 
 
+@takes("an http(s) URL, or a path relative to the folder of sites.yaml")
 def read_location(field: Field) -> str:
     """Where to restore the state from: a path (relative to the folder of sites.yaml), or an http(s) URL."""
     value = field.value
@@ -134,6 +156,7 @@ def read_location(field: Field) -> str:
     return http_url(field.data, field.key, value)
 
 
+@takes(f"one line of at most {TEXT_MAX_CHARS:,} characters")
 def read_free_text(field: Field) -> str:
     """Text shown on the pages (description, owner): one line, at most TEXT_MAX_CHARS characters ("" for none)."""
     if field.value is None:
@@ -146,6 +169,7 @@ def read_free_text(field: Field) -> str:
     return text
 
 
+@takes("an IANA time zone name (`Europe/Berlin`)")
 def read_timezone(field: Field) -> str:
     """An IANA time zone name (``Europe/Berlin``), checked with zoneinfo."""
     try:
@@ -194,6 +218,10 @@ _DATE_CODES = (
 )
 
 
+@takes(
+    f"a strftime format of at most {DATE_FORMAT_MAX_CHARS} characters, of the codes "
+    f"`{' '.join('%' + code for code in _DATE_CODES)}` (a `-` after the `%`: no leading zero)"
+)
 def read_date_format(field: Field) -> str:
     """A strftime format for dates on the pages (``%Y-%m-%d %H:%M %Z``), of the codes in :data:`_DATE_CODES`."""
     value = field.value
@@ -215,6 +243,7 @@ def read_date_format(field: Field) -> str:
     return value
 
 
+@takes(f"an http(s) URL, or a list of 1 to {HUBS_MAX} of them")
 def read_hubs(field: Field) -> tuple[str, ...]:
     """The WebSub hubs of ``hub``: one http(s) URL, or a list of 1 to :data:`HUBS_MAX` different ones
     (tuple of str; ``hub:`` left empty is none). Each is published in feed.xml and feed.json, so it is
@@ -239,6 +268,7 @@ def read_hubs(field: Field) -> tuple[str, ...]:
     return tuple(hubs)
 
 
+@takes(f"a list of 1 to {DELIVERIES_MAX} webhooks, each a `url` and a `secret`")
 def read_deliveries(field: Field) -> tuple[Delivery, ...]:
     """The webhooks of ``deliveries``: a list of 1 to :data:`DELIVERIES_MAX` mappings ``{url, secret}``
     (tuple of Delivery): url an http(s) URL (:func:`values.url_problem`), listed once; secret a
@@ -297,6 +327,7 @@ def state_url(value: Any, where: str) -> str:
     )
 
 
+@takes("a `postgresql://` URL")
 def read_state(field: Field) -> str:
     """Where the state lives: a postgresql:// URL (:func:`state_url`)."""
     try:

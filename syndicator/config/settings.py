@@ -1,8 +1,9 @@
 """The planet's optional settings in sites.yaml: :data:`SETTINGS`, the one table of them.
 
 Each entry names a setting, gives its reader (:mod:`config.readers`, which checks the value and its
-bounds, documented in README.md, "Configuration") and the :class:`configtypes.Config` field it sets;
-its default is that field's default, and only there. Durations are seconds, ints are counts
+bounds, and says what it takes), the :class:`configtypes.Config` field it sets and what it means; its
+default is that field's default, and only there. The docs' settings page is made from this table
+(:mod:`config.reference`). Durations are seconds, ints are counts
 (max_bytes: bytes).
 """
 
@@ -44,12 +45,14 @@ _DEFAULTS = {f.name: f.default for f in fields(Config) if f.default is not MISSI
 @dataclass(frozen=True)
 class Setting:
     """One optional setting of sites.yaml: its ``name`` there, the reader of its value (``read``), and the
-    Config field it sets (``attribute``: ``field``, or the setting's own name); ``default`` is that field's
-    default."""
+    Config field it sets (``attribute``: ``field``, or the setting's own name), and what it means
+    (``means``); ``default`` is that field's default."""
 
     name: str
     read: Reader
     field: str | None = None
+    #: What the setting does, in the user's words (one line, Markdown: the settings page shows it).
+    means: str = ""
 
     @property
     def attribute(self) -> str:
@@ -62,57 +65,140 @@ class Setting:
         return _DEFAULTS[self.attribute]
 
 
-#: The optional settings, in the order they are read (the first invalid one is reported).
+#: The optional settings, in the order they are read (the first invalid one is reported). Each says what it
+#: means in the user's words: the settings page of the docs (docs/reference/settings.md) is made from this
+#: table (name, default, what its reader takes, meaning).
 SETTINGS: dict[str, Setting] = {
     setting.name: setting
     for setting in (
-        Setting("workers", integer(1, WORKERS_MAX)),
-        Setting("timeout", duration(1, 300)),
-        Setting("retries", integer(0, 5)),
-        Setting("items_per_feed", integer(1, 100)),
-        Setting("feed_entries", integer(1, 100_000)),
-        Setting("summary_chars", integer(20, 100_000)),
-        Setting("stale_after", duration(60, 365 * _DAY)),
-        Setting("max_bytes", integer(1024, 100 * 1024 * 1024)),
+        Setting("workers", integer(1, WORKERS_MAX), means="fetch threads"),
+        Setting(
+            "timeout",
+            duration(1, 300),
+            means="time to connect and between bytes; a whole fetch, name lookup included, is cut at twice this",
+        ),
+        Setting("retries", integer(0, 5), means="extra attempts after a timeout, connection error or 5xx"),
+        Setting("items_per_feed", integer(1, 100), means="newest entries each feed contributes to the merged stream"),
+        Setting("feed_entries", integer(1, 100_000), means="entries in `feed.xml` and `feed.json`"),
+        Setting(
+            "summary_chars",
+            integer(20, 100_000),
+            means="front-page summaries are cut on a word boundary to about this many characters",
+        ),
+        Setting(
+            "stale_after",
+            duration(60, 365 * _DAY),
+            means='time without a successful fetch before a site gets a "last seen" badge',
+        ),
+        Setting(
+            "max_bytes",
+            integer(1024, 100 * 1024 * 1024),
+            means="largest response body accepted, in bytes after decompression (at most 100 MiB)",
+        ),
         # The contact URL in the User-Agent (default: the planet's link); Config.user_agent is the whole header.
-        Setting("user_agent", read_url),
-        Setting("output", read_path),
-        Setting("cache", read_path),
-        # The schedule (README.md, "Polite polling"): first interval, and bounds of every interval.
-        Setting("default_interval", duration(60, 7 * _DAY)),
-        Setting("min_interval", duration(60, 7 * _DAY)),
-        Setting("max_interval", duration(60, 7 * _DAY)),
-        # The request budget the schedule spends where posts are likely (README.md, "How often a feed is checked").
-        Setting("requests_per_feed_per_day", number(0.1, 1440)),
+        Setting(
+            "user_agent",
+            read_url,
+            means="contact URL put in the User-Agent, `syndicator/0.1.0 (+URL)`; without it, the planet's `link`",
+        ),
+        Setting("output", read_path, means="folder the site is published to"),
+        Setting("cache", read_path, means="folder of durable state, kept between builds"),
+        # The schedule (docs/reference/schedule.md): first interval, and bounds of every interval.
+        Setting(
+            "default_interval",
+            duration(60, 7 * _DAY),
+            means="interval of a feed with no dated entries and no change history yet",
+        ),
+        Setting("min_interval", duration(60, 7 * _DAY), means="no feed is checked more often"),
+        Setting("max_interval", duration(60, 7 * _DAY), means="no healthy feed waits longer between checks"),
+        # The request budget the schedule spends where posts are likely (docs/reference/schedule.md).
+        Setting(
+            "requests_per_feed_per_day",
+            number(0.1, 1440),
+            means="the request budget the schedule keeps to on average",
+        ),
         # Host fairness: requests at once, seconds between starts, failures that skip a host.
-        Setting("per_host_concurrency", integer(1, 16)),
-        Setting("host_gap", duration(0, 60)),
-        Setting("host_breaker", integer(0, 1000)),
+        Setting("per_host_concurrency", integer(1, 16), means="requests to one host at once"),
+        Setting("host_gap", duration(0, 60), means="minimum time between two request starts to one host"),
+        Setting(
+            "host_breaker",
+            integer(0, 1000),
+            means="consecutive failures (timeout, connection, TLS, 5xx) from one host in a build after which its "
+            "other feeds wait for the next build; `0` disables",
+        ),
         # URLs learned from the network (redirects, advertised feeds and hubs on another host) may reach
-        # loopback and private addresses (README.md, "Private networks"; netguard.py).
-        Setting("allow_private_networks", read_bool),
-        # The pages (README.md, "Configuration"): who runs the planet, how it shows times, how much it shows.
-        Setting("description", read_free_text),
-        Setting("owner", read_free_text),
-        Setting("logo", read_image),
-        Setting("favicon", read_image),
-        Setting("timezone", read_timezone),
-        Setting("date_format", read_date_format),
-        Setting("page_entries", integer(1, 10_000)),
-        Setting("feed_content", choice("full", "summary")),
-        Setting("activity_threshold", duration(_DAY, 3650 * _DAY)),
-        # Running from CI (README.md, "Running from CI"): the state published beside the site, and where to
-        # restore it from when the cache folder is empty.
-        Setting("snapshot", read_bool),
-        Setting("restore_from", read_location),
-        # The planet as a WebSub publisher (README.md, "Your planet as a WebSub publisher"): the hubs its feeds
-        # advertise and announce.py notifies.
-        Setting("hub", read_hubs, field="hubs"),
-        # Where the state lives (README.md, "The state in PostgreSQL"): a postgresql:// URL; absent, the SQLite
-        # database in the cache folder.
-        Setting("state", read_state),
-        # Webhooks (README.md, "Deliveries (webhooks)"): where each new or changed entry is POSTed, signed.
-        Setting("deliveries", read_deliveries),
+        # loopback and private addresses (docs/reference/requests.md, "Private networks"; netguard.py).
+        Setting(
+            "allow_private_networks",
+            read_bool,
+            means="let URLs learned from the network (redirects, advertised feeds and hubs on another host) "
+            "reach loopback and private addresses",
+        ),
+        # The pages: who runs the planet, how it shows times, how much it shows.
+        Setting(
+            "description",
+            read_free_text,
+            means="shown under the title, as the feeds' `subtitle`/`description` and the pages' meta description",
+        ),
+        Setting(
+            "owner",
+            read_free_text,
+            means='who runs the planet: in the footer ("Run by ...") and as the feeds\' author (else the title)',
+        ),
+        Setting("logo", read_image, means="an image beside the title, and the Atom `logo`"),
+        Setting("favicon", read_image, means="the pages' icon, and the Atom `icon`"),
+        Setting(
+            "timezone",
+            read_timezone,
+            means="the zone dates are shown in on the pages (the feeds keep UTC)",
+        ),
+        Setting("date_format", read_date_format, means="how dates are shown on the pages (English names)"),
+        Setting("page_entries", integer(1, 10_000), means="entries on the front page (at most `feed_entries`)"),
+        Setting(
+            "feed_content",
+            choice("full", "summary"),
+            means="what `feed.xml` and `feed.json` carry of each entry: its content, or the front page's summary "
+            "for much lighter files",
+        ),
+        Setting(
+            "activity_threshold",
+            duration(_DAY, 3650 * _DAY),
+            means='time without a post before the sites page marks a site "inactive"',
+        ),
+        # Running from CI (docs/ci.md): the state published beside the site, and where to restore it from
+        # when the cache folder is empty.
+        Setting(
+            "snapshot",
+            read_bool,
+            means="publish the state beside the site as `syndicator-state.json.gz`, for a CI cache that is lost",
+        ),
+        Setting(
+            "restore_from",
+            read_location,
+            means="where a build whose cache folder holds no state loads it from first",
+        ),
+        # The planet as a WebSub publisher (docs/websub.md): the hubs its feeds advertise and announce.py
+        # notifies.
+        Setting(
+            "hub",
+            read_hubs,
+            field="hubs",
+            means="WebSub hubs named in `feed.xml` and `feed.json` and told when they change",
+        ),
+        # Where the state lives (docs/postgresql.md): a postgresql:// URL; absent, the SQLite database in the
+        # cache folder.
+        Setting(
+            "state",
+            read_state,
+            means="keep the state in that PostgreSQL database instead of the SQLite file in the cache folder; "
+            "`--state` and `$SYNDICATOR_STATE` take precedence",
+        ),
+        # Webhooks (docs/webhooks.md): where each new or changed entry is POSTed, signed.
+        Setting(
+            "deliveries",
+            read_deliveries,
+            means="webhooks each new or changed entry is POSTed to as JSON, signed with the `secret`",
+        ),
     )
 }
 

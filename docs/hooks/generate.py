@@ -1,0 +1,33 @@
+"""MkDocs hook: the pages made from the code at build time, so they cannot go stale and are never
+committed. A page holds a marker line, ``<!-- generated: NAME -->``; the hook puts in its place the
+Markdown that :data:`GENERATORS` makes for NAME:
+
+- ``settings``: every optional setting of sites.yaml, from the config table (syndicator/config/settings.py);
+- ``commands``: every command with its synopsis, help and options, from the click commands (syndicator/cli).
+
+An unknown NAME fails the build. The build runs in the project's venv, which has syndicator installed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from syndicator.cli.reference import commands_reference
+from syndicator.config.reference import settings_table
+
+GENERATORS: dict[str, Callable[[], str]] = {"settings": settings_table, "commands": commands_reference}
+MARKER = re.compile(r"^<!-- generated: ([a-z]+) -->$", re.MULTILINE)
+
+
+def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+    """The page's Markdown with each marker replaced by what its generator makes."""
+
+    def generated(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in GENERATORS:
+            raise ValueError(f"{page.file.src_path}: no generator named {name!r} (known: {', '.join(GENERATORS)})")
+        return GENERATORS[name]()
+
+    return MARKER.sub(generated, markdown)
