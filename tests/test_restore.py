@@ -188,6 +188,16 @@ def test_the_example_ci_files_keep_the_cache_and_publish_the_output() -> None:
         assert "snapshot: true" in text and "restore_from: https://" in text and statefile.NAME in text
 
 
+def test_the_example_ci_files_install_syndicator_from_pypi() -> None:
+    """Both install the package by its name on PyPI (docs/releasing.md says how it is published there), not
+    from a made-up repository address."""
+    github = yaml.safe_load((EXAMPLES / "github-actions.yml").read_text(encoding="utf-8"))
+    steps = github["jobs"]["build"]["steps"]
+    assert [step["run"] for step in steps if step.get("name") == "Install syndicator"] == ["pip install syndicator"]
+    gitlab = yaml.safe_load((EXAMPLES / "gitlab-ci.yml").read_text(encoding="utf-8"))["pages"]
+    assert gitlab["script"][0] == "pip install syndicator"
+
+
 def test_a_state_file_that_cannot_be_fetched_for_now_stops_the_build(server: HTTPServer, tmp_path: Path) -> None:
     """Going on would publish an empty state over the good one: the build stops before fetching, and the
     next one, with the cache still empty, tries again."""
