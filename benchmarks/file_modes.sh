@@ -1,5 +1,5 @@
 #!/bin/sh
-# The modes of the output folder and of every state file after a demo build (README: The cache folder).
+# The modes of the output folder and of every state file after a demo build (docs/reference/cache.md).
 #
 #     benchmarks/file_modes.sh [REPO]      (default: this checkout)
 #

@@ -147,18 +147,19 @@ def test_summary_is_one_line_on_stdout(server: HTTPServer, tmp_path: Path) -> No
     ],
 )
 def test_summary_counts_add_up(figures: dict[str, Any], line: str) -> None:
-    """due = requested + skipped; requested = changed + unchanged + failed (README, "Commands")."""
+    """due = requested + skipped; requested = changed + unchanged + failed (docs/reference/commands.md)."""
     for name in ("outcomes", "skipped"):
         figures[name] = Counter(figures.get(name, {}))
     assert BuildReport(**figures, rendered=True).summary() == line
 
 
-def test_readme_shows_the_summary_line_as_printed() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (example,) = re.findall(r"^\d+ sites: .*$", readme, flags=re.MULTILINE)
+@pytest.mark.parametrize("page", ["README.md", "docs/reference/commands.md"])
+def test_the_docs_show_the_summary_line_as_printed(page: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    (example,) = re.findall(r"^\d+ sites: .*$", text, flags=re.MULTILINE)
     assert re.fullmatch(
         r"\d+ sites: \d+ feeds due, \d+ requested \(\d+ changed, \d+ unchanged, \d+ failed\), "
-        r"\d+ skipped, \d+ stale cop(y|ies) used, \d+ entries written, [\d.]+ k?B downloaded, "
+        r"\d+ skipped, \d+ stale cop(y|ies) used, \d+ entries written, [\d.]+ [kM]?B downloaded, "
         r"\d+\.\d s",
         example,
     ), example

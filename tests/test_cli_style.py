@@ -1,8 +1,9 @@
-"""cli style: one error line for every command, whole help texts, every option in the README,
+"""cli style: one error line for every command, whole help texts, every option in the docs,
 and a progress bar only for a person watching that no log line ever lands on."""
 
 from __future__ import annotations
 
+import html
 import io
 import logging
 import os
@@ -23,6 +24,7 @@ from syndicator.cli import build as build_command
 from syndicator.cli import main
 from syndicator.cli.build import build_with_progress, progress_shown
 from syndicator.cli.logs import LogHandler
+from syndicator.cli.reference import commands_reference
 from syndicator.drivers.pipeline import BuildOptions
 
 from .conftest import NOW, NOW_ISO, post, rss, write_config
@@ -150,28 +152,20 @@ def test_every_option_help_is_shown_whole() -> None:
                 assert param.help and squeezed(param.help) in shown, (name, param.name)
 
 
-# --- README --------------------------------------------------------------------------------
+# --- the commands page ----------------------------------------------------------------------
 
 
-def commands_section() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    return readme.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+def commands_page() -> str:
+    """docs/reference/commands.md as written: the prose about the commands (its list of every command and
+    option is made by :func:`commands_reference` when the docs are built)."""
+    return (ROOT / "docs" / "reference" / "commands.md").read_text(encoding="utf-8")
 
 
-def synopses() -> str:
-    """The first code block of README's "Commands": one synopsis per command."""
-    return commands_section().split("```\n", 2)[1]
-
-
-def synopsis(command: str) -> str:
-    """The lines of :func:`synopses` that show ``syndicator COMMAND``."""
-    found, taking = [], False
-    for line in synopses().splitlines():
-        if line.startswith("syndicator "):
-            taking = line.split()[1] == command
-        if taking:
-            found.append(line)
-    return "\n".join(found)
+def reference_of(command: str) -> str:
+    """The section of :func:`commands_reference` about ``syndicator COMMAND``, as the page shows it
+    (Markdown escapes undone)."""
+    text = commands_reference().split(f"## `syndicator {command}`\n", 1)[1].split("\n## ", 1)[0]
+    return html.unescape(re.sub(r"\\(.)", r"\1", text))
 
 
 def named(name: str, text: str) -> bool:
@@ -179,36 +173,39 @@ def named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
 
 
-def test_every_command_and_option_is_in_the_readme() -> None:
-    section = commands_section()
-    prose = re.sub(r"```.*?```", "", section, flags=re.DOTALL)
-    in_code = " ".join(re.findall(r"`([^`]+)`", prose)) + " " + synopses()
+def test_the_commands_reference_shows_every_command_option_and_help() -> None:
     for name, command in main.commands.items():
-        line = synopsis(name)
-        assert line.startswith(f"syndicator {name}"), f"no synopsis of {name}"
+        section = reference_of(name)
+        synopsis = section.split("```\n", 2)[1]
+        assert synopsis.startswith(f"syndicator {name}"), f"no synopsis of {name}"
+        assert squeezed(command.help or "") in squeezed(section), name
         for param in command.params:
-            names = param.opts + param.secondary_opts
             if isinstance(param, click.Argument):
-                assert line.startswith(f"syndicator {name} {param.human_readable_name}"), (name, param.name)
+                assert synopsis.startswith(f"syndicator {name} {param.human_readable_name}"), (name, param.name)
                 continue
-            assert any(named(option, line) for option in names), (name, names)  # in the synopsis
-            for option in names:
-                assert named(option, line) or named(option, in_code), (name, option)
+            assert any(named(option, synopsis) for option in param.opts), (name, param.opts)
+            row = next(line for line in section.splitlines() if line.startswith(f"| `{param.opts[0]}"))
+            assert all(named(option, row) for option in param.opts + param.secondary_opts), (name, row)
+            assert param.help and squeezed(param.help) in squeezed(row), (name, param.name)
+
+
+def test_the_commands_page_names_the_options_of_syndicator_itself() -> None:
+    in_code = " ".join(re.findall(r"`([^`]+)`", commands_page()))
     context = click.Context(main)
     for param in main.get_params(context):  # --version, -h/--help
         for option in param.opts:
             assert named(option, in_code), option
 
 
-def test_the_readme_says_what_v_and_q_do() -> None:
-    prose = commands_section().split("```", 2)[2]  # after the synopsis
+def test_the_commands_page_says_what_v_and_q_do() -> None:
+    prose = commands_page()
     assert re.search(r"`-v` \(`--verbose`\) [a-z]", prose)
     assert re.search(r"`-q` \(`--quiet`\) [a-z]", prose)
 
 
-def test_the_readme_shows_the_error_lines_as_printed() -> None:
+def test_the_commands_page_shows_the_error_lines_as_printed() -> None:
     result = invoke("build", "--bogus")
-    assert result.stderr in commands_section()
+    assert result.stderr in commands_page()
 
 
 # --- the progress bar ----------------------------------------------------------------------

@@ -364,7 +364,8 @@ def test_bad_config_names_file_line_and_field(tmp_path: Path, text: str, line: i
     assert "secret" not in message
 
 
-#: setting -> (the largest value accepted, a value just above it); README.md states the same bounds.
+#: setting -> (the largest value accepted, a value just above it); the settings page of the docs, made
+#: from the same readers, states the same bounds.
 MAXIMUMS = {
     "workers": (64, 65),
     "timeout": ("5m", 300.5),

@@ -165,10 +165,10 @@ def test_a_corrupt_body_keeps_the_last_good_copy_and_says_so(server: HTTPServer,
     assert "packed.example.org/posts/7" in (tmp_path / "public" / "index.html").read_text()  # the copy stays
 
 
-def test_the_readme_documents_every_failure_kind() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+def test_the_docs_document_every_failure_kind() -> None:
+    page = (Path(__file__).parent.parent / "docs" / "reference" / "failures.md").read_text(encoding="utf-8")
     for name in KINDS:
-        assert f"| `{name}`" in readme or f", `{name}`" in readme, name
+        assert f"| `{name}`" in page or f", `{name}`" in page, name
 
 
 # --- 2. a 304 to a request without validators ---------------------------------------------------

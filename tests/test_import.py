@@ -392,7 +392,7 @@ def test_a_missing_sites_yaml_is_refused_not_created(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr == (
         f"syndicator: error: {config}: no such file; create it first with the planet's title "
-        'and link (README.md, "Configuration")\n'
+        "and link (docs/configuration.md)\n"
     )
     assert not config.exists()
 
@@ -633,18 +633,20 @@ def test_build_does_not_load_ruamel(tmp_path: Path) -> None:
     assert (tmp_path / "public" / "index.html").is_file()
 
 
-def test_import_and_add_have_help_and_are_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    commands = readme.split("## Commands", 1)[1].split("\n## ", 1)[0]
+def test_import_and_add_have_help_and_are_in_the_docs() -> None:
+    from syndicator.cli.reference import commands_reference
+
+    reference = commands_reference()
     for command, usage in (
-        ("import", "syndicator import FILE [--config sites.yaml] [--dry-run]"),
-        ("add", "syndicator add URL [--name NAME] [--config sites.yaml] [--timeout SECONDS]"),
+        ("import", "syndicator import FILE [--config PATH] [--dry-run]"),
+        ("add", "syndicator add URL [--name NAME] [--config PATH] [--timeout SECONDS]"),
     ):
         result = run(command, "--help")
         assert result.exit_code == 0
         assert "--config" in result.stdout
-        assert usage in commands
-    (summary,) = re.findall(r"^added \d+ sites?, .*$", commands, flags=re.MULTILINE)
+        assert usage in reference
+    page = (ROOT / "docs" / "import-and-add.md").read_text(encoding="utf-8")
+    (summary,) = re.findall(r"^added \d+ sites?, .*$", page, flags=re.MULTILINE)
     assert re.fullmatch(r"added \d+ sites?, skipped \d+ \(\d+ already listed, \d+ not http\(s\) URLs\)", summary)
 
 

@@ -1,6 +1,7 @@
 """MkDocs hook: the pages made from the code at build time, so they cannot go stale and are never
-committed. A page holds a marker line, ``<!-- generated: NAME -->``; the hook puts in its place the
-Markdown that :data:`GENERATORS` makes for NAME:
+committed. A page holds a block from a line ``<!-- generated: NAME -->`` to a line
+``<!-- end generated -->`` (between them, a word for whoever reads the page unbuilt, on GitHub say); the
+hook puts in its place the Markdown that :data:`GENERATORS` makes for NAME:
 
 - ``settings``: every optional setting of sites.yaml, from the config table (syndicator/config/settings.py);
 - ``commands``: every command with its synopsis, help and options, from the click commands (syndicator/cli).
@@ -18,11 +19,11 @@ from syndicator.cli.reference import commands_reference
 from syndicator.config.reference import settings_table
 
 GENERATORS: dict[str, Callable[[], str]] = {"settings": settings_table, "commands": commands_reference}
-MARKER = re.compile(r"^<!-- generated: ([a-z]+) -->$", re.MULTILINE)
+MARKER = re.compile(r"^<!-- generated: ([a-z]+) -->\n.*?^<!-- end generated -->$", re.MULTILINE | re.DOTALL)
 
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
-    """The page's Markdown with each marker replaced by what its generator makes."""
+    """The page's Markdown with each generated block replaced by what its generator makes."""
 
     def generated(match: re.Match[str]) -> str:
         name = match.group(1)

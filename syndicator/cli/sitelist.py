@@ -88,7 +88,7 @@ def import_(file: Path, config_path: Path, dry_run: bool) -> None:
 
 @click.command(cls=Command)
 @click.argument("url", callback=_http_url)
-@click.option("--name", help="The site's name (default: the feed's title).")
+@click.option("--name", metavar="NAME", help="The site's name (default: the feed's title).")
 @config_option("The site list to add to.")
 @click.option(
     "--timeout", type=SECONDS, default=Config.timeout, show_default=True, help="Seconds to wait for the server."

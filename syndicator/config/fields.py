@@ -84,7 +84,7 @@ def http_url(mapping: LineDict, key: str, value: Any, where: str = "") -> str:
 
 def image(mapping: LineDict, key: str, value: Any, where: str) -> str | None:
     """An image for the pages: an http(s) URL, or a path inside the published folder (a file of a
-    ``static/`` folder, see README.md "Templates"): relative, without ``..``, ``%``, ``?`` or ``#``."""
+    ``static/`` folder, see docs/reference/templates.md): relative, without ``..``, ``%``, ``?`` or ``#``."""
     if value is None:
         return None
     stripped = str(value).strip() if isinstance(value, str) else ""

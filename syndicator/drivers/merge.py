@@ -3,7 +3,7 @@ rules below; pure, so the result loads with :func:`config.load.load_config`:
 
 * a feed must pass :func:`values.url_problem`, as a ``feed`` in sites.yaml
   must: http(s), no space or control character, no credentials; else it is
-  skipped and reported (README, "Configuration");
+  skipped and reported (docs/configuration.md);
 * a feed already in sites.yaml, or listed earlier in the same list, is
   skipped; feeds are compared by :func:`urls.canonical` (RFC 3986 section
   6.2: case of scheme and host, default port, fragment, tracking parameters);

@@ -4,7 +4,7 @@ The report is what a benchmark or a monitor reads (seed 000, "operate the
 scheduler with measurable goals"): sources due and fetched, answers by
 status, failures by class, sources skipped by host throttling and the
 breaker, bytes, parse time, due lag, and per host the requests made and the
-peak of requests at once. README.md ("report.json") lists every field.
+peak of requests at once. docs/reference/report.md lists every field.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class BuildReport:
         Counts of feeds add up: due = requested + skipped (host throttled or
         breaker), requested = changed + unchanged + failed, where unchanged
         is a 304, a 200 with the stored body, or a 200 with the same entries.
-        "requested" is report.json's ``fetched``; README.md ("Commands") shows it.
+        "requested" is report.json's ``fetched``; docs/reference/commands.md shows it.
         """
         failed = self.outcomes["failed"]
         unchanged = self.fetched - self.changed - failed
@@ -142,7 +142,7 @@ class BuildReport:
         )
 
     def to_json(self, now: datetime) -> dict[str, Any]:
-        """The report as a JSON-ready dict (README.md, "report.json", lists the fields)."""
+        """The report as a JSON-ready dict (docs/reference/report.md lists the fields)."""
         lags = self.due_lags
         return {
             "version": REPORT_VERSION,

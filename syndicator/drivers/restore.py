@@ -57,7 +57,7 @@ def restore(config: Config, store: Store) -> bool:
             "%s holds no state (a first build, or a CI cache that was lost): every entry is dated when "
             "first seen, no request is conditional and a site that is down has no last good copy; set "
             "restore_from to start from the state published with snapshot: true "
-            '(README, "Running from CI")',
+            "(docs/ci.md)",
             os.path.normpath(config.cache),
         )
         return False

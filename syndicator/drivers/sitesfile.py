@@ -72,7 +72,7 @@ def open_planet(path: Path) -> Planet:
     """
     if not path.exists():
         raise ConfigError(
-            f'{path}: no such file; create it first with the planet\'s title and link (README.md, "Configuration")'
+            f"{path}: no such file; create it first with the planet's title and link (docs/configuration.md)"
         )
     text = read_text(path)
     try:

@@ -28,7 +28,7 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
 
     Reads the cache without taking its lock (a build may be running) and
     changes nothing. Times are ISO 8601 UTC strings in whole seconds, or None. See
-    README.md ("syndicator status") for the fields.
+    docs/reference/status.md for the fields.
 
     Raises:
         StoreError: the state database is unusable or of another version.

@@ -1,7 +1,7 @@
 """podcast:updateFrequency: an iCalendar RRULE read as a release interval, with bounded work.
 
-Pure: values in, values out. The reading (seed 001; README.md, "Publisher
-hints"): the mean gap between the rule's occurrences in the 28 days after
+Pure: values in, values out. The reading (seed 001; docs/reference/schedule.md,
+"Publisher hints"): the mean gap between the rule's occurrences in the 28 days after
 ``now`` (or the wait until the first, if longer), clamped to [15 min, 7 d];
 a rule finer than daily is read as its nominal step; an UNTIL already past
 or a used-up COUNT means no further releases (7 d); a rule with no

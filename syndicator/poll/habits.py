@@ -1,7 +1,7 @@
 """When a feed posts: a decayed posting rate and its hours and weekdays. Pure: no I/O, no clock.
 
-The schedule spends requests where posts are likely (README, "The
-schedule"). This module learns, from the dates of the entries a
+The schedule spends requests where posts are likely (docs/reference/schedule.md,
+"The schedule"). This module learns, from the dates of the entries a
 feed publishes, two things about it:
 
 * **how often** it posts: a count of its entries, each weighing

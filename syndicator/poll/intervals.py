@@ -4,8 +4,8 @@ Every function takes ``now`` (UTC) from its caller; one ``now`` per build.
 Randomness is derived from the source URL and ``now``, so a replayed build
 (``--now``) plans exactly the same times. Which sources are due, the
 policy and the request budget are :mod:`syndicator.poll.schedule`'s. The
-rules, from seed 000 and seed 001, with their constants (README.md, "Polite
-polling", explains them):
+rules, from seed 000 and seed 001, with their constants (docs/reference/schedule.md
+explains them):
 
 * **Observed interval.** The last :data:`~syndicator.poll.decide.WINDOW` successful
   checks are the change history. The change rate is counted from the new

@@ -11,7 +11,7 @@ functions on values (no SQL, no clock); the values are :mod:`model`'s:
   keys (identity.alias_keys, or an id a publisher switched to) names a seen
   entry is stored under that entry's id; the first id wins;
 * first dates (:func:`keep_first_date`): a seen entry whose only date moved
-  forward keeps its first date (README, "Edits");
+  forward keeps its first date (docs/reference/entries.md, "Edits");
 * new vs changed (:func:`intents`): an unseen id is new; a seen id whose
   content hash differs is changed (an edit, updated in place);
 * the baseline: a source's first snapshot is not news, so it has no events;
@@ -82,7 +82,7 @@ def resolve(known: Known, entries: Sequence[Entry]) -> list[Entry]:
 
 
 def keep_first_date(known: Known, entry: Entry) -> Entry:
-    """A seen entry whose only date moved forward, with its first date back (README, "Edits").
+    """A seen entry whose only date moved forward, with its first date back (docs/reference/entries.md, "Edits").
 
     Sites that regenerate their feed rewrite the one date of every entry
     (an Atom ``updated``, a JSON Feed ``date_modified``, a pubDate) to
