@@ -15,6 +15,9 @@ import click
 
 from syndicator.cli import main
 
+#: The widest line of a synopsis, in characters: what the docs' pages show without scrolling.
+SYNOPSIS_WIDTH = 76
+
 
 def _text(text: str) -> str:
     """Help text as Markdown that shows it as written: HTML and Markdown's own characters escaped."""
@@ -38,12 +41,12 @@ def _option_usage(param: click.Parameter) -> str:
 
 
 def synopsis(name: str, command: click.Command) -> str:
-    """The synopsis of ``syndicator NAME``: its arguments, then every option, in lines of at most 100
-    characters, the later ones indented under the first option (str)."""
+    """The synopsis of ``syndicator NAME``: its arguments, then every option, in lines of at most
+    :data:`SYNOPSIS_WIDTH` characters, the later ones indented under the first option (str)."""
     head = f"syndicator {name}"
     lines = [head]
     for usage in (_option_usage(param) for param in command.params):
-        if len(lines[-1]) + 1 + len(usage) > 100:
+        if len(lines[-1]) + 1 + len(usage) > SYNOPSIS_WIDTH:
             lines.append(" " * len(head))
         lines[-1] += " " + usage
     return "\n".join(lines)
