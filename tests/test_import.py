@@ -358,7 +358,11 @@ def test_dry_run_prints_and_writes_nothing(server: HTTPServer, tmp_path: Path) -
             id="plain-text",
         ),
         pytest.param(
-            "data.bin", b"\xff\xfe\x00binary", r"not an OPML file, and not UTF-8 text \(byte 0\)", id="binary"
+            "data.bin",
+            b"\xff\xfe\x00binary",
+            r"not an OPML file, and not UTF-8 text \(byte 0\): save it as UTF-8, or name its encoding in its "
+            r"\[Planet\] section \(encoding = latin-1\)",
+            id="binary",
         ),
         pytest.param(
             "empty.ini", "", r"not an OPML file nor a planet INI file: no \[Planet\] section and no feeds", id="empty"
