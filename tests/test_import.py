@@ -395,8 +395,8 @@ def test_a_missing_sites_yaml_is_refused_not_created(tmp_path: Path) -> None:
     result = run("import", str(opml), "--config", str(config))
     assert result.exit_code == 2
     assert result.stderr == (
-        f"syndicator: error: {config}: no such file; create it first with the planet's title "
-        'and link (README.md, "Configuration")\n'
+        f"syndicator: error: {config}: no such file; write one from the old planet's config with "
+        "`syndicator init OLD_CONFIG`, or create it with the planet's title and link (docs/moving-in.md)\n"
     )
     assert not config.exists()
 

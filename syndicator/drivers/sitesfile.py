@@ -73,7 +73,8 @@ def open_planet(path: Path) -> Planet:
     """
     if not path.exists():
         raise ConfigError(
-            f'{path}: no such file; create it first with the planet\'s title and link (README.md, "Configuration")'
+            f"{path}: no such file; write one from the old planet's config with `syndicator init OLD_CONFIG`, "
+            "or create it with the planet's title and link (docs/moving-in.md)"
         )
     text = read_text(path)
     try:
