@@ -70,7 +70,7 @@ def discover(url: str, timeout: float) -> None:
 @config_option("The site list to add to.")
 @click.option("--dry-run", is_flag=True, help="Print what would be added; write nothing.")
 def import_(file: Path, config_path: Path, dry_run: bool) -> None:
-    """Add the feeds of an OPML file or a Planet Venus / pluto INI file to sites.yaml.
+    """Add the feeds of an OPML file, a Planet Venus / pluto INI file or a rawdog config to sites.yaml.
 
     Feeds already listed, listed twice, or not http(s) URLs are skipped and
     reported; a name already taken gets " (2)". The file's comments and

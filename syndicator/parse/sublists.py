@@ -6,7 +6,8 @@ Formats (:func:`read_planet`), told apart by their first character and their lin
 * OPML (``<``, or UTF-16 text that starts with it): every ``<outline>``
   with an ``xmlUrl``, nested ones (categories) included, as listparser
   reads them: the name is ``text``, else ``title``; outlines of
-  ``type="source"`` are other lists, not feeds. The file is read streamed
+  ``type="source"`` are other lists, not feeds; the text of each element of
+  ``<head>`` (``title``, ``ownerName``...) is the list's settings. The file is read streamed
   by lxml's pull parser, strictly (a malformed file is refused), under the
   XML encoding rules (XML 1.0 appendix F: a byte order mark, else the
   declaration, else UTF-8; listparser itself read bytes with lxml's HTML
