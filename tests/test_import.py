@@ -358,7 +358,11 @@ def test_dry_run_prints_and_writes_nothing(server: HTTPServer, tmp_path: Path) -
             id="plain-text",
         ),
         pytest.param(
-            "data.bin", b"\xff\xfe\x00binary", r"not an OPML file, and not UTF-8 text \(byte 0\)", id="binary"
+            "data.bin",
+            b"\xff\xfe\x00binary",
+            r"not an OPML file, and not UTF-8 text \(byte 0\): save it as UTF-8, or name its encoding in its "
+            r"\[Planet\] section \(encoding = latin-1\)",
+            id="binary",
         ),
         pytest.param(
             "empty.ini", "", r"not an OPML file nor a planet INI file: no \[Planet\] section and no feeds", id="empty"
@@ -391,8 +395,8 @@ def test_a_missing_sites_yaml_is_refused_not_created(tmp_path: Path) -> None:
     result = run("import", str(opml), "--config", str(config))
     assert result.exit_code == 2
     assert result.stderr == (
-        f"syndicator: error: {config}: no such file; create it first with the planet's title "
-        "and link (docs/configuration.md)\n"
+        f"syndicator: error: {config}: no such file; write one from the old planet's config with "
+        "`syndicator init OLD_CONFIG`, or create it with the planet's title and link (docs/moving-in.md)\n"
     )
     assert not config.exists()
 

@@ -119,7 +119,8 @@ def test_opml_lists_every_site_in_order(planet: Path, server: HTTPServer) -> Non
     outlines = [(o.get("text"), o.get("type"), o.get("xmlUrl"), o.get("htmlUrl")) for o in root.iter("outline")]
     assert outlines == [
         ("Atom Site", "rss", server.url_for("/atom.xml"), "https://atom.example.org/"),
-        ("JSON <b>Site</b> & Co", "rss", server.url_for("/feed.json"), None),
+        # no link in sites.yaml: the feed's own home page (JSON Feed home_page_url)
+        ("JSON <b>Site</b> & Co", "rss", server.url_for("/feed.json"), "https://json.example.org/"),
         ("Evil <script>alert('name')</script>", "rss", server.url_for("/evil.xml"), "https://evil.example.org/"),
         ("Gone", "rss", server.url_for("/gone.xml"), "https://gone.example.org/"),
     ]

@@ -17,7 +17,7 @@ def rows(public: Path) -> list[tuple[str, str, str]]:
     """(row class, site name, last post cell) of each row of sites.html, in page order."""
     html = (public / "sites.html").read_text(encoding="utf-8")
     found = re.findall(
-        r'<tr class="([^"]*)">\s*<td class="site" dir="auto"><bdi>([^<]*)</bdi></td>.*?'
+        r'<tr class="([^"]*)">\s*<td class="site" dir="auto">(?:<a [^>]*>)?<bdi>([^<]*)</bdi>(?:</a>)?</td>.*?'
         r'<td data-label="Last post">(.*?)</td>',
         html,
         re.S,

@@ -27,6 +27,7 @@ def main() -> None:
 for _command in (
     build.build,
     status.status,
+    sitelist.init,
     sitelist.discover,
     sitelist.import_,
     sitelist.add,

@@ -1,5 +1,5 @@
-"""The commands that find feeds and add them to sites.yaml: ``discover``, ``import`` (an OPML
-or INI list) and ``add`` (one site)."""
+"""The commands that find feeds and add them to sites.yaml: ``init`` (a new sites.yaml from an old
+planet's config), ``discover``, ``import`` (an OPML or INI list) and ``add`` (one site)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def discover(url: str, timeout: float) -> None:
 @config_option("The site list to add to.")
 @click.option("--dry-run", is_flag=True, help="Print what would be added; write nothing.")
 def import_(file: Path, config_path: Path, dry_run: bool) -> None:
-    """Add the feeds of an OPML file or a Planet Venus / pluto INI file to sites.yaml.
+    """Add the feeds of an OPML file, a Planet Venus / pluto INI file or a rawdog config to sites.yaml.
 
     Feeds already listed, listed twice, or not http(s) URLs are skipped and
     reported; a name already taken gets " (2)". The file's comments and
@@ -83,6 +83,44 @@ def import_(file: Path, config_path: Path, dry_run: bool) -> None:
     except SyndicatorError as error:
         raise CommandError(error) from error
     for line in result.lines(dry_run):
+        click.echo(line)
+
+
+def _optional_http_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    return None if value is None else _http_url(ctx, param, value)
+
+
+@click.command(cls=Command)
+@click.argument("old_config", type=click.Path(path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path),
+    default=Path("sites.yaml"),
+    show_default=True,
+    help="The sites.yaml to write.",
+)
+@click.option("--force", is_flag=True, help="Replace the output file if it exists.")
+@click.option("--title", help="The planet's title (default: the old config's).")
+@click.option("--link", callback=_optional_http_url, help="The planet's public home page (default: the old config's).")
+def init(old_config: Path, output: Path, force: bool, title: str | None, link: str | None) -> None:
+    """Write a new sites.yaml from an old planet's config.
+
+    OLD_CONFIG is a Planet Venus or Planet 2.0 config, a pluto INI file, a
+    rawdog config or an OPML list. Its settings that syndicator has are
+    carried over, and so are its sites with their names, links, faces and
+    template values; everything else is printed as "not supported: ..." and
+    written as a comment at the top of the new file.
+    """
+    from syndicator.drivers.moving import init_planet  # here: other commands need not load ruamel.yaml
+
+    if title is not None and not title.strip():
+        raise click.BadParameter("must be non-empty text", param_hint="--title")
+    try:
+        moved = init_planet(old_config, output, force=force, title=title and title.strip(), link=link)
+    except SyndicatorError as error:
+        raise CommandError(error) from error
+    for line in moved.lines():
         click.echo(line)
 
 

@@ -90,10 +90,18 @@ def image(mapping: LineDict, key: str, value: Any, where: str) -> str | None:
     stripped = str(value).strip() if isinstance(value, str) else ""
     if stripped and SCHEME.match(stripped):
         return http_url(mapping, key, value, where)
-    if not _RELATIVE_PATH.fullmatch(stripped) or ".." in stripped.split("/"):
-        raise FieldError(
-            mapping.lines[key],
-            field_name(where, key),
-            f"{value!r} is neither an http(s) URL nor a relative path such as faces/jane.png",
-        )
+    problem = image_problem(value)
+    if problem is not None:
+        raise FieldError(mapping.lines[key], field_name(where, key), problem)
     return stripped
+
+
+def image_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as an image of sites.yaml (``face``, ``logo``): None for an http(s)
+    URL (:func:`values.url_problem`) or a path inside the published folder, else the problem (str)."""
+    stripped = str(value).strip() if isinstance(value, str) else ""
+    if stripped and SCHEME.match(stripped):
+        return url_problem(stripped)
+    if not _RELATIVE_PATH.fullmatch(stripped) or ".." in stripped.split("/"):
+        return f"{value!r} is neither an http(s) URL nor a relative path such as faces/jane.png"
+    return None

@@ -255,7 +255,7 @@ def top_key(text: str, path: Path, key: str) -> TopKey | None:
     return TopKey("empty", where=(line, column))
 
 
-def list_entry(values: dict[str, str], dash: int, step: int, newline: str) -> str:
+def list_entry(values: dict[str, Any], dash: int, step: int, newline: str) -> str:
     """One block-list item of the mapping ``values`` rendered by ruamel.yaml, quoted as YAML 1.1 (PyYAML) needs
     (``'yes'``, ``'on'``, ``'1:20'``): ``-`` at column ``dash``, keys ``step`` columns further, every line
     ending with ``newline``, no value folded however long (str)."""
@@ -269,3 +269,17 @@ def list_entry(values: dict[str, str], dash: int, step: int, newline: str) -> st
     writer.dump([values], out)
     lines = out.getvalue().splitlines()
     return "".join(" " * dash + line + newline for line in lines[lines.index("---") + 1 :])
+
+
+def mapping_text(values: dict[str, Any], newline: str = "\n") -> str:
+    """Top-level keys of a document rendered by ruamel.yaml, in order, quoted as YAML 1.1 (PyYAML) needs
+    and never folded, every line ending with ``newline``; non-ASCII text is written as it is (str)."""
+    from ruamel.yaml import YAML
+
+    writer = YAML()
+    writer.version = (1, 1)  # quote as PyYAML reads: 'yes', 'on', '1:20'
+    writer.width = 1 << 30  # never fold a long value
+    out = StringIO()
+    writer.dump(values, out)
+    lines = out.getvalue().splitlines()
+    return "".join(line + newline for line in lines[lines.index("---") + 1 :])

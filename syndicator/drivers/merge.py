@@ -12,7 +12,12 @@ rules below; pure, so the result loads with :func:`config.load.load_config`:
   white space runs made one space) and cut to :data:`config.sites.NAME_MAX_CHARS`; an
   empty one becomes the feed URL; one already taken gets `` (2)``,
   `` (3)``... (config refuses two sites with one name);
-* ``link`` is written only when it is an http(s) URL.
+* ``link`` is written only when it is an http(s) URL, and ``face`` (Venus's
+  ``face``, pluto's ``avatar``) only when sites.yaml takes it
+  (:func:`config.fields.image_problem`: an http(s) URL or a relative path);
+* the values an old planet passed to its templates for a feed (pluto's
+  ``author``, Venus's ``facewidth``, rawdog's ``define_X``) are the site's
+  ``extra``, as text.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from syndicator.config.fields import image_problem
 from syndicator.config.sites import NAME_HIDDEN, NAME_MAX_CHARS
 from syndicator.configtypes import Site
 from syndicator.parse.sublists import Candidate
@@ -86,10 +92,17 @@ def plan(existing: Sequence[Site], candidates: Sequence[Candidate], source: str)
             continue
         name = _unique(clean_name(candidate.name) or _cut(feed, NAME_MAX_CHARS), names, numbers)
         link = candidate.link.strip() if candidate.link and url_problem(candidate.link) is None else None
-        added.append(Site(name=name, feed=feed, link=link))
+        face = candidate.face.strip() if candidate.face and image_problem(candidate.face) is None else None
+        added.append(Site(name=name, feed=feed, link=link, face=face, extra=_extra(candidate)))
         feeds[key] = None  # None: listed earlier in this list
         names.add(name)
     return Plan(tuple(added), tuple(skipped))
+
+
+def _extra(candidate: Candidate) -> dict[str, str]:
+    """A candidate's template values as a site's ``extra``: one line of text each, empty ones left out."""
+    values = {key: " ".join(strip_control(value).split()) for key, value in candidate.extra}
+    return {key: value for key, value in values.items() if key and value}
 
 
 def clean_name(name: str) -> str:

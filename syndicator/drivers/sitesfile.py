@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from syndicator.config.load import load_config
 from syndicator.config.yamlfile import TopKey, list_entry, read_text, top_key
@@ -72,7 +73,8 @@ def open_planet(path: Path) -> Planet:
     """
     if not path.exists():
         raise ConfigError(
-            f"{path}: no such file; create it first with the planet's title and link (docs/configuration.md)"
+            f"{path}: no such file; write one from the old planet's config with `syndicator init OLD_CONFIG`, "
+            "or create it with the planet's title and link (docs/moving-in.md)"
         )
     text = read_text(path)
     try:
@@ -121,18 +123,22 @@ def _after_last_site(sites: TopKey, lines: list[str], newline: str) -> tuple[str
 
 
 def entries_text(sites: Sequence[Site], dash: int, indent: int, newline: str = "\n") -> str:
-    """YAML block-list entries for ``sites`` (``name``, ``feed``, ``link`` if any), ``-`` at column ``dash``
-    and keys at column ``indent``; a value is quoted where YAML 1.1 would read it as anything but that text.
+    """YAML block-list entries for ``sites`` (``name``, ``feed``, and ``link``, ``face`` and ``extra`` if any),
+    ``-`` at column ``dash`` and keys at column ``indent``; a value is quoted where YAML 1.1 would read it
+    as anything but that text.
 
     A value that any YAML reader reads back as itself unquoted (:func:`_plain`) is written as it is;
-    a site with any other value is rendered by ruamel.yaml, whose emitter costs about 1 ms a
-    site (a list of 100,000 feeds took minutes).
+    a site with any other value, or with ``extra``, is rendered by ruamel.yaml, whose emitter costs
+    about 1 ms a site (a list of 100,000 feeds took minutes).
     """
     step = max(2, indent - dash)
     out: list[str] = []
     for site in sites:
-        values = [("name", site.name), ("feed", site.feed), *([("link", site.link)] if site.link else [])]
-        if all(_plain(value) for _, value in values):
+        values: list[tuple[str, Any]] = [("name", site.name), ("feed", site.feed)]
+        values += [(key, value) for key, value in (("link", site.link), ("face", site.face)) if value]
+        if site.extra:
+            out.append(list_entry(dict([*values, ("extra", dict(site.extra))]), dash, step, newline))
+        elif all(_plain(value) for _, value in values):
             keys = [
                 f"{' ' * dash}{'-' if n == 0 else ' '}{' ' * (step - 1)}{key}: {value}{newline}"
                 for n, (key, value) in enumerate(values)
@@ -169,7 +175,7 @@ def write(planet: Planet, sites: Sequence[Site]) -> None:
     """Add ``sites`` after the planet's last site, keeping every other byte, atomically.
 
     The new text goes to a temporary file beside sites.yaml (a symlink's
-    target), with the file's permissions, and must load with load_config,
+    target), with the file's permissions (a new file's: as the umask allows), and must load with load_config,
     listing the old sites and then exactly ``sites``; then it replaces the
     file (os.replace). On any error the file is as it was.
 
@@ -189,7 +195,7 @@ def write(planet: Planet, sites: Sequence[Site]) -> None:
             file.write(text.encode("utf-8"))
             file.flush()
             os.fsync(file.fileno())
-        os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
+        os.chmod(temporary, _mode(target))
         _check(temporary, planet, sites)
         os.replace(temporary, target)
     except OSError as error:
@@ -197,6 +203,15 @@ def write(planet: Planet, sites: Sequence[Site]) -> None:
     finally:
         with contextlib.suppress(OSError):
             temporary.unlink()
+
+
+def _mode(target: Path) -> int:
+    """The permissions the file gets: ``target``'s own, or for a new file read and write as the umask allows."""
+    if target.exists():
+        return stat.S_IMODE(target.stat().st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def _check(temporary: Path, planet: Planet, sites: Sequence[Site]) -> None:

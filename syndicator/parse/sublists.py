@@ -1,11 +1,13 @@
-"""Subscription lists -> the feeds they give: OPML and planet INI files, for ``syndicator import``.
+"""Subscription lists and old planets' configs -> their feeds and settings: OPML, planet INI and rawdog
+files, for ``syndicator import`` and ``init``.
 
-Formats (:func:`read_list`), told apart by the first character:
+Formats (:func:`read_planet`), told apart by their first character and their lines:
 
 * OPML (``<``, or UTF-16 text that starts with it): every ``<outline>``
   with an ``xmlUrl``, nested ones (categories) included, as listparser
   reads them: the name is ``text``, else ``title``; outlines of
-  ``type="source"`` are other lists, not feeds. The file is read streamed
+  ``type="source"`` are other lists, not feeds; the text of each element of
+  ``<head>`` (``title``, ``ownerName``...) is the list's settings. The file is read streamed
   by lxml's pull parser, strictly (a malformed file is refused), under the
   XML encoding rules (XML 1.0 appendix F: a byte order mark, else the
   declaration, else UTF-8; listparser itself read bytes with lxml's HTML
@@ -15,16 +17,8 @@ Formats (:func:`read_list`), told apart by the first character:
   expand without bound: "billion laughs"), and so is a value (attribute or
   text) over libxml2's limit of :data:`MAX_VALUE_BYTES`. Each element is
   dropped once read, so memory follows the feeds found, not the file.
-* Planet INI (anything else), read with configparser: Planet Venus and
-  Planet 2.0 have one ``[FEED-URL]`` section per feed with ``name`` (and
-  ``link``); pluto has ``[id]`` sections with ``feed``, ``title`` or
-  ``name``, and ``link``, and may start with keys outside any section. The
-  ``[Planet]`` section (any case) is the planet's own, and sections it names
-  in ``filters`` or ``template_files`` configure those (Venus's rule). A
-  value written in quotes (``name = "Menno's Musings"``) loses them. The
-  text is UTF-8 (a leading byte order mark is dropped); a file
-  that is not UTF-8 is read in the ``encoding`` its ``[Planet]`` section
-  names, when it names one.
+* rawdog's config (a ``feed PERIOD URL`` line, no ``[section]``): :mod:`rawdog`.
+* Planet INI (anything else): Planet Venus, Planet 2.0 and pluto, :mod:`planetini`.
 
 Any list: at most :data:`MAX_LIST_BYTES` and :data:`MAX_LIST_FEEDS` feeds,
 else refused in one line. lxml is imported inside the function that uses it.
@@ -32,15 +26,16 @@ else refused in one line. lxml is imported inside the function that uses it.
 
 from __future__ import annotations
 
-import ast
-import configparser
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from syndicator.errors import ConfigError
+from syndicator.parse.listtypes import Candidate, OldPlanet
+from syndicator.parse.planetini import ini_text, read_ini
+from syndicator.parse.rawdog import is_rawdog, read_rawdog
+
+__all__ = ["MAX_LIST_BYTES", "MAX_LIST_FEEDS", "Candidate", "OldPlanet", "read_list", "read_planet"]
 
 #: The largest subscription list read, in bytes (64 MiB: a list of 100,000 feeds takes about 15 MiB).
 MAX_LIST_BYTES = 64 * 2**20
@@ -49,36 +44,27 @@ MAX_LIST_FEEDS = 100_000
 #: The longest value (attribute or text) libxml2 reads without its "huge" option, in bytes.
 MAX_VALUE_BYTES = 10_000_000
 
-#: The section a pluto file's leading keys are read into (configparser wants a section first).
-_TOP = "syndicator:top"
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A feed as a subscription list gives it.
-
-    Attributes:
-        feed: the feed URL as written (not checked yet).
-        name: the name given (raw text, possibly empty).
-        link: the home page given, or None (not checked yet).
-    """
-
-    feed: str
-    name: str = ""
-    link: str | None = None
-
 
 def read_list(path: Path) -> list[Candidate]:
-    """The feeds a subscription list gives, in file order, repeats included.
+    """The feeds a subscription list gives, in file order, repeats included (:func:`read_planet`'s feeds).
+
+    Raises:
+        ConfigError: as :func:`read_planet`.
+    """
+    return read_planet(path).feeds
+
+
+def read_planet(path: Path) -> OldPlanet:
+    """An old planet's config or a subscription list: its settings and its feeds.
 
     Args:
-        path: an OPML file, or a Planet Venus / Planet 2.0 / pluto INI file.
+        path: an OPML file, a Planet Venus / Planet 2.0 / pluto INI file, or a rawdog config.
     Returns:
-        a list of Candidate (URLs and names not checked yet).
+        the OldPlanet (URLs and names not checked yet).
     Raises:
         ConfigError: the file cannot be read, is larger than :data:`MAX_LIST_BYTES`,
             gives more than :data:`MAX_LIST_FEEDS` feeds, is malformed XML, declares
-            an XML entity, is XML but not OPML, or is neither OPML nor INI; the
+            an XML entity, is XML but not OPML, or is neither OPML, rawdog nor INI; the
             message starts with the path.
     """
     try:
@@ -89,7 +75,13 @@ def read_list(path: Path) -> list[Candidate]:
             data = head + _read_bounded(path, file, len(head))
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from error
-    return _read_ini(path, _ini_text(path, data))
+    if is_rawdog(data.decode("latin-1")):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}): save it as UTF-8") from error
+        return read_rawdog(path, text, MAX_LIST_FEEDS)
+    return read_ini(path, ini_text(path, data), MAX_LIST_FEEDS)
 
 
 #: Bytes read before telling OPML from INI: the first non-blank character tells.
@@ -119,7 +111,7 @@ def _too_large(path: Path) -> str:
     return f"{path}: larger than {MAX_LIST_BYTES // 2**20} MiB: split the list, or remove what is not a feed"
 
 
-def _read_opml(path: Path, head: bytes, file: BinaryIO) -> list[Candidate]:
+def _read_opml(path: Path, head: bytes, file: BinaryIO) -> OldPlanet:
     """OPML, read streamed by lxml's pull parser (no DTD loaded, no network, no entity resolved):
     the XML encoding rules apply (a BOM, else the declaration, else UTF-8)."""
     from lxml import etree
@@ -149,7 +141,7 @@ def _read_opml(path: Path, head: bytes, file: BinaryIO) -> list[Candidate]:
         raise ConfigError(f"{path}: {_xml_problem(error, reader.found)}") from error
     if not reader.started:
         raise ConfigError(f"{path}: malformed XML: no element found")
-    return reader.found
+    return OldPlanet("opml", tuple(reader.head), reader.found)
 
 
 def _xml_problem(error: Exception, found: list[Candidate]) -> str:
@@ -171,6 +163,7 @@ class _Outlines:
         self.path = path
         self.started = False
         self.found: list[Candidate] = []
+        self.head: list[tuple[str, str]] = []  # the <head> elements' text: (name in lower case, text)
 
     def take(self, events: Iterable[tuple[str, Any]]) -> None:
         for event, element in events:
@@ -180,8 +173,10 @@ class _Outlines:
                 if _local(element.tag).lower() == "outline":
                     self._outline(element)
                 continue
-            element.clear()  # "end": nothing of it is needed any more
             parent = element.getparent()
+            if parent is not None and _local(str(parent.tag)).lower() == "head" and isinstance(element.tag, str):
+                self.head.append((_local(element.tag).lower(), " ".join((element.text or "").split())))
+            element.clear()  # "end": nothing of it is needed any more
             while parent is not None and element.getprevious() is not None:
                 del parent[0]
 
@@ -211,85 +206,3 @@ class _Outlines:
 def _local(tag: str) -> str:
     """An XML name without its ``{namespace}``."""
     return tag.rsplit("}", 1)[-1]
-
-
-def _ini_text(path: Path, data: bytes) -> str:
-    """An INI file's text: UTF-8 (a BOM dropped), else the encoding its ``[Planet]`` section names
-    (Venus's and Planet 2.0's ``encoding``), else refused naming the first bad byte."""
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        declared = _declared_encoding(data.decode("latin-1"))
-        try:
-            if declared is not None:
-                return data.decode(declared)
-        except (LookupError, UnicodeDecodeError):
-            pass
-        raise ConfigError(f"{path}: not an OPML file, and not UTF-8 text (byte {error.start})") from error
-
-
-def _declared_encoding(text: str) -> str | None:
-    """The ``encoding`` a planet INI file's ``[Planet]`` section gives, or None."""
-    match = _ENCODING.search(text)
-    return match[1] if match else None
-
-
-#: ``encoding = NAME`` in a ``[Planet]`` section (any case), before the next section.
-_ENCODING = re.compile(
-    r"^\[planet\][ \t]*$(?:(?!^\[).)*?^[ \t]*encoding[ \t]*[=:][ \t]*([\w.:-]+)",
-    re.IGNORECASE | re.MULTILINE | re.DOTALL,
-)
-
-
-def _read_ini(path: Path, text: str) -> list[Candidate]:
-    parser, shift = _ini(text), 0
-    if parser is None:  # pluto: the planet's keys come before any section
-        parser, shift = _ini(f"[{_TOP}]\n{text}"), 1
-    if not isinstance(parser, configparser.ConfigParser):
-        raise ConfigError(f"{path}: not an OPML file nor a planet INI file: {_ini_problem(parser, shift)}")
-    planet = next((parser[s] for s in parser.sections() if s.lower() == "planet"), None)
-    settings = {_TOP} | {s for s in parser.sections() if s.lower() == "planet"}
-    for key in ("filters", "template_files"):
-        named = planet.get(key, "").split() if planet is not None else []
-        settings |= set(named) | {name.rsplit("/", 1)[-1] for name in named}
-    feeds = [parser[s] for s in parser.sections() if s not in settings]
-    if len(feeds) > MAX_LIST_FEEDS:
-        raise ConfigError(f"{path}: more than {MAX_LIST_FEEDS:,} feeds: split the list")
-    if not feeds and planet is None:
-        raise ConfigError(f"{path}: not an OPML file nor a planet INI file: no [Planet] section and no feeds")
-    found = []
-    for section in feeds:
-        value = {key: _unquoted(text) for key, text in section.items()}
-        if "feed" in value:  # pluto
-            name = value.get("title") or value.get("name") or section.name
-            found.append(Candidate(value["feed"], name, value.get("link")))
-        else:  # Venus: the section's name is the feed
-            found.append(Candidate(section.name, value.get("name", ""), value.get("link")))
-    return found
-
-
-def _unquoted(text: str) -> str:
-    """An INI value without the pair of double or single quotes around it, if any (``"Menno's Musings"``)."""
-    text = text.strip()
-    return text[1:-1] if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'" else text
-
-
-def _ini(text: str) -> configparser.ConfigParser | configparser.Error | None:
-    """``text`` read by configparser (no interpolation: URLs hold ``%``), its error, or None when it
-    needs a section first."""
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.MissingSectionHeaderError:
-        return None
-    except configparser.Error as error:
-        return error
-    return parser
-
-
-def _ini_problem(error: configparser.Error | None, shift: int) -> str:
-    """What configparser found wrong, in one line; ``shift``: lines added before the file's first."""
-    if isinstance(error, configparser.ParsingError) and error.errors:
-        line, content = error.errors[0]  # content: the repr() of the line
-        return f"line {line - shift}: cannot read {ast.literal_eval(content).strip()!r}"
-    return " ".join(error.message.split()) if error is not None else "no section"

@@ -27,7 +27,7 @@ from syndicator.configtypes import Config
 from syndicator.feedtypes import SelectedEntry
 from syndicator.health import SiteStatus
 from syndicator.model import SourceState
-from syndicator.site.selection import condense, select_condensed, site_statuses
+from syndicator.site.selection import condense, select_condensed, site_statuses, with_home_pages
 from syndicator.site.sitekey import Publication, output_mark
 from syndicator.state import statefile
 from syndicator.state.store import Store
@@ -55,17 +55,19 @@ def select_site(
     Reads light snapshots (ids, links, dates), one source at a time, each
     reduced to what selection reads; then only the entries chosen are read
     in full. ``states`` are every stored source state, {URL: SourceState};
-    ``now`` the clock of the build or cycle (UTC).
+    ``now`` the clock of the build or cycle (UTC). A site without a ``link`` is shown with its
+    feed's own home page (:func:`selection.with_home_pages`), on every page and feed.
     """
+    sites = with_home_pages(config.sites, states)
     condensed = {url: condense(stored, config.items_per_feed) for url, stored in store.light_snapshots(config.sources)}
-    chosen = select_condensed(config.sites, condensed)[: config.feed_entries]
+    chosen = select_condensed(sites, condensed)[: config.feed_entries]
     selected = [
         SelectedEntry(entry.site, stored)
         for entry, stored in zip(chosen, store.complete([c.stored for c in chosen]), strict=True)
     ]
     counts = {url: part.count for url, part in condensed.items()}
     latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
-    statuses = site_statuses(config.sites, states, counts, now, config.stale_after, latest, config.activity_threshold)
+    statuses = site_statuses(sites, states, counts, now, config.stale_after, latest, config.activity_threshold)
     return selected, statuses
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from syndicator.configtypes import Site
@@ -33,6 +33,7 @@ from syndicator.feedtypes import SelectedEntry, StoredEntry, newest
 from syndicator.health import SiteStatus
 from syndicator.model import SourceState
 from syndicator.urls import canonical, hostname, plain_web, split
+from syndicator.values import url_problem
 
 _GLOBAL_ID = re.compile(r"^(?!urn:sha256:)[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
@@ -162,6 +163,24 @@ def _owns(selected: SelectedEntry) -> bool:
 
 def _host(url: str) -> str:
     return hostname(url).removeprefix("www.")
+
+
+def with_home_pages(sites: Sequence[Site], states: Mapping[str, SourceState]) -> tuple[Site, ...]:
+    """The sites, each one that sites.yaml gives no ``link`` given its feed's own home page, when the
+    feed names one that is an http(s) URL (:func:`values.url_problem`): RSS ``<link>``, Atom's
+    ``rel="alternate"`` link, JSON Feed's ``home_page_url``, as the last good fetch stored it
+    (:attr:`model.SourceState.link`). Venus lists only a name per feed, and its pages linked each
+    one to its feed's ``<link>`` in the same way.
+
+    Args:
+        states: {configured feed URL: SourceState}; a site whose feed has none keeps no link.
+    """
+    linked = []
+    for site in sites:
+        state = states.get(site.feed)
+        home = state.link.strip() if site.link is None and state is not None and state.link else None
+        linked.append(replace(site, link=home) if home and url_problem(home) is None else site)
+    return tuple(linked)
 
 
 def site_statuses(
