@@ -252,11 +252,14 @@ def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
     names = list(names)
     if not names:
         return None
-    by_name = {site.name: site.feed for site in config.sites}
+    by_name = {site.name: site for site in config.sites}
     unknown = [name for name in names if name not in by_name]
     if unknown:
         raise ConfigError(f"--site: no site named {unknown[0]!r} in {config.path}")
-    return [by_name[name] for name in names]
+    paused = [name for name in names if not by_name[name].enabled]
+    if paused:
+        raise ConfigError(f"--site: {paused[0]!r} is paused (enabled: false in {config.path}); it is not fetched")
+    return [by_name[name].feed for name in names]
 
 
 def record_events(store: Store, config: Config) -> None:

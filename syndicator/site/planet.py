@@ -57,7 +57,8 @@ def select_site(
     in full. ``states`` are every stored source state, {URL: SourceState};
     ``now`` the clock of the build or cycle (UTC).
     """
-    condensed = {url: condense(stored, config.items_per_feed) for url, stored in store.light_snapshots(config.sources)}
+    snapshots = store.light_snapshots(config.listed_sources)  # a paused site's posts stay published
+    condensed = {url: condense(stored, config.items_per_feed) for url, stored in snapshots}
     chosen = select_condensed(config.sites, condensed)[: config.feed_entries]
     selected = [
         SelectedEntry(entry.site, stored)
