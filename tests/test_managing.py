@@ -87,3 +87,89 @@ def test_enabled_must_be_true_or_false(tmp_path: Path) -> None:
     result = build(config)
     assert result.exit_code == 2
     assert result.stderr == f"syndicator: error: {config}:8: sites[1].enabled: must be true or false, not 'maybe'\n"
+
+
+# --- syndicator remove -------------------------------------------------------------------------------
+
+
+def remove(config: Path, name: str) -> tuple[int, str, str]:
+    """``syndicator remove NAME --config CONFIG``: (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(main, ["remove", name, "--config", str(config)], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+HAND_WRITTEN = """\
+# Our planet.
+title: Planet Test   # shown on every page
+link: https://planet.example.org/
+sites:
+  # Alpha writes about parsers.
+  - name: Alpha
+    feed: {a}
+
+  # Beta: moved to a new host in 2025.
+  - name: Beta
+    feed:  {b}     # aligned by hand
+    # ask Beta about a full-text feed
+    link: https://beta.example.org/
+
+  - name: Gamma
+    feed: {c}
+  # more sites below this line
+host_gap: 0   # no pause between requests
+"""
+
+
+def test_remove_takes_out_the_site_and_keeps_the_comments_and_layout(server: HTTPServer, tmp_path: Path) -> None:
+    serve_feeds(server)
+    server.expect_request("/c.xml").respond_with_data(rss(post(4, day=4, host="gamma.example.org")))
+    urls = {key: server.url_for(f"/{key}.xml") for key in "abc"}
+    config = tmp_path / "sites.yaml"
+    config.write_text(HAND_WRITTEN.format(**urls), encoding="utf-8")
+    assert build(config).exit_code == 0
+    assert entry_titles(tmp_path / "public" / "feed.xml") == ["Post 4", "Post 7", "Post 1"]
+    code, out, err = remove(config, "Beta")
+    assert (code, err) == (0, "")
+    assert out == f"removed Beta <{urls['b']}>; its posts leave the published pages at the next build\n"
+    expected = HAND_WRITTEN.format(**urls).replace(
+        f"  - name: Beta\n    feed:  {urls['b']}     # aligned by hand\n"
+        "    # ask Beta about a full-text feed\n    link: https://beta.example.org/\n",
+        "",
+    )
+    assert config.read_text(encoding="utf-8") == expected
+    assert "# Beta: moved to a new host in 2025.\n\n  - name: Gamma" in expected  # comments outside it stay
+    assert build(config, now="2026-11-30T12:05:00Z").exit_code == 0
+    assert entry_titles(tmp_path / "public" / "feed.xml") == ["Post 4", "Post 1"]
+    assert "Beta" not in (tmp_path / "public" / "sites.html").read_text(encoding="utf-8")
+    code, out, err = remove(config, "Gamma")  # the last site: the comment and the key after it stay
+    assert code == 0
+    assert config.read_text(encoding="utf-8").endswith(
+        f"    feed: {urls['a']}\n\n  # Beta: moved to a new host in 2025.\n\n"
+        "  # more sites below this line\nhost_gap: 0   # no pause between requests\n"
+    )
+
+
+def test_remove_an_unknown_name_is_one_line_suggesting_close_names(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        [
+            {"name": "Planet Python News", "feed": "https://a.example.org/feed"},
+            {"name": "Python Weekly", "feed": "https://b.example.org/feed"},
+        ],
+    )
+    before = config.read_bytes()
+    code, out, err = remove(config, "python weekly!")
+    assert (code, out) == (2, "")
+    assert err == f"syndicator: error: no site named 'python weekly!' in {config}; did you mean 'Python Weekly'?\n"
+    code, out, err = remove(config, "Zebra")
+    assert err == f"syndicator: error: no site named 'Zebra' in {config}\n"
+    assert config.read_bytes() == before
+
+
+def test_the_only_site_is_not_removed(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [{"name": "Only", "feed": "https://a.example.org/feed"}])
+    before = config.read_bytes()
+    code, _, err = remove(config, "Only")
+    assert code == 2
+    assert err == f"syndicator: error: 'Only' is the only site in {config}; a planet lists at least one\n"
+    assert config.read_bytes() == before
