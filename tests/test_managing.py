@@ -173,3 +173,84 @@ def test_the_only_site_is_not_removed(tmp_path: Path) -> None:
     assert code == 2
     assert err == f"syndicator: error: 'Only' is the only site in {config}; a planet lists at least one\n"
     assert config.read_bytes() == before
+
+
+# --- the same feed under two names -------------------------------------------------------------------
+
+
+def test_the_same_feed_under_two_names_is_a_warning_naming_both(server: HTTPServer, tmp_path: Path) -> None:
+    serve_feeds(server)
+    feed = server.url_for("/a.xml")
+    config = tmp_path / "sites.yaml"
+    config.write_text(
+        "title: T\nlink: https://planet.example.org/\nhost_gap: 0\nsites:\n"
+        f"  - name: Alpha\n    feed: {feed}\n"
+        f"  - name: Beta\n    feed: {server.url_for('/b.xml')}\n"
+        f"  - name: Alpha again\n    feed: {feed.replace('http://', 'HTTP://')}#top\n",
+        encoding="utf-8",
+    )
+    warning = (
+        f"syndicator: warning: {config}:10: sites[2] 'Alpha again' lists the feed of sites[0] 'Alpha' (line 6), "
+        f"<{feed.replace('http://', 'HTTP://')}#top>; each post shows once, under one of the names: keep one "
+        "(syndicator remove 'Alpha again')\n"
+    )
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count(warning) == 1
+    result = CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.stderr == warning
+    assert "Alpha again  [ok]" in result.stdout  # a warning, not an error: the site is read
+    config.write_text(config.read_text(encoding="utf-8").replace("#top", "x"), encoding="utf-8")
+    result = build(config, now="2026-11-30T12:05:00Z")
+    assert "lists the feed of" not in result.stderr
+
+
+# --- a changed interval re-plans every source --------------------------------------------------------
+
+
+def years_apart() -> str:
+    """A feed whose three posts are a year apart: its habits ask for checks far apart, capped at max_interval."""
+    items = [
+        {
+            "title": f"Post {year}",
+            "link": f"https://slow.example.org/{year}",
+            "guid": f"https://slow.example.org/{year}",
+            "pubDate": f"Mon, 03 Jun {year} 10:00:00 +0000",
+        }
+        for year in (2023, 2024, 2025)
+    ]
+    return rss(*items)
+
+
+def status_block(config: Path, name: str, now: str) -> str:
+    text = status(config, now=now)
+    return next(block for block in text.split("\n\n") if block.startswith(f"{name}  ["))
+
+
+def test_lowering_max_interval_brings_every_next_check_within_it(server: HTTPServer, tmp_path: Path) -> None:
+    server.expect_request("/slow.xml").respond_with_data(years_apart(), content_type="application/rss+xml")
+    sites = [{"name": "Slow", "feed": server.url_for("/slow.xml")}]
+    config = write_config(tmp_path, sites, host_gap=0)
+    assert build(config).exit_code == 0
+    (row,) = json.loads(status(config, "--json"))
+    assert row["interval_seconds"] == 86400.0 and row["reason"].endswith("capped at max_interval")
+    assert row["next_due"] > "2026-12-01T06:00:00"  # about a day away
+    write_config(tmp_path, sites, host_gap=0, max_interval="2h")
+    server.clear_log()
+    result = build(config, "-v", now="2026-11-30T12:10:00Z")
+    assert result.exit_code == 0, result.output
+    assert requested(server, "/slow.xml") == 0  # not due yet: planned again from the last check
+    assert "the next check of 1 source re-planned within them" in result.stderr
+    (row,) = json.loads(status(config, "--json", now="2026-11-30T12:10:00Z"))
+    assert row["interval_seconds"] == 7200.0
+    assert "2026-11-30T13:00:00" < row["next_due"] <= "2026-11-30T14:00:00+00:00"
+    assert row["reason"].endswith("capped at max_interval; re-planned: max_interval is now 2 h")
+    text = status(config, now="2026-11-30T12:10:00Z")
+    assert "interval: 2 h   reason: habits: " in text and "re-planned: max_interval is now 2 h" in text
+    result = build(config, now="2026-11-30T12:20:00Z")  # the same intervals: nothing re-planned again
+    assert "re-planned" not in result.stderr
+    assert build(config, now="2026-11-30T14:00:01Z").exit_code == 0
+    assert requested(server, "/slow.xml") == 1
+    (row,) = json.loads(status(config, "--json", now="2026-11-30T14:00:01Z"))
+    assert row["reason"].endswith("capped at max_interval")  # planned by the new limits from now on

@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from syndicator.configtypes import Config, is_local
+from syndicator.drivers.loaded import take_config
 from syndicator.drivers.pipeline import delivery_loop, record_events
 from syndicator.drivers.reloading import read_again
 from syndicator.errors import ConfigError, StoreError
@@ -255,6 +256,7 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
     (every worker reads the same sites.yaml: the last one to start or reload decides); returns (the
     feed URLs this worker fetches, the sites' fingerprints)."""
     record_events(store, config)
+    take_config(store, config, f"worker {name}")
     sources = [url for url in config.sources if not is_local(url)]
     if len(sources) < len(config.sources):
         log.warning(
