@@ -4,14 +4,22 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
+from syndicator.model import Check, SourceState
+from syndicator.poll.replan import rebound
+from syndicator.poll.schedule import Policy
 
-from .conftest import NOW_ISO, build, entry_titles, post, rss, write_config
+from .conftest import NOW, NOW_ISO, build, entry_titles, post, rss, write_config
+from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
 
 
 def status(config: Path, *args: str, now: str = NOW_ISO) -> str:
@@ -228,15 +236,23 @@ def status_block(config: Path, name: str, now: str) -> str:
     return next(block for block in text.split("\n\n") if block.startswith(f"{name}  ["))
 
 
-def test_lowering_max_interval_brings_every_next_check_within_it(server: HTTPServer, tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The settings that choose the state under test: SQLite in the cache folder, or a fresh PostgreSQL database."""
+    return {} if request.param == "sqlite" else {"state": request.getfixturevalue("pg_database")}
+
+
+def test_lowering_max_interval_brings_every_next_check_within_it(
+    server: HTTPServer, tmp_path: Path, backend: dict[str, Any]
+) -> None:
     server.expect_request("/slow.xml").respond_with_data(years_apart(), content_type="application/rss+xml")
     sites = [{"name": "Slow", "feed": server.url_for("/slow.xml")}]
-    config = write_config(tmp_path, sites, host_gap=0)
+    config = write_config(tmp_path, sites, host_gap=0, **backend)
     assert build(config).exit_code == 0
     (row,) = json.loads(status(config, "--json"))
     assert row["interval_seconds"] == 86400.0 and row["reason"].endswith("capped at max_interval")
     assert row["next_due"] > "2026-12-01T06:00:00"  # about a day away
-    write_config(tmp_path, sites, host_gap=0, max_interval="2h")
+    write_config(tmp_path, sites, host_gap=0, max_interval="2h", **backend)
     server.clear_log()
     result = build(config, "-v", now="2026-11-30T12:10:00Z")
     assert result.exit_code == 0, result.output
@@ -254,3 +270,61 @@ def test_lowering_max_interval_brings_every_next_check_within_it(server: HTTPSer
     assert requested(server, "/slow.xml") == 1
     (row,) = json.loads(status(config, "--json", now="2026-11-30T14:00:01Z"))
     assert row["reason"].endswith("capped at max_interval")  # planned by the new limits from now on
+
+
+def checked(**changes: Any) -> SourceState:
+    """A source last checked at NOW, planned an hour later with the default intervals."""
+    base = SourceState(
+        "https://a.example.org/feed",
+        "https://a.example.org/feed",
+        last_attempt=NOW,
+        next_attempt=NOW + timedelta(hours=1),
+        interval=3600.0,
+        reason="default: no change history yet",
+    )
+    return replace(base, **changes)
+
+
+@pytest.mark.parametrize(
+    ("state", "new", "interval", "why"),
+    [
+        (checked(), Policy(default_interval=1800), 1800.0, "default_interval is now 30 min"),
+        (checked(), Policy(min_interval=7200, default_interval=7200), 7200.0, "default_interval is now 2 h"),
+        (
+            checked(history=(Check(NOW, 3600, True),)),
+            Policy(min_interval=7200, default_interval=7200),
+            7200.0,
+            "min_interval is now 2 h",
+        ),
+        (
+            checked(interval=86400.0, next_attempt=NOW + timedelta(hours=23)),
+            Policy(max_interval=7200),
+            7200.0,
+            "max_interval is now 2 h",
+        ),
+    ],
+    ids=["default lowered", "default raised", "min raised", "max lowered"],
+)
+def test_a_next_check_is_planned_again_within_the_new_intervals(
+    state: SourceState, new: Policy, interval: float, why: str
+) -> None:
+    fresh = rebound(state, Policy(), new)
+    assert fresh is not None
+    assert fresh.interval == interval and fresh.reason == f"{state.reason}; re-planned: {why}"
+    assert fresh.next_attempt is not None and state.last_attempt is not None
+    assert new.min_interval <= (fresh.next_attempt - state.last_attempt).total_seconds() <= new.max_interval
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        checked(reason="retry-after: 86400 s (http_503)", interval=86400.0, error_kind="http_503", failures=1),
+        checked(reason="backoff: HTTP 404 x2 (slow ladder)", interval=14400.0, error_kind="http_404", failures=2),
+        checked(hold="abc", error_kind="http_410", next_attempt=None),
+        checked(last_attempt=None),
+        checked(interval=3600.0),  # within the new limits: as planned
+    ],
+    ids=["retry-after", "slow ladder", "on hold", "never attempted", "within"],
+)
+def test_what_a_server_asked_for_and_what_fits_stay_as_planned(state: SourceState) -> None:
+    assert rebound(state, Policy(), Policy(max_interval=7200)) is None
