@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -20,6 +21,8 @@ from syndicator.poll.schedule import Policy
 
 from .conftest import NOW, NOW_ISO, build, entry_titles, post, rss, write_config
 from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
+from .test_serve import feeds, hub, live_subscription, page, planet_yaml, rewrite, site, spawn, subscription  # noqa: F401
+from .websub_hub import FeedServer, ServeProcess, WebSubHub
 
 
 def status(config: Path, *args: str, now: str = NOW_ISO) -> str:
@@ -328,3 +331,31 @@ def test_a_next_check_is_planned_again_within_the_new_intervals(
 )
 def test_what_a_server_asked_for_and_what_fits_stay_as_planned(state: SourceState) -> None:
     assert rebound(state, Policy(), Policy(max_interval=7200)) is None
+
+
+# --- serve: a site paused and back -------------------------------------------------------------------
+
+
+def test_serve_unsubscribes_a_paused_site_and_subscribes_it_again_when_it_is_back(
+    tmp_path: Path, hub: WebSubHub, feeds: FeedServer, spawn: Callable[..., ServeProcess]
+) -> None:
+    alpha, beta = feeds.feed("alpha", hub=hub.url), feeds.feed("beta", hub=hub.url)
+    config = write_config(tmp_path, [site(alpha), site(beta)])
+    serve = spawn(config)
+    serve.wait_metric("syndicator_live_leases", 2.0)
+    first = live_subscription(serve, tmp_path, beta.url)
+    serve.wait_for(lambda: "beta post 3" in page(tmp_path), "beta on the site")
+
+    rewrite(config, planet_yaml([site(alpha), {**site(beta), "enabled": False}]))
+    serve.wait_for(lambda: hub.sent("unsubscribe", beta.url), "an unsubscribe request for beta at the hub")
+    serve.wait_for(lambda: subscription(tmp_path, beta.url) is None, "serve to forget beta's subscription")
+    gets = len(feeds.syndicator_gets("beta"))
+    assert "beta post 3" in page(tmp_path)  # its posts stay published while it is paused
+
+    rewrite(config, planet_yaml([site(alpha), site(beta)]))
+    serve.wait_for(lambda: len(hub.sent("subscribe", beta.url)) == 2, "a new subscribe request for beta")
+    again = live_subscription(serve, tmp_path, beta.url)
+    assert again["token"] != first["token"]
+    assert len(feeds.syndicator_gets("beta")) == gets + 1  # read whole once, for the hub it advertises
+    serve.wait_metric("syndicator_live_leases", 2.0)
+    assert serve.terminate() == 0

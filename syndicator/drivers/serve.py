@@ -375,6 +375,7 @@ class Server:
             self._states.update(store.states_of(self._states))
         self._planner.configure(config)
         self._subscriber.leave_removed(config.sources)
+        self._subscriber.come_back(added)  # a site no longer paused is subscribed to its hub again
         self._start_deliveries(store)
         self._rendering.changed()
         log.warning(
