@@ -34,6 +34,11 @@ class Site:
         language: the site's ``language`` in sites.yaml, a BCP 47 tag
             (:func:`language.language_tag`) that overrides what its feed
             says of its entries, or None (the feed's own word stands).
+        enabled: False for a paused site (``enabled: false``): no driver fetches
+            its feed, and what is stored of it stays published.
+        line: the line (1-based) of its ``feed`` in sites.yaml, for messages; 0
+            for a site made in code. Not part of the site's identity (equality,
+            repr, the schedule's fingerprints).
     """
 
     name: str
@@ -42,6 +47,8 @@ class Site:
     face: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     language: str | None = None
+    enabled: bool = True
+    line: int = field(default=0, compare=False, repr=False)
 
     @property
     def local(self) -> bool:
@@ -161,5 +168,11 @@ class Config:
 
     @property
     def sources(self) -> tuple[str, ...]:
-        """Distinct configured feed URLs, in file order (tuple of str)."""
+        """Distinct feed URLs to fetch, in file order: those of the sites not paused (tuple of str)."""
+        return tuple(dict.fromkeys(site.feed for site in self.sites if site.enabled))
+
+    @property
+    def listed_sources(self) -> tuple[str, ...]:
+        """Distinct feed URLs of every site, paused ones included, in file order: what is published
+        (tuple of str)."""
         return tuple(dict.fromkeys(site.feed for site in self.sites))

@@ -22,7 +22,8 @@ class SiteStatus:
         site: the subscription.
         state: its source's durable state, or None if never attempted.
         stale: True when the last success is older than ``stale_after``
-            (or there never was one while attempts were made).
+            (or there never was one while attempts were made); never for a
+            paused site, which is not checked.
         entries: number of entries its snapshot holds.
         last_post: the date of its newest entry (its first-seen time when
             undated; UTC), or None when it holds none.
@@ -38,8 +39,11 @@ class SiteStatus:
 
     @property
     def health(self) -> str:
-        """The site's health as ``syndicator status`` names it (str): ``new`` (never attempted),
-        ``gone`` (410, on hold), ``denied`` (401 or 403), ``failing`` (another failure) or ``ok``."""
+        """The site's health as ``syndicator status`` names it (str): ``paused`` (``enabled: false``),
+        ``new`` (never attempted), ``gone`` (410, on hold), ``denied`` (401 or 403), ``failing``
+        (another failure) or ``ok``."""
+        if not self.site.enabled:
+            return "paused"
         if self.state is None or self.state.last_attempt is None:
             return "new"
         kind = self.state.error_kind

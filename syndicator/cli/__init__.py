@@ -31,6 +31,7 @@ for _command in (
     sitelist.discover,
     sitelist.import_,
     sitelist.add,
+    sitelist.remove,
     serve.serve,
     worker.worker,
 ):

@@ -1,5 +1,6 @@
-"""The commands that find feeds and add them to sites.yaml: ``init`` (a new sites.yaml from an old
-planet's config), ``discover``, ``import`` (an OPML or INI list) and ``add`` (one site)."""
+"""The commands that find feeds and edit the list in sites.yaml: ``init`` (a new sites.yaml from an
+old planet's config), ``discover``, ``import`` (an OPML or INI list), ``add`` (one site) and
+``remove`` (one site)."""
 
 from __future__ import annotations
 
@@ -140,3 +141,22 @@ def add(url: str, name: str | None, config_path: Path, timeout: float) -> None:
     except SyndicatorError as error:
         raise CommandError(error) from error
     click.echo(f"added {site.name} <{site.feed}>")
+
+
+@click.command(cls=Command)
+@click.argument("name")
+@config_option("The site list to remove the site from.")
+def remove(name: str, config_path: Path) -> None:
+    """Remove the site called NAME from sites.yaml, keeping the file's comments and layout.
+
+    Its posts leave the published pages at the next build. To stop checking a
+    site for a while but keep its posts, write `enabled: false` in its entry
+    instead.
+    """
+    from syndicator.drivers.removing import remove_site  # here: other commands need not load ruamel.yaml
+
+    try:
+        site = remove_site(config_path, name)
+    except SyndicatorError as error:
+        raise CommandError(error) from error
+    click.echo(f"removed {site.name} <{site.feed}>; its posts leave the published pages at the next build")

@@ -13,6 +13,7 @@ import click
 
 from syndicator.cli.options import STATE_OPTION, config_option, current_time, now_option, with_state
 from syndicator.cli.style import Command, CommandError
+from syndicator.config.duplicates import duplicate_feeds
 from syndicator.config.load import load_config
 from syndicator.configtypes import Config
 from syndicator.drivers.status import delivery_totals, status_text, totals_line
@@ -43,6 +44,8 @@ def status(
     now = current_time(now_given)
     try:
         config = load_config(config_path)
+        for line in duplicate_feeds(config):
+            click.echo(f"syndicator: warning: {line}", err=True)
         if cache is not None:
             config = replace(config, cache=cache)
         config = with_state(config, state, os.environ)

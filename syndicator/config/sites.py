@@ -1,7 +1,8 @@
 """The ``sites`` list of sites.yaml -> :class:`configtypes.Site` values, one per subscription, in file order.
 
 A site has a ``name`` (unique, shown in every output), a ``feed`` (an http(s) URL, or a local file's
-path), and optionally ``link``, ``face``, ``language`` and ``extra``; anything else is refused.
+path), and optionally ``link``, ``face``, ``language``, ``enabled`` (``false`` pauses it) and ``extra``;
+anything else is refused.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from syndicator.configtypes import Site
 from syndicator.language import language_tag
 from syndicator.values import strip_control
 
-_SITE_KEYS = ("name", "feed", "link", "face", "language", "extra")
+_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "extra")
 #: A site's name is shown in every output: at most this many characters, none of them control
 #: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
@@ -55,7 +56,16 @@ def read_sites(data: LineDict, base: Path) -> tuple[Site, ...]:
         link = http_url(item, "link", item["link"], where) if item.get("link") is not None else None
         face = image(item, "face", item["face"], where) if item.get("face") is not None else None
         sites.append(
-            Site(name=name, feed=feed, link=link, face=face, extra=_extra(item, where), language=_language(item, where))
+            Site(
+                name=name,
+                feed=feed,
+                link=link,
+                face=face,
+                extra=_extra(item, where),
+                language=_language(item, where),
+                enabled=_enabled(item, where),
+                line=item.lines["feed"],
+            )
         )
     return tuple(sites)
 
@@ -134,6 +144,14 @@ def _language(item: LineDict, where: str) -> str | None:
             f"{str(value)[:40]!r} is not a BCP 47 language tag such as en, ar or pt-BR",
         )
     return tag
+
+
+def _enabled(item: LineDict, where: str) -> bool:
+    """A site's ``enabled``: ``true`` or ``false`` (YAML 1.1: also yes/no, on/off); True when not given."""
+    value = item.get("enabled", True)
+    if not isinstance(value, bool):
+        raise FieldError(item.lines["enabled"], f"{where}.enabled", f"must be true or false, not {value!r}")
+    return value
 
 
 def _extra(item: LineDict, where: str) -> dict[str, Any]:

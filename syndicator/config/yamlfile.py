@@ -213,6 +213,7 @@ class TopKey:
         value: what the key holds: ``"block list"`` (a non-empty list written one ``-`` item a line),
             ``"empty"`` (null, or an empty list) or ``"other"``.
         last_item: for a block list, the (line, column) where its last item starts; else None.
+        items: for a block list, the (line, column) where each item starts, in order; else ().
         next_key_line: for a block list, the line of the next top-level key, or None when none follows.
         where: for an empty value, the (line, column) of the key; else None.
     """
@@ -221,6 +222,7 @@ class TopKey:
     last_item: tuple[int, int] | None = None
     next_key_line: int | None = None
     where: tuple[int, int] | None = None
+    items: tuple[tuple[int, int], ...] = ()
 
 
 def top_key(text: str, path: Path, key: str) -> TopKey | None:
@@ -245,8 +247,8 @@ def top_key(text: str, path: Path, key: str) -> TopKey | None:
         keys = list(doc)
         later = keys[keys.index(key) + 1 :]
         next_key_line = doc.lc.key(later[0])[0] if later else None
-        line, column = value.lc.item(len(value) - 1)
-        return TopKey("block list", last_item=(line, column), next_key_line=next_key_line)
+        items = tuple(tuple(value.lc.item(index)) for index in range(len(value)))
+        return TopKey("block list", last_item=items[-1], next_key_line=next_key_line, items=items)
     if value is not None and not (isinstance(value, list) and not value):
         return TopKey("other")
     if key not in doc:

@@ -23,7 +23,8 @@ and the build goes on; the CLI then exits 7. Only failures outside any one
 source (the store, the output, a template) stop a build.
 
 A build whose cache holds no state first loads the state file ``restore_from`` names
-(:mod:`restore`).
+(:mod:`restore`). Then each feed listed under two names is warned of, and a change of the
+intervals in sites.yaml re-plans every source (:mod:`loaded`).
 
 A build with nothing due and nothing to render loads neither the HTTP and
 feed libraries nor the template engine: :mod:`observe` and :mod:`render`
@@ -42,6 +43,7 @@ from typing import Any
 
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import HostTrouble, log_failure, log_followed, log_health
+from syndicator.drivers.loaded import take_config
 from syndicator.drivers.report import BuildReport, write_report
 from syndicator.drivers.restore import restore
 from syndicator.errors import ConfigError, EmptyBuildError
@@ -109,6 +111,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         record_events(store, config)
         if options.fetch and store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
             report.restored = restore(config, store)
+        take_config(store, config, "build")
         states = store.states()
         if options.fetch:
             states.update(_poll(config, options, store, states, only, report, started))
@@ -252,11 +255,14 @@ def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
     names = list(names)
     if not names:
         return None
-    by_name = {site.name: site.feed for site in config.sites}
+    by_name = {site.name: site for site in config.sites}
     unknown = [name for name in names if name not in by_name]
     if unknown:
         raise ConfigError(f"--site: no site named {unknown[0]!r} in {config.path}")
-    return [by_name[name] for name in names]
+    paused = [name for name in names if not by_name[name].enabled]
+    if paused:
+        raise ConfigError(f"--site: {paused[0]!r} is paused (enabled: false in {config.path}); it is not fetched")
+    return [by_name[name].feed for name in names]
 
 
 def record_events(store: Store, config: Config) -> None:

@@ -47,6 +47,7 @@ from typing import Any
 
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
+from syndicator.drivers.loaded import take_config
 from syndicator.drivers.pipeline import check_folders, delivery_loop, record_events
 from syndicator.drivers.planner import Planner
 from syndicator.drivers.poller import BatchPoller
@@ -173,6 +174,7 @@ class Server:
                 try:
                     if store.count("sources") == 0:
                         restore(config, store)
+                    take_config(store, config, "serve")
                     self._serve(store, push_state, server)
                 finally:
                     if not self._http_started:  # never ran: closed from this thread (else _serve closed it)
@@ -369,8 +371,11 @@ class Server:
         added = set(config.sources) - set(self.config.sources)
         removed = set(self.config.sources) - set(config.sources)
         self.config = self._poller.config = config
+        if take_config(store, config, "serve"):
+            self._states.update(store.states_of(self._states))
         self._planner.configure(config)
         self._subscriber.leave_removed(config.sources)
+        self._subscriber.come_back(added)  # a site no longer paused is subscribed to its hub again
         self._start_deliveries(store)
         self._rendering.changed()
         log.warning(

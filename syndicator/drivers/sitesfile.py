@@ -18,17 +18,17 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from syndicator.config.load import load_config
 from syndicator.config.yamlfile import TopKey, list_entry, read_text, top_key
-from syndicator.configtypes import Site
+from syndicator.configtypes import Config, Site
 from syndicator.errors import ConfigError
 
-__all__ = ["Planet", "entries_text", "open_planet", "write"]
+__all__ = ["Planet", "entries_text", "open_planet", "replace_text", "write"]
 
 #: A line that ends the YAML document: the ``sites`` list cannot go on past it.
 _DOCUMENT_END = re.compile(r"(---|\.\.\.)(\s|$)")
@@ -174,21 +174,42 @@ def _plain(value: str) -> bool:
 def write(planet: Planet, sites: Sequence[Site]) -> None:
     """Add ``sites`` after the planet's last site, keeping every other byte, atomically.
 
-    The new text goes to a temporary file beside sites.yaml (a symlink's
-    target), with the file's permissions (a new file's: as the umask allows), and must load with load_config,
-    listing the old sites and then exactly ``sites``; then it replaces the
-    file (os.replace). On any error the file is as it was.
+    The new text must load with load_config, listing the old sites and then
+    exactly ``sites`` (:func:`replace_text`). On any error the file is as it was.
 
     Raises:
         ConfigError: the result would not be valid (load_config's message,
             naming sites.yaml), or the folder cannot be written.
     """
     text = planet.head + entries_text(sites, planet.dash, planet.indent, planet.newline) + planet.tail
-    target = Path(os.path.realpath(planet.path))
+    old = len(planet.sites)
+
+    def check(config: Config) -> bool:
+        names = [s.name for s in config.sites[:old]]
+        return names == [s.name for s in planet.sites] and config.sites[old:] == tuple(sites)
+
+    replace_text(planet.path, text, check, "with the new sites")
+
+
+def replace_text(path: Path, text: str, check: Callable[[Config], bool], change: str) -> None:
+    """Replace sites.yaml ``path`` with ``text``, atomically, once it loads and reads back as meant.
+
+    The text goes to a temporary file beside the file (a symlink's target),
+    with the file's permissions (a new file's: as the umask allows), and must load with load_config and pass
+    ``check`` (a False answer is a bug of ours: AssertionError); then it
+    replaces the file (os.replace). On any error the file is as it was.
+
+    Args:
+        change: what the text changes, for the error (``with the new sites``).
+    Raises:
+        ConfigError: the result would not be valid (load_config's message naming ``path``,
+            then ``(change; path was not changed)``), or the folder cannot be written.
+    """
+    target = Path(os.path.realpath(path))
     try:
         handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as error:
-        raise ConfigError(f"{planet.path}: cannot write: {error.strerror or error}") from error
+        raise ConfigError(f"{path}: cannot write: {error.strerror or error}") from error
     temporary = Path(name)
     try:
         with os.fdopen(handle, "wb") as file:
@@ -196,10 +217,16 @@ def write(planet: Planet, sites: Sequence[Site]) -> None:
             file.flush()
             os.fsync(file.fileno())
         os.chmod(temporary, _mode(target))
-        _check(temporary, planet, sites)
+        try:
+            config = load_config(temporary)
+        except ConfigError as error:
+            message = str(error).replace(str(temporary), str(path))
+            raise ConfigError(f"{message} ({change}; {path} was not changed)") from None
+        if not check(config):
+            raise AssertionError(f"the new {path} does not read back as written")  # a bug of ours
         os.replace(temporary, target)
     except OSError as error:
-        raise ConfigError(f"{planet.path}: cannot write: {error.strerror or error}") from error
+        raise ConfigError(f"{path}: cannot write: {error.strerror or error}") from error
     finally:
         with contextlib.suppress(OSError):
             temporary.unlink()
@@ -212,14 +239,3 @@ def _mode(target: Path) -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
-
-
-def _check(temporary: Path, planet: Planet, sites: Sequence[Site]) -> None:
-    try:
-        config = load_config(temporary)
-    except ConfigError as error:
-        message = str(error).replace(str(temporary), str(planet.path))
-        raise ConfigError(f"{message} (with the new sites; {planet.path} was not changed)") from None
-    old = len(planet.sites)
-    if [s.name for s in config.sites[:old]] != [s.name for s in planet.sites] or config.sites[old:] != tuple(sites):
-        raise AssertionError(f"the new {planet.path} does not read back as written")  # a bug of ours

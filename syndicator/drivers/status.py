@@ -112,12 +112,13 @@ def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> di
         "fetch_url": state.fetch_url if state.fetch_url != entry.site.feed else None,
         "discovered": state.discovered,
         "health": entry.health,
+        "enabled": entry.site.enabled,
         "stale": entry.stale,
         "last_attempt": iso(state.last_attempt),
         "last_success": iso(state.last_success),
         "last_change": iso(state.last_change),
         "next_due": iso(state.next_attempt),
-        "due_now": schedule.is_due(entry.state, now, fingerprint),
+        "due_now": entry.site.enabled and schedule.is_due(entry.state, now, fingerprint),
         "interval_seconds": state.interval,
         "reason": state.reason or ("never attempted: due now" if entry.state is None else None),
         "failure_class": state.error_kind,
@@ -149,7 +150,7 @@ def _delivery_totals(counts: dict[str, int] | None) -> str:
 def _status_totals(rows: list[dict[str, Any]]) -> str:
     """One line: how many sites, and how many in each health (ok, failing, ...) and stale."""
     health = Counter(str(row["health"]) for row in rows)
-    parts = [f"{health[name]} {name}" for name in ("ok", "failing", "denied", "gone", "new") if health[name]]
+    parts = [f"{health[name]} {name}" for name in ("ok", "failing", "denied", "gone", "paused", "new") if health[name]]
     stale = sum(1 for row in rows if row["stale"])
     return f"{len(rows)} site{'' if len(rows) == 1 else 's'}: " + ", ".join(parts + [f"{stale} stale"])
 
@@ -197,8 +198,10 @@ def status_text(row: dict[str, Any]) -> str:
 
 
 def _next_due(row: dict[str, Any]) -> str:
-    """When a site is checked next: ``on hold``, ``now (never attempted)``, ``every build`` (a local
-    file), or a time, ``(due now)`` if past."""
+    """When a site is checked next: ``not while paused``, ``on hold``, ``now (never attempted)``,
+    ``every build`` (a local file), or a time, ``(due now)`` if past."""
+    if row["health"] == "paused":
+        return "not while paused (enabled: false in sites.yaml)"
     if row["health"] in _ON_HOLD:
         return "on hold"
     if is_local(row["feed"]):

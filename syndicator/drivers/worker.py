@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from syndicator.configtypes import Config, is_local
+from syndicator.drivers.loaded import take_config
 from syndicator.drivers.pipeline import delivery_loop, record_events
 from syndicator.drivers.reloading import read_again
 from syndicator.errors import ConfigError, StoreError
@@ -251,10 +252,11 @@ def _renew(store: Store, name: str, by_source: dict[str, claims.Claim], lease: f
 
 
 def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str, Any]]:
-    """Register ``config``'s feeds for claims, withdrawing the others (every worker reads the same
-    sites.yaml: the last one to start or reload decides); returns (the feed URLs this worker fetches,
-    the sites' fingerprints)."""
+    """Register ``config``'s feeds to fetch for claims (a paused site's are not), withdrawing the others
+    (every worker reads the same sites.yaml: the last one to start or reload decides); returns (the
+    feed URLs this worker fetches, the sites' fingerprints)."""
     record_events(store, config)
+    take_config(store, config, f"worker {name}")
     sources = [url for url in config.sources if not is_local(url)]
     if len(sources) < len(config.sources):
         log.warning(
@@ -263,8 +265,8 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
 
     def withdrawn(count: int) -> None:
         log.warning(
-            "worker %s: %d sources other workers registered are not in %s and are no longer offered "
-            "to any worker (their state is kept); every worker must read the same sites.yaml",
+            "worker %s: %d sources other workers registered are not in %s, or paused there, and are no "
+            "longer offered to any worker (their state is kept); every worker must read the same sites.yaml",
             name,
             count,
             config.path,

@@ -10,8 +10,9 @@ holds what serve's loop and its subscriber thread share:
   after each poll :meth:`Subscriber.learn` subscribes to the hub a feed
   advertises, follows a change of hub, or counts a change push missed;
   :meth:`Subscriber.leave_removed` unsubscribes the feeds no longer
-  configured and :meth:`Subscriber.moved` subscribes again after a change
-  of ``--public-url``;
+  configured (or paused), :meth:`Subscriber.come_back` subscribes those
+  configured again, and :meth:`Subscriber.moved` subscribes again after a
+  change of ``--public-url``;
 * for the subscriber thread (:meth:`Subscriber.run`): the subscription,
   renewal and unsubscription requests, each sent when its subscription is
   due, with backoff, the next hub after a failure, and a breaker per hub.
@@ -107,6 +108,23 @@ class Subscriber:
             if subscription.source not in configured and subscription.mode == "subscribe":
                 self.push_state.save(push.leaving(subscription, now))
                 self.wake()
+
+    def come_back(self, sources: Collection[str]) -> None:
+        """Subscribe again the feeds of ``sources``, back in sites.yaml (a site no longer paused, or listed
+        again): an unsubscription still under way becomes a subscription again; a feed whose subscription
+        is gone has its next document read whole, at once (the planner makes an unread feed due), so
+        :meth:`learn` subscribes it to the hub it advertises."""
+        now = self._clock()
+        for source in sources:
+            subscription = self.push_state.subscription(source)
+            if subscription is not None and subscription.mode == "unsubscribe":
+                again = push.returning(subscription, now)
+                self.push_state.save(again)
+                self.current[source] = again
+                self.wake()
+            elif subscription is None and source in self.examined:
+                self.push_state.forget_examined(source)
+                self.examined.discard(source)
 
     def moved(self) -> None:
         """After a change of --public-url, subscribe every feed again at its callback's new address.

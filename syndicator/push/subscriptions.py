@@ -133,6 +133,12 @@ def leaving(subscription: Subscription, now: datetime) -> Subscription:
     return replace(subscription, mode="unsubscribe", state="unsubscribing", failures=0, next_action=now)
 
 
+def returning(subscription: Subscription, now: datetime) -> Subscription:
+    """``subscription``, being unsubscribed (:func:`leaving`), of a site back in sites.yaml: set to be
+    subscribed again at once."""
+    return replace(subscription, mode="subscribe", state="pending", failures=0, error=None, next_action=now)
+
+
 def due(subscription: Subscription, now: datetime) -> bool:
     """True when the subscription needs a request or a verdict now."""
     if not subscription.hubs and subscription.mode == "subscribe":

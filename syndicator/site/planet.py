@@ -59,7 +59,8 @@ def select_site(
     feed's own home page (:func:`selection.with_home_pages`), on every page and feed.
     """
     sites = with_home_pages(config.sites, states)
-    condensed = {url: condense(stored, config.items_per_feed) for url, stored in store.light_snapshots(config.sources)}
+    snapshots = store.light_snapshots(config.listed_sources)  # a paused site's posts stay published
+    condensed = {url: condense(stored, config.items_per_feed) for url, stored in snapshots}
     chosen = select_condensed(sites, condensed)[: config.feed_entries]
     selected = [
         SelectedEntry(entry.site, stored)

@@ -158,14 +158,15 @@ def _page_context(pages: list[_Page], index: int) -> dict[str, Any]:
 
 
 def _totals(statuses: Sequence[SiteStatus]) -> dict[str, int]:
-    """The sites page's totals: sites, and how many are ok, failing, denied, gone, stale, new, inactive;
-    entries held."""
+    """The sites page's totals: sites, and how many are ok, failing, denied, gone, paused, stale, new,
+    inactive; entries held."""
     totals = {
         "sites": len(statuses),
         "ok": 0,
         "failing": 0,
         "denied": 0,
         "gone": 0,
+        "paused": 0,
         "new": 0,
         "stale": 0,
         "inactive": 0,

@@ -205,13 +205,13 @@ def site_statuses(
     Returns:
         one SiteStatus per site; ``stale`` is True when the last success is
         older than ``stale_after``, or when attempts failed and none ever
-        succeeded.
+        succeeded (never for a paused site).
     """
     limit = now - timedelta(seconds=stale_after)
     result = []
     for site in sites:
         state = states.get(site.feed)
-        if state is None:
+        if state is None or not site.enabled:  # a paused site is not checked: its copy is not late
             stale = False
         elif state.last_success is None:
             stale = state.last_attempt is not None

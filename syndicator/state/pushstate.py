@@ -241,6 +241,10 @@ class PushState:
         """The sources whose document was read for the hubs it advertises (set of URLs)."""
         return {row[0] for row in self._run("SELECT source FROM examined")}
 
+    def forget_examined(self, source: str) -> None:
+        """Forget that ``source``'s document was read for hubs: ``serve`` reads its next one whole."""
+        self._run("DELETE FROM examined WHERE source = ?", (source,))
+
     def mark_examined(self, source: str, hubs: tuple[str, ...], topic: str | None, now: datetime) -> None:
         """Record what ``source``'s document advertised (hub URLs, topic) when it was read."""
         self._run(
