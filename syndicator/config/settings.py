@@ -25,6 +25,7 @@ from syndicator.config.readers import (
     read_hubs,
     read_image,
     read_location,
+    read_old_feeds,
     read_path,
     read_state,
     read_timezone,
@@ -101,6 +102,10 @@ SETTINGS: dict[str, Setting] = {
         Setting("page_entries", integer(1, 10_000)),
         Setting("feed_content", choice("full", "summary")),
         Setting("activity_threshold", duration(_DAY, 3650 * _DAY)),
+        # The sites page (docs/site-pages.md): plain words for readers, or the maintainer's details.
+        Setting("sites_page_details", read_bool),
+        # A moved planet's old feeds (docs/site-pages.md): rss20.xml, rss10.xml, atom.xml, foafroll.xml.
+        Setting("old_feeds", read_old_feeds),
         # Running from CI (README.md, "Running from CI"): the state published beside the site, and where to
         # restore it from when the cache folder is empty.
         Setting("snapshot", read_bool),
