@@ -16,6 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+#: The files an old planet published that ``old_feeds`` may name (Planet Venus's default theme,
+#: themes/classic_fancy/config.ini, and Planet 2.0's examples): RSS 2.0, RSS 1.0 and Atom 1.0 feeds of
+#: the entries, and the FOAF list of the sites (opml.xml, the other one, is always published).
+OLD_FEEDS = ("rss20.xml", "rss10.xml", "atom.xml", "foafroll.xml")
+
 
 @dataclass(frozen=True)
 class Site:
@@ -119,6 +124,11 @@ class Config:
         feed_content: ``full`` (feed.xml and feed.json carry each entry's
             content) or ``summary`` (its front-page summary only).
         activity_threshold: seconds without a post before a site is shown as inactive.
+        sites_page_details: the sites page shows the maintainer's details (each failure, what to do,
+            the next check and why), as ``syndicator status`` does; False: plain words for readers.
+        old_feeds: the files an old planet (Planet Venus, Planet 2.0) published that subscribers may
+            still follow, written beside feed.xml with its entries (``rss20.xml``, ``rss10.xml``,
+            ``atom.xml``, ``foafroll.xml``: :data:`OLD_FEEDS`); () for none.
         snapshot: publish the state beside the site (statefile.py).
         restore_from: where a build with an empty cache folder loads the
             state from: an http(s) URL, or a path relative to sites.yaml; or None.
@@ -160,6 +170,8 @@ class Config:
     page_entries: int = 60
     feed_content: str = "full"
     activity_threshold: float = 180 * 86400.0
+    sites_page_details: bool = False
+    old_feeds: tuple[str, ...] = ()
     snapshot: bool = False
     restore_from: str | None = None
     hubs: tuple[str, ...] = ()

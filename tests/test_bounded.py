@@ -355,6 +355,7 @@ def test_a_too_complex_body_is_not_parsed_twice(server: HTTPServer, tmp_path: Pa
             {"name": "Hostile", "feed": server.url_for("/hostile.xml")},
             {"name": "Good", "feed": server.url_for("/good.xml")},
         ],
+        sites_page_details=True,
     )
     report = tmp_path / "cache" / "report.json"
     assert build(config).exit_code == 0
@@ -463,6 +464,7 @@ def test_an_attribute_bomb_fails_alone_and_its_neighbour_publishes(server: HTTPS
     config = write_config(
         tmp_path,
         [{"name": "Bomb", "feed": server.url_for("/bomb.xml")}, {"name": "Good", "feed": server.url_for("/good.xml")}],
+        sites_page_details=True,
     )
     result = build(config)
     assert result.exit_code == 0, result.output

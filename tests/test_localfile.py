@@ -57,7 +57,7 @@ def test_the_demo_planet_builds_without_a_network(tmp_path: Path) -> None:
     index = (public / "index.html").read_text(encoding="utf-8")
     assert 'src="https://media.harbour-radio.example.org/episodes/24-night-pilot.mp3"' in index
     sites = (public / "sites.html").read_text(encoding="utf-8")
-    assert sites.count("local file") == 5
+    assert sites.count("no public feed") == 5
     assert "0 B downloaded" in result.output
 
 

@@ -145,7 +145,7 @@ def test_build_names_the_feed_it_followed_from_a_page(server: HTTPServer, tmp_pa
     server.expect_request("/atom.xml").respond_with_data(rss(post(2)), content_type="application/rss+xml")
     server.expect_request("/rss.xml").respond_with_data(rss(post(1)), content_type="application/rss+xml")
     sites = [{"name": "Page", "feed": server.url_for("/")}, {"name": "Feed", "feed": server.url_for("/rss.xml")}]
-    output = run_build(tmp_path, sites, NOW_ISO)
+    output = run_build(tmp_path, sites, NOW_ISO, sites_page_details=True)
     sites_page = (output / "sites.html").read_text(encoding="utf-8")
     atom = server.url_for("/atom.xml")  # a page at the site's root has no feed of its own: the first advertised
     link = f'<a href="{atom}" rel="noopener noreferrer nofollow">{atom}</a>'

@@ -136,6 +136,7 @@ def test_sites_page_says_a_feed_never_worked_and_what_to_do(
             {"name": "Broken", "feed": server.url_for("/broken.xml")},
         ],
         retries=0,
+        sites_page_details=True,
     )
     assert build(config).exit_code == 0
     sites_html = (tmp_path / "public" / "sites.html").read_text()

@@ -358,10 +358,8 @@ def test_build_treats_a_200_that_is_not_a_feed_as_a_failure(
 ) -> None:
     server.expect_request("/bad").respond_with_data((DATA / name).read_bytes(), content_type=content_type)
     server.expect_request("/good").respond_with_data((DATA / "rss10.rdf").read_bytes())
-    config = write_config(
-        tmp_path, [{"name": "Good", "feed": server.url_for("/good")}, {"name": "Bad", "feed": server.url_for("/bad")}]
-    )
-    result = build(config)
+    sites = [{"name": "Good", "feed": server.url_for("/good")}, {"name": "Bad", "feed": server.url_for("/bad")}]
+    result = build(write_config(tmp_path, sites, sites_page_details=True))
     assert result.exit_code == 0, result.output
     assert "2 requested (1 changed, 0 unchanged, 1 failed)" in result.stdout
     assert "site 'Bad' has never been fetched successfully" in result.stderr

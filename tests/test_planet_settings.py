@@ -70,7 +70,9 @@ def test_a_bad_site_field_is_one_line_naming_it(tmp_path: Path, field: str, valu
 
 
 def test_times_show_in_the_planets_zone_and_format(tmp_path: Path) -> None:
-    public = planet(tmp_path, posts=1, timezone="Europe/Berlin", date_format="%d.%m.%Y %H:%M %Z")
+    public = planet(
+        tmp_path, posts=1, timezone="Europe/Berlin", date_format="%d.%m.%Y %H:%M %Z", sites_page_details=True
+    )
     index = (public / "index.html").read_text(encoding="utf-8")
     assert '<time datetime="2026-11-01T10:01:00Z">01.11.2026 11:01 CET</time>' in index
     assert 'Updated <time datetime="2026-11-30T12:00:00Z">30.11.2026 13:00 CET</time>' in index
@@ -161,8 +163,8 @@ def test_older_entries_are_on_pages_of_page_entries_each(tmp_path: Path) -> None
 def test_the_sites_page_says_when_each_site_is_checked_next_and_why(tmp_path: Path, server: HTTPServer) -> None:
     server.expect_request("/b.xml").respond_with_data(rss(post(1, host="b.example.org")))
     (tmp_path / "a.xml").write_text(rss(post(2)), encoding="utf-8")
-    config = write_config(tmp_path, [{"name": "A", "feed": "a.xml"}, {"name": "B", "feed": server.url_for("/b.xml")}])
-    assert build(config).exit_code == 0
+    sites = [{"name": "A", "feed": "a.xml"}, {"name": "B", "feed": server.url_for("/b.xml")}]
+    assert build(write_config(tmp_path, sites, sites_page_details=True)).exit_code == 0
     cells = re.findall(r'<td data-label="Next check">(.*?)</td>', (tmp_path / "public" / "sites.html").read_text())
     assert cells[0] == "every build"  # A: a local file
     assert re.fullmatch(

@@ -48,7 +48,9 @@ def planet(server: HTTPServer, tmp_path: Path) -> Path:
         {"name": "Gone", "feed": server.url_for("/gone.xml"), "link": "https://gone.example.org/"},
     ]
     server.expect_request("/gone.xml").respond_with_data("gone", status=410)
-    result = build(write_config(tmp_path, sites, host_gap=0))  # one loopback host: no pacing between starts
+    result = build(
+        write_config(tmp_path, sites, host_gap=0, sites_page_details=True)
+    )  # one loopback host: no pacing between starts
     assert result.exit_code == 0, result.output
     return tmp_path / "public"
 
@@ -186,7 +188,7 @@ def test_sites_page_shows_last_seen_badge_after_stale_after(
     server.expect_oneshot_request("/feed.xml").respond_with_data(rss(post(1)))
     server.expect_request("/feed.xml").respond_with_data("oops", status=500)
     config = write_config(
-        tmp_path, [{"name": "Flaky", "feed": server.url_for("/feed.xml")}], retries=0
+        tmp_path, [{"name": "Flaky", "feed": server.url_for("/feed.xml")}], retries=0, sites_page_details=True
     )  # no 1 s retry pause
     assert build(config, now="2026-11-20T12:00:00Z").exit_code == 0
     first_row = site_row((tmp_path / "public" / "sites.html").read_text(), "Flaky")

@@ -303,7 +303,7 @@ def test_a_feed_whose_items_link_to_one_index_page_shows_them_all(server: HTTPSe
         for n in (3, 2, 1)
     ]
     server.expect_request("/pod.xml").respond_with_data(rss(*items))
-    config = write_config(tmp_path, [{"name": "Podcast", "feed": server.url_for("/pod.xml")}])
+    config = write_config(tmp_path, [{"name": "Podcast", "feed": server.url_for("/pod.xml")}], sites_page_details=True)
     result = build(config)
     assert result.exit_code == 0, result.output
     assert "3 entries written" in result.stdout

@@ -1,4 +1,5 @@
-"""The sites page as a health dashboard: totals, failing and stale sites first, last post; and text in any direction."""
+"""The sites page as the maintainer's health dashboard (sites_page_details: true): totals, failing and stale
+sites first, last post; and text in any direction."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def troubled_planet(tmp_path: Path) -> Path:
     config = write_config(tmp_path, sites)
     assert build(config).exit_code == 0
     (tmp_path / "b.xml").write_text("<rss><channel><item>", encoding="utf-8")
-    config = write_config(tmp_path, [*sites, {"name": "D", "feed": "d.xml"}], activity_threshold="31d")
+    config = write_config(
+        tmp_path, [*sites, {"name": "D", "feed": "d.xml"}], activity_threshold="31d", sites_page_details=True
+    )
     result = build(config, "--site", "A", "--site", "B", now=LATER)
     assert result.exit_code == 0, result.output
     return config
@@ -115,6 +118,7 @@ def test_the_page_and_status_name_a_sites_trouble_alike(tmp_path: Path, server: 
             *({"name": name.title(), "feed": server.url_for(f"/{name}.xml")} for name in ("gone", "denied", "broken")),
         ],
         retries=0,
+        sites_page_details=True,
     )
     assert build(config).exit_code == 0
     public = tmp_path / "public"

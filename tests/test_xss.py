@@ -24,6 +24,8 @@ import html5lib
 import pytest
 from pytest_httpserver import HTTPServer
 
+from syndicator.configtypes import OLD_FEEDS
+
 from .conftest import build, loopback_server, write_config
 from .xss_dom import (
     fragment_problems,
@@ -69,7 +71,8 @@ class Outputs:
 
     folder: Path
     index: ET.Element
-    sites: ET.Element
+    sites: ET.Element  # the maintainer's sites page (sites_page_details: true): its errors name what feeds sent
+    readers_sites: str  # the sites page readers get (the default), as text
     articles: dict[datetime, ET.Element]
     atom: ET.Element
     atom_entries: dict[datetime, ET.Element]
@@ -78,7 +81,7 @@ class Outputs:
     opml: ET.Element
 
 
-def _read(folder: Path) -> Outputs:
+def _read(folder: Path, readers_sites: str) -> Outputs:
     index = parse_page((folder / "index.html").read_text(encoding="utf-8"))
     articles = {}
     for article in index.iter("article"):
@@ -92,6 +95,7 @@ def _read(folder: Path) -> Outputs:
         folder,
         index,
         parse_page((folder / "sites.html").read_text(encoding="utf-8")),
+        readers_sites,
         articles,
         atom,
         entries,
@@ -111,9 +115,13 @@ def _publish(http: HTTPServer, spec: Build, folder: Path) -> Outputs:
             site["link"] = feed.site_link
         sites.append(site)
     settings = {"items_per_feed": 100, "feed_entries": 1000, "page_entries": 1000, "host_gap": 0, **spec.settings}
-    result = build(write_config(folder, sites, **settings))
+    result = build(write_config(folder, sites, old_feeds=list(OLD_FEEDS), **settings))
     assert result.exit_code == 0, result.output
-    return _read(folder / "public")
+    readers_sites = (folder / "public" / "sites.html").read_text(encoding="utf-8")
+    # Again with the maintainer's sites page: nothing is due, the site is rendered again from the same state.
+    result = build(write_config(folder, sites, old_feeds=list(OLD_FEEDS), sites_page_details=True, **settings))
+    assert result.exit_code == 0, result.output
+    return _read(folder / "public", readers_sites)
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +160,35 @@ def atom_problems(element: ET.Element) -> list[str]:
         if name == "id" and url_scheme(node.text or "") in SCRIPT_SCHEMES:
             problems.append(f"<id>{node.text}</id>: readers that link an entry by its id would run it")
         problems += [f"<{name}> {p}" for a, v in urls if (p := url_problem("url", v, own_files=False))]
+    return problems
+
+
+#: RSS 1.0 and RDF attributes that hold a URL (rdf:about, rdf:resource), by their qualified names.
+RDF_URLS = (
+    "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}about",
+    "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}resource",
+)
+
+
+def rss_problems(root: ET.Element) -> list[str]:
+    """Active content in an RSS 2.0, RSS 1.0 or FOAF document (old_feeds): each description and
+    content:encoded parsed as HTML; every link, guid taken as a permalink, url and href must be http(s),
+    and no RDF name (rdf:about, rdf:resource: an entry's atom:id) may have a scheme that runs script."""
+    problems = []
+    for node in root.iter():
+        name = node.tag.rsplit("}", 1)[-1]
+        if name in ("description", "encoded"):
+            problems += [f"<{name}>: {p}" for p in fragment_problems(node.text or "")]
+        urls = [(a, node.get(a, "")) for a in ("url", "href") if a in node.attrib]
+        for about in (node.get(a, "") for a in RDF_URLS if a in node.attrib):  # an entry's atom:id: a name, not a link
+            if url_scheme(about) in SCRIPT_SCHEMES:
+                problems.append(f"<{name}> {about}: readers that link an item by its name would run it")
+        text = (node.text or "").strip()
+        if (name == "link" and text) or (name == "source" and "url" not in node.attrib):  # dc:source: a URL
+            urls.append((name, text))
+        if name == "guid" and node.get("isPermaLink") == "true":
+            urls.append((name, text))
+        problems += [f"<{name}> {p}" for _, v in urls if (p := url_problem("url", v, own_files=False))]
     return problems
 
 
@@ -230,6 +267,8 @@ def test_site_name_is_escaped_text(case: Case, published: Callable[[str], Output
     rows = [row for row in out.sites.iter("tr") if row.get("class") in ("ok", "stale")]
     cell = next(td for td in rows[case.index].iter("td") if td.get("class") == "site")
     assert visible_text(cell) == name
+    readers = parse_page(out.readers_sites)
+    assert name in [visible_text(td) for td in readers.iter("td") if td.get("class") == "site"]
     assert name in visible_text(out.articles[when(case.index)])
     source = out.atom_entries[when(case.index)].find(f"{ATOM}source/{ATOM}title")
     assert source is not None and " ".join((source.text or "").split()) == name
@@ -245,6 +284,10 @@ def test_whole_outputs_are_inert(name: str, published: Callable[[str], Outputs])
     assert set(out.articles) == expected and set(out.atom_entries) == expected and set(out.json_items) == expected
     for page in ("index.html", "sites.html"):
         assert page_problems((out.folder / page).read_text(encoding="utf-8")) == [], page
+    assert page_problems(out.readers_sites) == []
+    for old in ("rss20.xml", "rss10.xml", "foafroll.xml"):
+        assert rss_problems(ET.parse(out.folder / old).getroot()) == [], old
+    assert [p for entry in ET.parse(out.folder / "atom.xml").getroot() for p in atom_problems(entry)] == []
     # Entries are checked one by one above; here the feeds' own elements and fields.
     assert [p for child in out.atom if child.tag != f"{ATOM}entry" for p in atom_problems(child)] == []
     assert json_problems({k: v for k, v in out.json_feed.items() if k != "items"}) == []

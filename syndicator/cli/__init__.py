@@ -14,7 +14,7 @@ from __future__ import annotations
 import click
 
 from syndicator import __version__
-from syndicator.cli import build, serve, sitelist, status, worker
+from syndicator.cli import build, preview, serve, sitelist, status, worker
 from syndicator.cli.style import Group
 
 
@@ -33,6 +33,7 @@ for _command in (
     sitelist.add,
     sitelist.remove,
     serve.serve,
+    preview.preview,
     worker.worker,
 ):
     main.add_command(_command)

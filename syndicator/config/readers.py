@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image
 from syndicator.config.yamlfile import LineDict
-from syndicator.configtypes import Delivery
+from syndicator.configtypes import OLD_FEEDS, Delivery
 from syndicator.errors import ConfigError
 from syndicator.urls import is_postgres_url, secretless, shown
 from syndicator.values import bound_text, number_text, parse_duration, strip_control, url_problem
@@ -266,6 +266,24 @@ def read_hubs(field: Field) -> tuple[str, ...]:
             raise FieldError(line, where, f"{item.strip()!r} is listed twice")
         hubs.append(item.strip())
     return tuple(hubs)
+
+
+@takes("a list of the old planet's feed files: " + ", ".join(f"`{name}`" for name in OLD_FEEDS))
+def read_old_feeds(field: Field) -> tuple[str, ...]:
+    """The old planet's files of ``old_feeds``: a list of different names from :data:`configtypes.OLD_FEEDS`
+    (tuple of str, in that order; ``old_feeds:`` left empty is none). A name in a list is named by its
+    index, ``old_feeds[1]``, on the line of ``old_feeds``."""
+    value, line, key = field.value, field.line, field.key
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise FieldError(line, key, f"must be a list of the old planet's files: {', '.join(OLD_FEEDS)}")
+    for index, item in enumerate(value):
+        if item not in OLD_FEEDS:
+            raise FieldError(line, f"{key}[{index}]", f"{item!r} is not one of {', '.join(OLD_FEEDS)}")
+        if item in value[:index]:
+            raise FieldError(line, f"{key}[{index}]", f"{item!r} is listed twice")
+    return tuple(name for name in OLD_FEEDS if name in value)
 
 
 @takes(f"a list of 1 to {DELIVERIES_MAX} webhooks, each a `url` and a `secret`")

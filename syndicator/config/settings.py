@@ -26,6 +26,8 @@ from syndicator.config.readers import (
     read_hubs,
     read_image,
     read_location,
+    read_old_feeds,
+    read_old_feeds,
     read_path,
     read_state,
     read_timezone,
@@ -164,6 +166,18 @@ SETTINGS: dict[str, Setting] = {
             "activity_threshold",
             duration(_DAY, 3650 * _DAY),
             means='time without a post before the sites page marks a site "inactive"',
+        ),
+        # The sites page (docs/site-pages.md): plain words for readers, or the maintainer's details.
+        Setting(
+            "sites_page_details",
+            read_bool,
+            means="show the maintainer's details on the public sites page (habits, intervals, failures and advice)",
+        ),
+        # A moved planet's old feeds (docs/site-pages.md).
+        Setting(
+            "old_feeds",
+            read_old_feeds,
+            means="also publish the old planet's feeds under their old names, for their subscribers",
         ),
         # Running from CI (docs/ci.md): the state published beside the site, and where to restore it from
         # when the cache folder is empty.

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from syndicator.configtypes import Config, is_local
+from syndicator.failures import KINDS
 from syndicator.health import SiteStatus
 from syndicator.model import SourceState
 from syndicator.poll import schedule
@@ -123,6 +124,7 @@ def _status_row(entry: SiteStatus, fingerprint: str | None, now: datetime) -> di
         "reason": state.reason or ("never attempted: due now" if entry.state is None else None),
         "failure_class": state.error_kind,
         "failure_message": state.error_message,
+        "advice": (KINDS[state.error_kind].advice or None) if state.error_kind in KINDS else None,
         "failures": state.failures,
         "etag": state.etag,
         "last_modified": state.last_modified,
@@ -178,6 +180,8 @@ def status_text(row: dict[str, Any]) -> str:
     lines.append(f"  next due: {_next_due(row)}   interval: {interval}   reason: {row['reason'] or '-'}")
     if row["failure_class"]:
         lines.append(f"  failing: {row['failure_class']} x{row['failures']}: {row['failure_message']}")
+    if row.get("advice"):
+        lines.append(f"  what to do: {row['advice']}")
     validators = [
         f"ETag {row['etag']}" if row["etag"] else "",
         f"Last-Modified {row['last_modified']}" if row["last_modified"] else "",

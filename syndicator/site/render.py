@@ -33,7 +33,7 @@ from syndicator.site.pageentry import PageEntry, page_entry
 from syndicator.site.publish import publish
 from syndicator.site.sitekey import template_folders
 from syndicator.site.templating import environment, rendered, template_text
-from syndicator.site.theme import STATIC, TEMPLATES, static_files, static_folders, theme_pages
+from syndicator.site.theme import OLD_FEED_TEMPLATES, STATIC, TEMPLATES, static_files, static_folders, theme_pages
 from syndicator.values import bound_text
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def render_site(
     for folder in static_folders(config, templates):
         files.update(static_files(folder))
     files.update(extra or {})
-    files.update(_theme_files(env, context, folders, templates))
+    files.update(_theme_files(env, context, folders, templates, config.old_feeds))
     for index in range(1, len(pages)):
         files[pages[index][0]] = rendered(env, "index.html", {**context, **_page_context(pages, index)}, folders)
     files["feed.json"] = json_feed(config, context["base"], page_entries)
@@ -114,6 +114,9 @@ def _context(
         "stale_after": bound_text(config.stale_after),
         "activity_threshold": bound_text(config.activity_threshold),
         "now": now,
+        # feed.xml's own name and hubs: atom.xml (old_feeds) is the same feed under another name, told to no hub.
+        "feed_file": "feed.xml",
+        "feed_hubs": config.hubs,
         "generated": isoformat(now),
         "feed_updated": max((e.updated for e in entries), default=isoformat(now)),
         "rfc822": format_datetime(now.astimezone(UTC), usegmt=True),
@@ -124,13 +127,25 @@ def _context(
 
 
 def _theme_files(
-    env: jinja2.Environment, context: dict[str, Any], folders: Sequence[Path], templates: Path | None
+    env: jinja2.Environment,
+    context: dict[str, Any],
+    folders: Sequence[Path],
+    templates: Path | None,
+    old_feeds: Sequence[str],
 ) -> dict[str, str | Iterator[str]]:
-    """{name: text or pieces} of each page the templates make (:data:`theme.TEMPLATES`, a theme's
-    own pages) rendered with ``context``, and each style sheet as it is (:data:`theme.STATIC`)."""
+    """{name: text or pieces} of each page the templates make (:data:`theme.TEMPLATES`, the ``old_feeds``
+    files, a theme's own pages, which win over an old feed of the same name) rendered with ``context``,
+    and each style sheet as it is (:data:`theme.STATIC`)."""
     files: dict[str, str | Iterator[str]] = {}
-    for name in (*TEMPLATES, *STATIC, *theme_pages(templates)):
-        if name in STATIC or name.endswith(".css"):
+    for name in (*TEMPLATES, *STATIC, *old_feeds):
+        if name in STATIC:
+            files[name] = template_text(env, name, folders)
+        else:
+            template = OLD_FEED_TEMPLATES.get(name, name)
+            own = {"feed_file": name, "feed_hubs": ()} if template != name else {}
+            files[name] = rendered(env, template, {**context, **own}, folders)
+    for name in theme_pages(templates):
+        if name.endswith(".css"):
             files[name] = template_text(env, name, folders)
         else:
             files[name] = rendered(env, name, context, folders)

@@ -7,7 +7,8 @@ those folders. Templates autoescape (``.html`` and ``.xml`` and the rest
 alike), an undefined name is an error, and a page is produced piece by
 piece (:func:`rendered`). The filters: ``xmltext`` (control characters
 XML forbids removed), ``local`` (a time in the planet's zone and date
-format) and ``absolute`` (a URL made absolute against the planet's link).
+format), ``absolute`` (a URL made absolute against the planet's link) and
+``rfc822_date`` (an RFC 3339 time as RSS 2.0 dates are written).
 
 An error of a template (its syntax, a missing template, ``{{ 1 // 0 }}``)
 is a RenderError naming its file and line; an error of our own code called
@@ -21,6 +22,8 @@ import sysconfig
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +49,14 @@ def environment(folders: Sequence[Path], local: Callable[..., str], base: str) -
     env.filters["xmltext"] = strip_control
     env.filters["local"] = local
     env.filters["absolute"] = lambda url: url if scheme(url) else base + url
+    env.filters["rfc822_date"] = rfc822_date
     return env
+
+
+def rfc822_date(moment: str) -> str:
+    """An RFC 3339 time (``2026-11-30T12:00:00Z``) as RSS 2.0 writes dates: RFC 822 with a four-digit
+    year, in GMT (``Mon, 30 Nov 2026 12:00:00 GMT``; RSS 2.0 specification, "Elements of <item>")."""
+    return format_datetime(datetime.fromisoformat(moment).astimezone(UTC), usegmt=True)
 
 
 def rendered(env: jinja2.Environment, name: str, context: dict[str, Any], folders: Sequence[Path]) -> Iterator[str]:
