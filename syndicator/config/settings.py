@@ -27,7 +27,6 @@ from syndicator.config.readers import (
     read_image,
     read_location,
     read_old_feeds,
-    read_old_feeds,
     read_path,
     read_state,
     read_timezone,
