@@ -25,6 +25,7 @@ from syndicator.config.readers import (
     read_hubs,
     read_image,
     read_location,
+    read_new_items,
     read_path,
     read_state,
     read_timezone,
@@ -70,6 +71,8 @@ SETTINGS: dict[str, Setting] = {
         Setting("timeout", duration(1, 300)),
         Setting("retries", integer(0, 5)),
         Setting("items_per_feed", integer(1, 100)),
+        # A site's first fetch publishes its newest few entries, not its whole archive (docs/first-fetch.md).
+        Setting("new_feed_items", read_new_items),
         Setting("feed_entries", integer(1, 100_000)),
         Setting("summary_chars", integer(20, 100_000)),
         Setting("stale_after", duration(60, 365 * _DAY)),
