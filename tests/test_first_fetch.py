@@ -7,6 +7,7 @@ today's; an undated entry first seen in a later fetch is new, dated by that fetc
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
 from syndicator.configtypes import Config
+from syndicator.state import statefile
 from syndicator.state.store import Store
 
 from .conftest import NOW, build, entry_titles, post, rss, write_config
@@ -191,3 +193,35 @@ def test_an_undated_entry_of_a_later_fetch_is_new(serve_feed: Serve, tmp_path: P
     assert page[0] == ("Old undated", NOW + timedelta(hours=3))  # first seen by this fetch: today's news
     assert entry_titles(tmp_path / "public" / "feed.xml")[0] == "Old 51"
     assert count_undated_on_front_page(tmp_path / "public")[0] == DEFAULT + 1
+
+
+def as_schema_8(data: bytes) -> bytes:
+    """A state file (gzip'd JSON lines) as a syndicator of schema 8 wrote it: no ``seen.backlog``."""
+    lines = [json.loads(line) for line in gzip.decompress(data).decode().splitlines()]
+    out, drop = [], None
+    for line in lines:
+        if isinstance(line, dict) and "schema" in line:
+            line["schema"] = 8
+        elif isinstance(line, dict):
+            drop = line["columns"].index("backlog") if line["table"] == "seen" else None
+            if drop is not None:
+                line["columns"].pop(drop)
+        elif drop is not None:
+            line.pop(drop)
+        out.append(json.dumps(line))
+    return gzip.compress("\n".join(out).encode())
+
+
+def test_entries_stored_before_the_rule_stay_published(serve_feed: Serve, tmp_path: Path) -> None:
+    feed = serve_feed("/blog.xml", [post(n, day=n) for n in range(1, 9)])
+    first = tmp_path / "first"
+    first.mkdir()
+    assert build(write_config(first, [{"name": "Blog", "feed": feed}], snapshot=True)).exit_code == 0
+    assert len(entry_titles(first / "public" / "feed.xml")) == DEFAULT
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (moved / "state.json.gz").write_bytes(as_schema_8((first / "public" / statefile.NAME).read_bytes()))
+    config = write_config(moved, [{"name": "Blog", "feed": feed}], restore_from="state.json.gz")
+    result = build(config, now=at(0.1))  # restored: the feed is not due, the stored entries are published
+    assert result.exit_code == 0, result.output
+    assert entry_titles(moved / "public" / "feed.xml") == [f"Post {n}" for n in range(8, 3, -1)]  # items_per_feed
