@@ -225,3 +225,14 @@ def test_entries_stored_before_the_rule_stay_published(serve_feed: Serve, tmp_pa
     result = build(config, now=at(0.1))  # restored: the feed is not due, the stored entries are published
     assert result.exit_code == 0, result.output
     assert entry_titles(moved / "public" / "feed.xml") == [f"Post {n}" for n in range(8, 3, -1)]  # items_per_feed
+
+
+def test_serve_publishes_only_the_newest_entries_of_a_first_fetch(serve_feed: Serve, tmp_path: Path) -> None:
+    from .test_serve import Clock, in_process, page
+
+    feed = serve_feed("/blog.xml", [post(n, day=n) for n in range(8, 0, -1)])
+    config = write_config(tmp_path, [{"name": "Blog", "feed": feed}], new_feed_items=2)
+    with in_process(config, Clock()) as serve:
+        serve.wait_for(lambda: "Post 8" in page(tmp_path, "feed.xml"), "the first fetch published")
+        assert entry_titles(tmp_path / "public" / "feed.xml") == ["Post 8", "Post 7"]
+    assert stored(tmp_path, feed) == 8
