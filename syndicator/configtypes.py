@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,9 @@ class Site:
         line: the line (1-based) of its ``feed`` in sites.yaml, for messages; 0
             for a site made in code. Not part of the site's identity (equality,
             repr, the schedule's fingerprints).
+        new_feed_items: the site's own ``new_feed_items`` (see :class:`Config`), or None (the
+            planet's stands). Not in the repr: it is no part of the fingerprint that retries a
+            feed gone for good (schedule.site_fingerprints), as it changes nothing of fetching.
     """
 
     name: str
@@ -54,6 +58,7 @@ class Site:
     language: str | None = None
     enabled: bool = True
     line: int = field(default=0, compare=False, repr=False)
+    new_feed_items: int | None = field(default=None, repr=False)
 
     @property
     def local(self) -> bool:
@@ -97,6 +102,9 @@ class Config:
             fetch, retries included, is cut at ``timeout * 2`` seconds.
         retries: extra attempts after a transient failure within one build.
         items_per_feed: newest entries each feed contributes (seed 004: 5).
+        new_feed_items: how many entries of a source's first fetch are published, its newest
+            (Planet Venus's setting of that name); the others are stored, never published; 0:
+            all of them. A site's own value overrides it (:meth:`new_items`).
         feed_entries: cap on entries in feed.xml (seed 004: 1,000).
         summary_chars: front-page summaries are cut on a word boundary to
             about this many characters of text.
@@ -146,6 +154,7 @@ class Config:
     timeout: float = 15.0
     retries: int = 1
     items_per_feed: int = 5
+    new_feed_items: int = 3
     feed_entries: int = 1000
     summary_chars: int = 600
     stale_after: float = 4 * 86400.0
@@ -177,6 +186,21 @@ class Config:
     hubs: tuple[str, ...] = ()
     state: str | None = None
     deliveries: tuple[Delivery, ...] = ()
+
+    def new_items(self, feed: str) -> int:
+        """How many entries of the first fetch of the source ``feed`` (a configured URL) are
+        published: the ``new_feed_items`` of the first site naming it that gives one, else the
+        planet's (int; 0: all)."""
+        return self._new_items_of_sites.get(feed, self.new_feed_items)
+
+    @cached_property
+    def _new_items_of_sites(self) -> dict[str, int]:
+        """{feed URL: the first ``new_feed_items`` a site naming it gives}, read once."""
+        given: dict[str, int] = {}
+        for site in self.sites:
+            if site.new_feed_items is not None:
+                given.setdefault(site.feed, site.new_feed_items)
+        return given
 
     @property
     def sources(self) -> tuple[str, ...]:

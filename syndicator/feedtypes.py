@@ -158,35 +158,67 @@ class StoredEntry:
         first_seen: when syndicator first saw this entry id (UTC).
         changed: when syndicator last saw its content change (UTC), or
             None if it never changed since first seen.
+        backlog: for an entry of its source's first fetch, ``shown`` (one of
+            the ``new_feed_items`` newest, published) or ``held`` (stored,
+            never published); None for one that came later, or was stored
+            before syndicator kept this (poll.known.backlog).
     """
 
     source: str
     entry: Entry
     first_seen: datetime
     changed: datetime | None = None
+    backlog: str | None = None
 
     @property
     def date(self) -> datetime:
         """The date used for sorting: the entry's date, else first seen (UTC)."""
         return self.entry.date or self.first_seen
 
+    @property
+    def held(self) -> bool:
+        """True for an entry of its source's first fetch that is never published (bool)."""
+        return self.backlog == "held"
+
+    @property
+    def dated(self) -> bool:
+        """False for an undated entry of its source's first fetch (bool): its first-seen time is only
+        when the planet took the site in, not when it was posted, so it ranks below every dated entry
+        (docs/first-fetch.md). An undated entry first seen in a later fetch is dated by that time: it
+        is new."""
+        return self.entry.date is not None or self.backlog is None
+
+
+def rank(stored: StoredEntry) -> tuple[bool, float]:
+    """The sort key of an entry, newest first: dated entries (:attr:`StoredEntry.dated`) by date, then
+    the undated ones of a first fetch (tuple; smaller is newer)."""
+    return (not stored.dated, -stored.date.timestamp())
+
 
 def newest(stored: Sequence[StoredEntry], count: int) -> list[int]:
-    """Positions of the ``count`` newest entries of one snapshot, newest first.
+    """Positions of the ``count`` newest entries of one snapshot that may be published, newest first.
 
-    Newest by :attr:`StoredEntry.date`; among equal dates the earlier in the
-    document first. The one ranking the store (which loads these entries in
-    full, :meth:`store.Store.snapshots`) and selection (which shows them) share.
+    Newest by :func:`rank`; among equals the earlier in the document first;
+    entries held back from the source's first fetch (:attr:`StoredEntry.held`)
+    are never among them. The one ranking the store (which loads these entries
+    in full, :meth:`store.Store.snapshots`) and selection (which shows them) share.
     """
-    return sorted(range(len(stored)), key=lambda i: (-stored[i].date.timestamp(), i))[: max(count, 0)]
+    shown = (i for i in range(len(stored)) if not stored[i].held)
+    return sorted(shown, key=lambda i: (*rank(stored[i]), i))[: max(count, 0)]
 
 
 @dataclass(frozen=True, slots=True)
 class SelectedEntry:
-    """An entry chosen for output, with the site it is credited to."""
+    """An entry chosen for output, with the site it is credited to.
+
+    ``shown`` is the date it is published with when that is not its own
+    (:attr:`StoredEntry.date`): an undated entry of a first fetch is shown
+    just below the oldest dated entry selected (site.selection), else None.
+    """
 
     site: Site
     stored: StoredEntry
+    shown: datetime | None = None
 
     @property
     def entry(self) -> Entry:
@@ -195,5 +227,5 @@ class SelectedEntry:
 
     @property
     def date(self) -> datetime:
-        """Sort date, UTC (datetime)."""
-        return self.stored.date
+        """Sort and publication date, UTC (datetime)."""
+        return self.shown or self.stored.date

@@ -33,12 +33,15 @@ class Known:
 
 @dataclass(frozen=True)
 class Seen:
-    """A ``seen`` row of a new id: first seen ``now``, its content hash and first date (ISO 8601 or None)."""
+    """A ``seen`` row of a new id: first seen ``now``, its content hash and first date (ISO 8601 or None),
+    and for an entry of its source's first fetch its ``backlog``: ``shown`` (published) or ``held``
+    (stored, never published); None for an entry that came later (:func:`poll.known.backlog`)."""
 
     id: str
     first_seen: str
     content_hash: str
     first_date: str | None
+    backlog: str | None = None
 
 
 @dataclass(frozen=True)

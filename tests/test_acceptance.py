@@ -92,14 +92,23 @@ class CorpusBuild:
 
 @pytest.fixture(scope="module")
 def corpus_build(corpus_server: HTTPServer, tmp_path_factory: pytest.TempPathFactory) -> CorpusBuild:
-    """One build of the whole corpus, one site per feed, with feed_entries high enough to hide nothing."""
+    """One build of the whole corpus, one site per feed, with feed_entries high enough, and every entry of
+    each first fetch published (new_feed_items: all), to hide nothing."""
     folder = tmp_path_factory.mktemp("corpus")
     feeds = corpus_feeds()
     urls = {feed.name: corpus_server.url_for(f"/feeds/{feed.name}") for feed in feeds}
     sites = [{"name": feed.name, "feed": urls[feed.name]} for feed in feeds]
     # Every feed is on one loopback host: lift the per-host politeness that would pace them (0.5 s apart).
     config = write_config(
-        folder, sites, feed_entries=100_000, timeout=5, retries=0, per_host_concurrency=8, host_gap=0, host_breaker=0
+        folder,
+        sites,
+        feed_entries=100_000,
+        new_feed_items="all",
+        timeout=5,
+        retries=0,
+        per_host_concurrency=8,
+        host_gap=0,
+        host_breaker=0,
     )
     result = build(config, "-q")
     return CorpusBuild(feeds, urls, folder / "public", folder / "cache", result.exit_code, result.stdout, result.stderr)

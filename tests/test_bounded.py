@@ -447,7 +447,8 @@ def test_a_full_text_xhtml_feed_past_feedparser_s_tag_limits_publishes(server: H
     document = full_text_atom(150, 180, xhtml=True)
     assert document.count("<") > MAX_TAGS  # refused before the fast reader read XHTML content
     server.expect_request("/xhtml.xml").respond_with_data(document, content_type="application/atom+xml")
-    config = write_config(tmp_path, [{"name": "Xhtml", "feed": server.url_for("/xhtml.xml")}])
+    # new_feed_items: all, so that the last entries of the document (past the limits) can be published
+    config = write_config(tmp_path, [{"name": "Xhtml", "feed": server.url_for("/xhtml.xml")}], new_feed_items="all")
     result = build(config)
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "cache" / "report.json").read_text())

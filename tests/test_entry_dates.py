@@ -64,7 +64,7 @@ def test_a_navigation_item_never_tops_the_planet(server: HTTPServer, tmp_path: P
     server.expect_request("/news.xml").respond_with_data(
         rss(item("More news"), item("Old story", day(2)), item("Older story", day(1)))
     )
-    server.expect_request("/blog.xml").respond_with_data(rss(post(7, day=20)))
+    server.expect_request("/blog.xml").respond_with_data(rss(post(7, day=2)))
     config = write_config(
         tmp_path,
         [{"name": "News", "feed": server.url_for("/news.xml")}, {"name": "Blog", "feed": server.url_for("/blog.xml")}],
@@ -112,7 +112,7 @@ def test_a_regenerated_feed_does_not_float_entries_already_seen(server: HTTPServ
     server.expect_oneshot_request("/news.xml").respond_with_data(
         atom_feed((3, "2026-12-01T05:00:00Z", ""), (1, regenerated, ""), (2, regenerated, ""))
     )
-    server.expect_request("/blog.xml").respond_with_data(rss(post(7, day=20)))
+    server.expect_request("/blog.xml").respond_with_data(rss(post(7, day=2)))
     config = write_config(
         tmp_path,
         [{"name": "News", "feed": server.url_for("/news.xml")}, {"name": "Blog", "feed": server.url_for("/blog.xml")}],

@@ -312,7 +312,8 @@ def test_out_of_line_content_keeps_its_src_beside_a_summary_and_is_never_empty(
     server: HTTPServer, tmp_path: Path, feed_content: str
 ) -> None:
     server.expect_request("/atom.xml").respond_with_data(ATOM_FEED, content_type="application/atom+xml")
-    config = write_config(tmp_path, [{"name": "Mixed", "feed": server.url_for("/atom.xml")}], feed_content=feed_content)
+    feed = server.url_for("/atom.xml")  # every entry of its first fetch published: each is a case
+    config = write_config(tmp_path, [{"name": "Mixed", "feed": feed}], feed_content=feed_content, new_feed_items="all")
     result = build(config)
     assert result.exit_code == 0, result.output
     public = tmp_path / "public"

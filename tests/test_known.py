@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from syndicator.feedtypes import Entry, content_hash
-from syndicator.poll.known import alias, intents, keep_first_date, lookups, resolve
+from syndicator.poll.known import alias, backlog, intents, keep_first_date, lookups, resolve
 from syndicator.saves import Known, Seen
 
 from .conftest import NOW
@@ -114,3 +114,28 @@ def test_a_date_moved_back_is_stored_as_given_and_becomes_the_first_date() -> No
 def test_a_separate_updated_date_is_stored_as_given() -> None:
     entry = Entry(id="a", date=NOW, updated=NOW + timedelta(hours=1))
     assert keep_first_date(Known({"a": (EARLIER.isoformat(), None)}), entry) == entry
+
+
+def test_a_first_snapshot_marks_its_newest_shown_and_the_others_held() -> None:
+    entries = [
+        Entry(id="undated"),
+        Entry(id="old", date=EARLIER - timedelta(days=1)),
+        Entry(id="new", date=EARLIER),
+        Entry(id="also-undated"),
+    ]
+    assert backlog(entries, 2) == ["held", "shown", "shown", "held"]  # dated first, newest first
+    assert backlog(entries, 3) == ["shown", "shown", "shown", "held"]  # then undated, in document order
+    assert backlog(entries, 0) == ["shown"] * 4  # 0: all
+    decided = intents(Known(has_history=False), entries, NOW, announce=False, new_items=2)
+    assert [(seen.id, seen.backlog) for seen in decided.new] == [
+        ("undated", "held"),
+        ("old", "shown"),
+        ("new", "shown"),
+        ("also-undated", "held"),
+    ]
+    assert [entry.id for entry in decided.snapshot] == [entry.id for entry in entries]  # every one stored
+
+
+def test_a_later_snapshots_new_entries_have_no_backlog_mark() -> None:
+    decided = intents(Known(), [Entry(id="a"), Entry(id="b", date=EARLIER)], NOW, announce=False, new_items=1)
+    assert [(seen.id, seen.backlog) for seen in decided.new] == [("a", None), ("b", None)]

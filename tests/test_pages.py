@@ -24,9 +24,10 @@ from .conftest import ATOM, NOW, build, post, rss, tree, write_config
 
 
 def publish(server: HTTPServer, tmp_path: Path, document: str) -> Path:
-    """Serve ``document`` as the one feed of a planet, build it, and return the output folder."""
+    """Serve ``document`` as the one feed of a planet, build it, and return the output folder (every
+    entry of the feed's first fetch published: these tests are about how an entry is shown)."""
     server.expect_request("/feed.xml").respond_with_data(document, content_type="application/rss+xml")
-    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}])
+    config = write_config(tmp_path, [{"name": "Blog", "feed": server.url_for("/feed.xml")}], new_feed_items="all")
     result = build(config)
     assert result.exit_code == 0, result.output
     return tmp_path / "public"

@@ -14,7 +14,10 @@ from .conftest import ATOM, build, entry_titles, post, rss, write_config
 
 
 def planet(tmp_path: Path, posts: int = 5, site: dict[str, object] | None = None, **settings: object) -> Path:
-    """A planet of one local feed with ``posts`` posts (Nov 1, 2, ...; 10:0n UTC), built; returns public/."""
+    """A planet of one local feed with ``posts`` posts (Nov 1, 2, ...; 10:0n UTC), built; returns public/.
+    Every post of the feed's first fetch is published unless ``new_feed_items`` is given: these tests
+    are about the pages, not about a site's first fetch (tests/test_first_fetch.py)."""
+    settings.setdefault("new_feed_items", "all")
     tmp_path.mkdir(exist_ok=True)
     item = [post(n, day=n) for n in range(posts, 0, -1)]
     for entry in item:
@@ -42,6 +45,8 @@ def planet(tmp_path: Path, posts: int = 5, site: dict[str, object] | None = None
         ("logo", "javascript:alert(1)", "is not an http(s) URL"),
         ("favicon", "../secret.ico", "is neither an http(s) URL nor a relative path"),
         ("description", "x" * 1001, "must be at most 1000 characters"),
+        ("new_feed_items", -1, "must be a whole number from 0 to 100,000, or all"),
+        ("new_feed_items", "none", "must be a whole number from 0 to 100,000, or all"),
     ],
 )
 def test_a_bad_page_setting_is_one_line_naming_it(tmp_path: Path, setting: str, value: object, problem: str) -> None:

@@ -50,7 +50,8 @@ def test_a_lost_cache_loses_no_history(server: HTTPServer, tmp_path: Path) -> No
     assert first.exit_code == 0, first.output
     public = tmp_path / "public"
     before = published_dates(public)
-    assert before["Undated post"] == "2026-11-30T12:00:00Z"  # first seen at the first build
+    # undated in A's first fetch: shown just below the oldest dated entry, B's post (2026-11-01T10:02)
+    assert before["Undated post"] == "2026-11-01T10:01:59Z"
     server.expect_request("/site/" + statefile.NAME).respond_with_data((public / statefile.NAME).read_bytes())
     shutil.rmtree(tmp_path / "cache")  # the CI cache was evicted
     server.clear_log()
@@ -256,7 +257,11 @@ def test_local_feeds_are_written_relative_and_restored_in_another_folder(tmp_pat
         moved, [{"name": "A", "feed": "a.xml"}, {"name": "B", "feed": "b.xml"}], restore_from="state.json.gz"
     )
     assert build(config, now=LATER).exit_code == 0
-    assert published_dates(moved / "public")["Undated post"] == "2026-11-30T12:00:00Z"  # first seen in the first
+    with Store.open(moved / "cache") as store:
+        (undated,) = store.snapshots([(moved / "a.xml").resolve().as_uri()]).values()
+    assert [(item.first_seen, item.backlog) for item in undated] == [(NOW, "shown")]  # as the first build saw it
+    # undated in A's first fetch: shown just below the oldest dated entry, B's post (2026-11-01T10:02)
+    assert published_dates(moved / "public")["Undated post"] == "2026-11-01T10:01:59Z"
 
 
 def test_a_state_file_that_unpacks_too_far_is_refused_without_reading_it_all(

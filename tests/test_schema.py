@@ -134,18 +134,16 @@ def test_sqlite_and_postgresql_states_have_the_same_tables_and_columns(tmp_path:
     assert meta(pg_database) == {VERSION_KEY: str(SCHEMA_VERSION), pgstate.WORKER_VERSION_KEY: "2"}
 
 
-def test_a_replayed_postgresql_state_is_the_one_the_old_snapshot_made(pg_database: str) -> None:
+def test_a_replayed_postgresql_state_is_the_one_the_old_snapshot_made_brought_up_to_date(pg_database: str) -> None:
     with Store.connect(pg_database):
         pass
     replayed = pg_catalogue(pg_database)
     make_old_state(emptied(pg_database))
-    made = pg_catalogue(pg_database)
-    assert made == replayed
-    before = meta(pg_database)
-    with Store.connect(pg_database):  # at its version: nothing to do, nothing written
+    assert meta(pg_database) == {VERSION_KEY: "8", pgstate.WORKER_VERSION_KEY: "2"}
+    with Store.connect(pg_database):  # at version 8: the migrations after it, and nothing else
         pass
-    assert pg_catalogue(pg_database) == made
-    assert meta(pg_database) == before == {VERSION_KEY: "8", pgstate.WORKER_VERSION_KEY: "2"}
+    assert pg_catalogue(pg_database) == replayed
+    assert meta(pg_database) == {VERSION_KEY: str(SCHEMA_VERSION), pgstate.WORKER_VERSION_KEY: "2"}
 
 
 def test_an_old_snapshot_at_version_7_gets_the_outbox_and_the_workers_tables(pg_database: str) -> None:

@@ -165,6 +165,7 @@ def test_build_caps_each_feed_and_merges(server: HTTPServer, tmp_path: Path) -> 
             {"name": "Busy", "feed": server.url_for("/busy.xml")},
             {"name": "Quiet", "feed": server.url_for("/quiet.xml")},
         ],
+        new_feed_items="all",  # each feed's items_per_feed newest, from the first build on
     )
     result = build(config)
     assert result.exit_code == 0, result.output

@@ -317,6 +317,8 @@ def test_only_the_newest_entries_of_each_snapshot_are_loaded_in_full(tmp_path: P
     entries = [entry(3), entry(1), entry(5, date=None), entry(2), entry(4)]  # the undated one: first seen, NOW
     other = "https://other.example.org/feed.xml"
     with Store.open(tmp_path) as store:
+        # the undated one comes after the source's first snapshot: new, dated by its first-seen time
+        save(store, state(), [e for e in entries if e.date is not None], NOW - timedelta(hours=1))
         save(store, state(), entries, NOW)
         save(store, SourceState(url=other, fetch_url=other), [entry(7)], NOW - timedelta(days=1))
         full = store.snapshots([URL, other])

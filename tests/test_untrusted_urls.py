@@ -73,6 +73,7 @@ def test_bad_urls_in_a_feed_drop_one_field_and_the_build_publishes_everything(
             {"name": "Good", "feed": server.url_for("/good.xml")},
         ],
         items_per_feed=10,
+        new_feed_items="all",  # every entry of each first fetch published: each is a case
     )
     result = build(config)
     assert result.exit_code == 0, result.output

@@ -114,7 +114,9 @@ def _publish(http: HTTPServer, spec: Build, folder: Path) -> Outputs:
         if feed.site_link:
             site["link"] = feed.site_link
         sites.append(site)
-    settings = {"items_per_feed": 100, "feed_entries": 1000, "page_entries": 1000, "host_gap": 0, **spec.settings}
+    # every entry of each feed's first fetch published: each one is a case to check
+    settings = {"items_per_feed": 100, "new_feed_items": "all", "feed_entries": 1000, "page_entries": 1000}
+    settings = {**settings, "host_gap": 0, **spec.settings}
     result = build(write_config(folder, sites, old_feeds=list(OLD_FEEDS), **settings))
     assert result.exit_code == 0, result.output
     readers_sites = (folder / "public" / "sites.html").read_text(encoding="utf-8")

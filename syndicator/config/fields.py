@@ -82,6 +82,22 @@ def http_url(mapping: LineDict, key: str, value: Any, where: str = "") -> str:
     return str(value).strip()
 
 
+#: Most entries ``new_feed_items`` may name (a planet or a site): a bound, not a cap anyone reaches.
+NEW_ITEMS_MAX = 100_000
+
+
+def new_items(mapping: LineDict, key: str, value: Any, where: str = "") -> int:
+    """A ``new_feed_items`` (the planet's or a site's): a whole number from 0 to :data:`NEW_ITEMS_MAX`,
+    or ``all``; 0 and ``all`` both mean every entry (int, 0 for all)."""
+    if isinstance(value, str) and value.strip().lower() == "all":
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= NEW_ITEMS_MAX:
+        raise FieldError(
+            mapping.lines[key], field_name(where, key), f"must be a whole number from 0 to {NEW_ITEMS_MAX:,}, or all"
+        )
+    return value
+
+
 def image(mapping: LineDict, key: str, value: Any, where: str) -> str | None:
     """An image for the pages: an http(s) URL, or a path inside the published folder (a file of a
     ``static/`` folder, see docs/reference/templates.md): relative, without ``..``, ``%``, ``?`` or ``#``."""

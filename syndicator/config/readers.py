@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image
+from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image, new_items
 from syndicator.config.yamlfile import LineDict
 from syndicator.configtypes import OLD_FEEDS, Delivery
 from syndicator.errors import ConfigError
@@ -133,6 +133,12 @@ def read_bool(field: Field) -> bool:
     if not isinstance(field.value, bool):
         raise field.error("must be true or false")
     return field.value
+
+
+@takes("a count of entries, or `all`")
+def read_new_items(field: Field) -> int:
+    """``new_feed_items``: a count of entries or ``all`` (int, 0 for all; :func:`fields.new_items`)."""
+    return new_items(field.data, field.key, field.value)
 
 
 @takes("an http(s) URL")

@@ -26,6 +26,7 @@ from syndicator.config.readers import (
     read_hubs,
     read_image,
     read_location,
+    read_new_items,
     read_old_feeds,
     read_path,
     read_state,
@@ -80,6 +81,12 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting("retries", integer(0, 5), means="extra attempts after a timeout, connection error or 5xx"),
         Setting("items_per_feed", integer(1, 100), means="newest entries each feed contributes to the merged stream"),
+        # A site's first fetch publishes its newest few entries, not its whole archive (docs/first-fetch.md).
+        Setting(
+            "new_feed_items",
+            read_new_items,
+            means="entries of a site's first fetch that are published (its newest); `all` or `0` for every one",
+        ),
         Setting("feed_entries", integer(1, 100_000), means="entries in `feed.xml` and `feed.json`"),
         Setting(
             "summary_chars",

@@ -1,8 +1,9 @@
 """The ``sites`` list of sites.yaml -> :class:`configtypes.Site` values, one per subscription, in file order.
 
 A site has a ``name`` (unique, shown in every output), a ``feed`` (an http(s) URL, or a local file's
-path), and optionally ``link``, ``face``, ``language``, ``enabled`` (``false`` pauses it) and ``extra``;
-anything else is refused.
+path), and optionally ``link``, ``face``, ``language``, ``enabled`` (``false`` pauses it),
+``new_feed_items`` (how many entries of its first fetch are published) and ``extra``; anything else
+is refused.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image, plain, text
+from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image, new_items, plain, text
 from syndicator.config.yamlfile import LineDict
 from syndicator.configtypes import Site
 from syndicator.language import language_tag
 from syndicator.values import strip_control
 
-_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "extra")
+_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "new_feed_items", "extra")
 #: A site's name is shown in every output: at most this many characters, none of them control
 #: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
@@ -55,16 +56,19 @@ def read_sites(data: LineDict, base: Path) -> tuple[Site, ...]:
         feed = _feed(item, item["feed"], where, base)
         link = http_url(item, "link", item["link"], where) if item.get("link") is not None else None
         face = image(item, "face", item["face"], where) if item.get("face") is not None else None
+        first = new_items(item, "new_feed_items", item["new_feed_items"], where) if "new_feed_items" in item else None
+        extra, language = _extra(item, where), _language(item, where)
         sites.append(
             Site(
                 name=name,
                 feed=feed,
                 link=link,
                 face=face,
-                extra=_extra(item, where),
-                language=_language(item, where),
+                extra=extra,
+                language=language,
                 enabled=_enabled(item, where),
                 line=item.lines["feed"],
+                new_feed_items=first,
             )
         )
     return tuple(sites)

@@ -63,6 +63,7 @@ MAPPED: dict[str, dict[str, Mapped]] = {
         "link": Mapped("link"),
         "owner_name": Mapped("owner"),
         "items_per_page": Mapped("page_entries", _count),
+        "new_feed_items": Mapped("new_feed_items", _count),
         "date_format": Mapped("date_format"),
         "activity_threshold": Mapped("activity_threshold", _days),
         "feed_timeout": Mapped("timeout", _seconds),
@@ -115,8 +116,6 @@ UNSUPPORTED: dict[str, dict[str, str]] = {
         "filter": _FILTERS,
         "exclude": _FILTERS,
         "days_per_page": "the front page holds page_entries entries, not days",
-        "new_feed_items": "a new site's first fetch is not cut to fewer entries; every site contributes its "
-        "items_per_feed newest (default 5), which you may set to this value",
         "new_date_format": _DAYS,
         "encoding": "used to read this file; the pages are always UTF-8",
         "locale": "the pages are in English",
@@ -189,9 +188,10 @@ FEED_UNSUPPORTED: dict[str, str] = {
         _NORMALIZE,
     ),
     **dict.fromkeys(
-        ("new_feed_items", "items_per_page", "days_per_page", "cache_keep_entries", "maxage", "keepmin"),
+        ("items_per_page", "days_per_page", "cache_keep_entries", "maxage", "keepmin"),
         "per-site counts: items_per_feed is one setting for every site",
     ),
+    "new_feed_items": "not carried over per site yet: write the site's new_feed_items in sites.yaml by hand",
     "activity_threshold": "activity_threshold is one setting for every site",
     "feed_timeout": "timeout is one setting for every site",
     "encoding": "a feed's encoding is read from the feed itself",

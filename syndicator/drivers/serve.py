@@ -326,9 +326,8 @@ class Server:
         policy = planner.policy(store, states, now)
         planner.settled(source)
         known = self._subscriber.known(store, observation, now)
-        observation, decision = decide_and_store(
-            store, before, observation, now, policy, planner.fingerprints.get(source)
-        )
+        fingerprint, first = planner.fingerprints.get(source), self.config.new_items(source)
+        observation, decision = decide_and_store(store, before, observation, now, policy, fingerprint, first)
         states[source] = decision.state
         self.metrics.fetched(observation, decision)
         if self._deliveries is not None and decision.changed:

@@ -14,7 +14,8 @@ functions on values (no SQL, no clock); the values are :mod:`model`'s:
   forward keeps its first date (docs/reference/entries.md, "Edits");
 * new vs changed (:func:`intents`): an unseen id is new; a seen id whose
   content hash differs is changed (an edit, updated in place);
-* the baseline: a source's first snapshot is not news, so it has no events;
+* the baseline: a source's first snapshot is not news, so it has no events,
+  and only its ``new_feed_items`` newest entries are published (:func:`backlog`);
 * events: one per new or changed entry, when the planet has deliveries.
 
 It does not read or write the database, nor build the outbox's payload (the
@@ -30,7 +31,7 @@ from datetime import datetime
 from syndicator.feedtypes import Entry, content_hash
 from syndicator.saves import Event, Intents, Known, Seen
 
-__all__ = ["alias", "intents", "keep_first_date", "lookups", "resolve"]
+__all__ = ["alias", "backlog", "intents", "keep_first_date", "lookups", "resolve"]
 
 #: The alias key kinds whose value is a URL without its scheme (seen ids may hold it under either).
 _URL_KEYS = ("uri", "link")
@@ -103,7 +104,27 @@ def keep_first_date(known: Known, entry: Entry) -> Entry:
     return replace(entry, date=first, updated=entry.date) if entry.date > first else entry
 
 
-def intents(known: Known, entries: Sequence[Entry], now: datetime, announce: bool) -> Intents:
+def backlog(entries: Sequence[Entry], new_items: int) -> list[str]:
+    """The mark of each entry of a source's first snapshot, in order: ``shown`` for its ``new_items``
+    newest, ``held`` for the others (stored, never published); every one ``shown`` for 0.
+
+    Like Planet Venus's ``new_feed_items``: a site taken in (a new planet, a site just added, a planet
+    moved in) contributes its newest few posts, not its whole archive. Newest by date; an undated entry
+    ranks below every dated one (its age is unknown), and among equals the earlier in the document
+    (feeds list their newest first) is the newer.
+    """
+    if new_items <= 0:
+        return ["shown"] * len(entries)
+    ranked = sorted(range(len(entries)), key=lambda i: (_undated_last(entries[i]), i))
+    shown = set(ranked[:new_items])
+    return ["shown" if index in shown else "held" for index in range(len(entries))]
+
+
+def _undated_last(entry: Entry) -> tuple[bool, float]:
+    return (entry.date is None, -entry.date.timestamp() if entry.date else 0.0)
+
+
+def intents(known: Known, entries: Sequence[Entry], now: datetime, announce: bool, new_items: int = 0) -> Intents:
     """What to write for the new snapshot ``entries`` of a source, given what is ``known`` of it.
 
     Args:
@@ -113,23 +134,26 @@ def intents(known: Known, entries: Sequence[Entry], now: datetime, announce: boo
         announce: the planet has deliveries (sites.yaml's ``deliveries``): new and changed
             entries become events, except in a source's first snapshot (its baseline: a new
             planet, or a site just added, does not send its whole backlog to every destination).
+        new_items: the source's ``new_feed_items``: how many entries of its first snapshot are
+            published (:func:`backlog`; 0: all). A later snapshot's new entries are all published.
     """
     result = Intents([], [], [], [], [], [])
     announce = announce and known.has_history
-    for entry, resolved in zip(entries, resolve(known, entries), strict=True):
-        resolved = keep_first_date(known, resolved)
-        result.snapshot.append(resolved)
-        event = _remember(known, resolved, now, result)
+    resolved = [keep_first_date(known, entry) for entry in resolve(known, entries)]
+    marks = [None] * len(resolved) if known.has_history else backlog(resolved, new_items)
+    for entry, resolved_entry, mark in zip(entries, resolved, marks, strict=True):
+        result.snapshot.append(resolved_entry)
+        event = _remember(known, resolved_entry, now, result, mark)
         if event is not None and announce:
-            result.events.append(Event(resolved, *event))
-        keys = entry.aliases + ((f"id:{entry.id}",) if entry.id != resolved.id else ())
-        result.aliases.extend((key, resolved.id) for key in keys)
+            result.events.append(Event(resolved_entry, *event))
+        keys = entry.aliases + ((f"id:{entry.id}",) if entry.id != resolved_entry.id else ())
+        result.aliases.extend((key, resolved_entry.id) for key in keys)
     return result
 
 
-def _remember(known: Known, entry: Entry, now: datetime, result: Intents) -> tuple[str, str] | None:
-    """Add to ``result`` first-seen and first date for a new id, an edit when the content hash
-    changes, and the earliest date as the first date.
+def _remember(known: Known, entry: Entry, now: datetime, result: Intents, mark: str | None) -> tuple[str, str] | None:
+    """Add to ``result`` first-seen, first date and backlog ``mark`` (:func:`backlog`) for a new id, an
+    edit when the content hash changes, and the earliest date as the first date.
 
     Returns:
         the entry's event, ("new" or "changed", its content hash), or None (unchanged; or a
@@ -138,7 +162,7 @@ def _remember(known: Known, entry: Entry, now: datetime, result: Intents) -> tup
     digest = content_hash(entry.title, entry.link, entry.summary, entry.content)
     date = entry.date.isoformat() if entry.date else None
     if entry.id not in known.seen:
-        result.new.append(Seen(entry.id, now.isoformat(), digest, date))
+        result.new.append(Seen(entry.id, now.isoformat(), digest, date, mark))
         return "new", digest
     first_date, stored_digest = known.seen[entry.id]
     earlier = entry.date is not None and (first_date is None or entry.date < datetime.fromisoformat(first_date))

@@ -100,7 +100,7 @@ def policy_of(
     return schedule.budgeted(configured, now, replace(policy, prior=prior), config.requests_per_feed_per_day, ledger)
 
 
-def save(store: Store, state: SourceState, entries: Iterable[Entry] | None, now: datetime) -> None:
+def save(store: Store, state: SourceState, entries: Iterable[Entry] | None, now: datetime, new_items: int = 0) -> None:
     """Store one source observation in a single transaction: read | decide | write.
 
     The source's row becomes ``state``; with ``entries``, the store reads what it knows of
@@ -115,6 +115,8 @@ def save(store: Store, state: SourceState, entries: Iterable[Entry] | None, now:
             or a failure). Each entry is stored under the id it resolves to (its aliases).
         now: the build's clock (UTC), recorded as first-seen of new ids and as the change
             time of edited ones.
+        new_items: how many entries of the source's first snapshot are published
+            (:func:`poll.known.backlog`, the site's ``new_feed_items``; 0: all).
     Raises:
         StoreError: the database cannot be written (disk full, I/O error, a damaged file);
             the transaction is rolled back, as it is for any other exception.
@@ -125,7 +127,7 @@ def save(store: Store, state: SourceState, entries: Iterable[Entry] | None, now:
             return
         snapshot = list(entries)
         known = store.read_known(state.url, *lookups(snapshot))
-        store.write_intents(state.url, intents(known, snapshot, now, announce=bool(store.outbox)), now)
+        store.write_intents(state.url, intents(known, snapshot, now, bool(store.outbox), new_items), now)
 
 
 def decide_and_store(
@@ -135,8 +137,10 @@ def decide_and_store(
     now: datetime,
     policy: schedule.Policy,
     fingerprint: str | None,
+    new_items: int,
 ) -> tuple[Observation, Decision]:
-    """decide | store for one source, in one transaction.
+    """decide | store for one source, in one transaction; ``new_items`` is the source's
+    ``new_feed_items`` (:meth:`configtypes.Config.new_items`), for its first snapshot.
 
     A bug of ours while deciding or storing is contained to the source: it
     is recorded as kind ``internal`` (the snapshot kept). The store's own
@@ -144,7 +148,7 @@ def decide_and_store(
     """
     try:
         decision = decide(state, observation, now, policy, fingerprint)
-        save(store, decision.state, decision.entries, now)
+        save(store, decision.state, decision.entries, now, new_items)
         return observation, decision
     except StoreError:
         raise
@@ -248,7 +252,8 @@ class Poller:
         for observation in self.observe(jobs, now, started):
             source = observation.request.source
             state = states.get(source) or SourceState(source, source)
-            yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
+            first = self.config.new_items(source)
+            yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source), first)
 
     def close(self) -> None:
         """Close the Fetcher's connections (one made here; a fetcher passed in is left open)."""

@@ -20,6 +20,7 @@ loaded only by :func:`render_planet`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -63,11 +64,13 @@ def select_site(
     condensed = {url: condense(stored, config.items_per_feed) for url, stored in snapshots}
     chosen = select_condensed(sites, condensed)[: config.feed_entries]
     selected = [
-        SelectedEntry(entry.site, stored)
+        replace(entry, stored=stored)
         for entry, stored in zip(chosen, store.complete([c.stored for c in chosen]), strict=True)
     ]
     counts = {url: part.count for url, part in condensed.items()}
-    latest = {url: part.newest[0][1].date for url, part in condensed.items() if part.newest}
+    # a site's last post: dated entries rank first, and an undated one of its first fetch tells no date
+    firsts = {url: part.newest[0][1] for url, part in condensed.items() if part.newest}
+    latest = {url: first.date for url, first in firsts.items() if first.dated}
     statuses = site_statuses(sites, states, counts, now, config.stale_after, latest, config.activity_threshold)
     return selected, statuses
 

@@ -3,7 +3,8 @@
 Rules (seed 004, and the entries issue for duplicates):
 
 1. Each source contributes its ``items_per_feed`` newest entries (default 5);
-   "newest" uses the entry's date, else its first-seen time.
+   "newest" uses the entry's date, else its first-seen time. Entries held
+   back from its first fetch (``new_feed_items``) are never published.
 2. A source named by several sites counts once and is credited to the first
    of those sites in sites.yaml.
 3. The same post reached through two sources shows once. Two entries of
@@ -19,6 +20,11 @@ Rules (seed 004, and the entries issue for duplicates):
    site listed first in sites.yaml.
 4. The merged list is sorted newest first; ties are broken by site order in
    sites.yaml, then by position in the feed, so output is deterministic.
+5. An undated entry of a source's first fetch has no date of its own: its
+   first-seen time says when the planet took the site in, not when it was
+   posted. It ranks below every dated entry and is published with the date
+   one second before the oldest dated entry selected (or its first-seen time,
+   if older), never as today's news (docs/first-fetch.md).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from syndicator.configtypes import Site
-from syndicator.feedtypes import SelectedEntry, StoredEntry, newest
+from syndicator.feedtypes import SelectedEntry, StoredEntry, newest, rank
 from syndicator.health import SiteStatus
 from syndicator.model import SourceState
 from syndicator.urls import canonical, hostname, plain_web, split
@@ -93,14 +99,24 @@ def select_condensed(sites: Sequence[Site], condensed: Mapping[str, Condensed]) 
         if site.feed not in credited:
             credited[site.feed] = site
             order[site.feed] = index
-    candidates: list[tuple[datetime, int, int, SelectedEntry]] = []
+    candidates: list[tuple[tuple[bool, float], int, int, SelectedEntry]] = []
     for feed, site in credited.items():
         for position, stored in condensed.get(feed, Condensed()).newest:
-            candidates.append((stored.date, order[feed], position, SelectedEntry(site, stored)))
-    candidates.sort(key=lambda c: (-c[0].timestamp(), c[1], c[2]))
+            candidates.append((rank(stored), order[feed], position, SelectedEntry(site, stored)))
+    candidates.sort(key=lambda c: (c[0], c[1], c[2]))
     ambiguous = {feed: condensed.get(feed, Condensed()).shared for feed in credited}
     chosen = _one_per_post([c[3] for c in candidates], order, ambiguous)
-    return [c[3] for c in candidates if id(c[3]) in chosen]
+    return _below_dated([c[3] for c in candidates if id(c[3]) in chosen])
+
+
+def _below_dated(selected: list[SelectedEntry]) -> list[SelectedEntry]:
+    """``selected`` with each undated entry of a first fetch shown one second before the oldest dated
+    entry, or at its first-seen time if that is older (rule 5); as it was when none is dated."""
+    floor = min((entry.date for entry in selected if entry.stored.dated), default=None)
+    if floor is None:
+        return selected
+    below = floor - timedelta(seconds=1)
+    return [entry if entry.stored.dated else replace(entry, shown=min(below, entry.date)) for entry in selected]
 
 
 def _one_per_post(

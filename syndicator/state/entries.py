@@ -63,8 +63,8 @@ def write(db: Any, source: str, intents: Intents, outbox: Sequence[str], now: da
             (digest, changed, source, entry_id),
         )
     db.executemany(
-        "INSERT INTO seen (source, id, first_seen, content_hash, first_date) VALUES (?, ?, ?, ?, ?)",
-        [(source, seen.id, seen.first_seen, seen.content_hash, seen.first_date) for seen in intents.new],
+        "INSERT INTO seen (source, id, first_seen, content_hash, first_date, backlog) VALUES (?, ?, ?, ?, ?, ?)",
+        [(source, seen.id, seen.first_seen, seen.content_hash, seen.first_date, seen.backlog) for seen in intents.new],
     )
     db.executemany(
         "INSERT INTO aliases (source, key, id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",

@@ -138,6 +138,9 @@ MIGRATIONS: dict[int, str] = {
     ALTER TABLE sources ADD COLUMN habits TEXT
     """,
     8: OUTBOX_TABLES,
+    9: """
+    ALTER TABLE seen ADD COLUMN backlog TEXT
+    """,
 }
 
 

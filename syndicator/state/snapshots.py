@@ -26,19 +26,20 @@ def snapshots(db: Any, sources: Iterable[str], complete: int | None = None) -> d
             uses); the others come with their id, link and date alone
             (title, text and media empty). None: every entry in full.
     Returns:
-        {url: [StoredEntry, ...]}, each with its first-seen time (UTC).
+        {url: [StoredEntry, ...]}, each with its first-seen time (UTC) and its backlog mark.
     """
     result: dict[str, list[StoredEntry]] = {url: [] for url in sources}
     if complete is None:
         rows = db.execute(
-            "SELECT e.source, e.data, s.first_seen, s.changed FROM entries e "
+            "SELECT e.source, e.data, s.first_seen, s.changed, s.backlog FROM entries e "
             "JOIN seen s ON s.source = e.source AND s.id = e.id "
             "ORDER BY e.source, e.position"
         )
-        for source, data, first_seen, changed in rows:
+        for source, data, first_seen, changed, backlog in rows:
             if source in result:
+                entry = entry_from_json(data)
                 result[source].append(
-                    StoredEntry(source, entry_from_json(data), datetime.fromisoformat(first_seen), moment(changed))
+                    StoredEntry(source, entry, datetime.fromisoformat(first_seen), moment(changed), backlog)
                 )
         return result
     result.update(light_snapshots(db, result))
@@ -59,19 +60,19 @@ def light_snapshots(db: Any, sources: Iterable[str]) -> Iterator[tuple[str, list
     wanted = set(sources)
     rows = db.execute(
         "SELECT e.source, e.id, json_extract(e.data, '$.link'), json_extract(e.data, '$.date'), "
-        "s.first_seen, s.changed FROM entries e JOIN seen s ON s.source = e.source AND s.id = e.id "
+        "s.first_seen, s.changed, s.backlog FROM entries e JOIN seen s ON s.source = e.source AND s.id = e.id "
         "ORDER BY e.source, e.position"
     )
     current: str | None = None
     stored: list[StoredEntry] = []
-    for source, entry_id, link, date, first_seen, changed in rows:
+    for source, entry_id, link, date, first_seen, changed, backlog in rows:
         if source != current:
             if current in wanted and stored:
                 yield current, stored
             current, stored = source, []
         if source in wanted:
             entry = Entry(id=entry_id, link=link if isinstance(link, str) else None, date=moment(date))
-            stored.append(StoredEntry(source, entry, datetime.fromisoformat(first_seen), moment(changed)))
+            stored.append(StoredEntry(source, entry, datetime.fromisoformat(first_seen), moment(changed), backlog))
     if current in wanted and stored:
         yield current, stored
 

@@ -23,7 +23,10 @@ Tables (schema version in ``meta``):
   of its visible content and when that content last changed (an edit
   updates the entry in place; it never comes back as new); since schema 6
   also the entry's first date (the earliest date stored for it), see
-  :func:`poll.known.keep_first_date`.
+  :func:`poll.known.keep_first_date`; since schema 9 its ``backlog``: NULL
+  for an entry that came after its source's first fetch (or was stored
+  before schema 9), ``shown`` or ``held`` for one of the first fetch that
+  is published or never is (:func:`poll.known.backlog`).
 * ``aliases``: other names of seen entries (identity.alias_keys, and ids a
   publisher switched to), per source. An entry whose id is new but one of
   whose alias keys names a seen entry is stored under that entry's id, so
