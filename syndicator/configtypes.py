@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,11 @@ class Config:
     def sources(self) -> tuple[str, ...]:
         """Distinct configured feed URLs, in file order (tuple of str)."""
         return tuple(dict.fromkeys(site.feed for site in self.sites))
+
+    @cached_property
+    def site_names(self) -> dict[str, tuple[str, ...]]:
+        """The names of the sites of each feed URL, in file order ({URL: names}; made once per Config)."""
+        names: dict[str, tuple[str, ...]] = {}
+        for site in self.sites:
+            names[site.feed] = (*names.get(site.feed, ()), site.name)
+        return names

@@ -186,6 +186,11 @@ def without_first_build_warning(stderr: str) -> str:
     return "".join(line for line in stderr.splitlines(keepends=True) if " holds no state (a first build" not in line)
 
 
+def troubles(stderr: str) -> list[str]:
+    """The warning and error lines of a command's ``stderr`` (its life-cycle lines are info)."""
+    return [line for line in stderr.splitlines() if line.startswith(("syndicator: warning:", "syndicator: error:"))]
+
+
 def tree(folder: Path) -> dict[str, bytes]:
     """Every file below ``folder`` as {relative path: bytes}, for byte-for-byte comparisons."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

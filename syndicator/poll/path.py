@@ -11,6 +11,7 @@ source, and their containment, are written here once:
   snapshot, in one transaction of the store (the rules: :mod:`poll.known`);
 - :func:`decide_and_store`: decide | store for one observation, in one
   transaction; a bug of ours is contained to its source (kind ``internal``);
+  the one place that says when a feed starts failing or recovers (:mod:`transitions`);
 - :class:`Poller`: pool(observe) | decide | store over some sources; the
   one place a driver's Fetcher and HostPool are made from the Config;
 - :func:`push_and_store`: decide | store for one pushed (and parsed) document,
@@ -30,7 +31,7 @@ from syndicator.configtypes import Config
 from syndicator.errors import StoreError
 from syndicator.feedtypes import Entry, ParsedFeed
 from syndicator.model import Decision, Observation, SourceState
-from syndicator.poll import habits, schedule
+from syndicator.poll import habits, schedule, transitions
 from syndicator.poll.decide import Reconciled, decide, decide_push
 from syndicator.poll.known import intents, lookups
 from syndicator.poll.pool import HostPool, HostStats, wait_first
@@ -135,8 +136,10 @@ def decide_and_store(
     now: datetime,
     policy: schedule.Policy,
     fingerprint: str | None,
+    names: Sequence[str],
 ) -> tuple[Observation, Decision]:
-    """decide | store for one source, in one transaction.
+    """decide | store for one source, in one transaction, then say when the source started failing
+    or recovered (:func:`poll.transitions.say`, naming the sites ``names``: Config.site_names).
 
     A bug of ours while deciding or storing is contained to the source: it
     is recorded as kind ``internal`` (the snapshot kept). The store's own
@@ -145,7 +148,6 @@ def decide_and_store(
     try:
         decision = decide(state, observation, now, policy, fingerprint)
         save(store, decision.state, decision.entries, now)
-        return observation, decision
     except StoreError:
         raise
     except Exception as error:
@@ -154,7 +156,8 @@ def decide_and_store(
         observation = internal(observation, error)
         decision = decide(state, observation, now, policy, fingerprint)
         save(store, decision.state, None, now)
-        return observation, decision
+    transitions.say(state, decision.state, names, now)
+    return observation, decision
 
 
 class Poller:
@@ -248,7 +251,8 @@ class Poller:
         for observation in self.observe(jobs, now, started):
             source = observation.request.source
             state = states.get(source) or SourceState(source, source)
-            yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source))
+            names = self.config.site_names.get(source, ())
+            yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source), names)
 
     def close(self) -> None:
         """Close the Fetcher's connections (one made here; a fetcher passed in is left open)."""
