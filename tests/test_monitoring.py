@@ -7,6 +7,7 @@ SIGTERM ending a build (exit 143) with nothing half-written.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sqlite3
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -137,6 +139,27 @@ def test_serve_logs_its_life_at_info_and_says_which_feeds_started_failing(server
     assert lines_with(log, "serve: listening on")[0].startswith("syndicator: info: serve: listening on http://")
     assert "syndicator: info: serve: stopped; the state is saved" in log.splitlines()
     assert [line for line in troubles(log) if "started failing" not in line] == [], log  # no life as warnings
+
+
+def test_serve_says_when_a_feed_recovers(server: HTTPServer, tmp_path: Path) -> None:
+    from .test_serve import Clock, in_process
+
+    server.expect_oneshot_request("/flaky.xml").respond_with_data("down", status=503)
+    server.expect_request("/flaky.xml").respond_with_data(rss(post(1)))
+    url = server.url_for("/flaky.xml")
+    config = write_config(tmp_path, [{"name": "Flaky", "feed": url}], retries=0, min_interval=60)
+    logging.getLogger("syndicator.lifecycle").setLevel(logging.NOTSET)  # as serve's own (cli.logs): shown with info
+    clock = Clock()
+    with in_process(config, clock) as serve:
+        serve.wait_for(lambda: lines_with("\n".join(serve.lines), "started failing"), "the feed failing")
+        clock.advance(timedelta(hours=1))  # past its backoff
+        serve.server.wake()
+        serve.wait_for(lambda: lines_with("\n".join(serve.lines), "recovered"), "the feed recovering")
+    assert lines_with("\n".join(serve.lines), "Flaky") == [
+        "error: site 'Flaky' started failing: server error (5xx) (HTTP 503); it has never been fetched "
+        f"successfully and contributes nothing ({url})",
+        f"info: site 'Flaky' recovered after 1 failure ({url})",
+    ]
 
 
 def test_a_worker_says_it_started_and_which_feeds_started_failing(
