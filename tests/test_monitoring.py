@@ -100,7 +100,7 @@ def test_a_build_says_once_that_a_feed_started_failing_and_when_it_recovered(
     assert "recovered" not in build(config, "-q", "--force", now="2026-11-30T22:00:00Z").stderr
 
 
-def test_a_feed_that_never_worked_starts_failing_as_an_error_naming_every_site_of_it(
+def test_a_feed_whose_first_attempt_fails_is_an_error_naming_every_site_of_it(
     server: HTTPServer, tmp_path: Path
 ) -> None:
     server.expect_request("/ok.xml").respond_with_data(rss(post(1)))
@@ -114,31 +114,32 @@ def test_a_feed_that_never_worked_starts_failing_as_an_error_naming_every_site_o
     config = write_config(tmp_path, sites, host_gap=0)
     result = build(config)
     assert result.exit_code == 0, result.output
-    said = lines_with(result.stderr, "started failing")
-    assert said == [
-        "syndicator: error: site 'Gone', 'Gone too' started failing: not found (404) (HTTP 404); it has never been "
-        "fetched successfully and contributes nothing; the feed may have moved: `syndicator discover` on the "
-        f"site's home page finds its feeds ({url})"
+    said = lines_with(result.stderr, "never been fetched")
+    assert said == [  # once: the build's own summary does not repeat it
+        "syndicator: error: site 'Gone', 'Gone too' has never been fetched successfully and contributes nothing: "
+        "not found (404) (HTTP 404); the feed may have moved: `syndicator discover` on the site's home page finds "
+        f"its feeds ({url})"
     ]
-    assert lines_with(result.stderr, "never been fetched") == said  # the build's own summary does not repeat it
+    assert "never been fetched" not in build(config, now="2026-11-30T12:30:00Z").stderr  # not requested: quiet
 
 
-def test_serve_logs_its_life_at_info_and_says_which_feeds_started_failing(server: HTTPServer, tmp_path: Path) -> None:
+def test_serve_logs_its_life_at_info_and_says_which_feeds_fail(server: HTTPServer, tmp_path: Path) -> None:
     config = planet(server, tmp_path, broken=3)
     serve = ServeProcess(config, public=False, verbose=False)
     try:
-        serve.wait_for(lambda: len(lines_with(serve.log(), "started failing")) == 3, "three feeds failing")
+        serve.wait_for(lambda: len(lines_with(serve.log(), "never been fetched")) == 3, "three feeds failing")
         assert serve.terminate() == 0
     finally:
         serve.kill()
     log = serve.log()
     for n in range(3):
         url = server.url_for(f"/broken{n}.xml")
-        assert len(lines_with(log, f"site 'Broken {n}' started failing: not found (404) (HTTP 404)")) == 1, log
-        assert lines_with(log, f"site 'Broken {n}' started failing")[0].endswith(f"({url})")
+        said = lines_with(log, f"site 'Broken {n}' has never been fetched")
+        assert len(said) == 1 and said[0].startswith("syndicator: error: "), log
+        assert ": not found (404) (HTTP 404); " in said[0] and said[0].endswith(f"({url})")
     assert lines_with(log, "serve: listening on")[0].startswith("syndicator: info: serve: listening on http://")
     assert "syndicator: info: serve: stopped; the state is saved" in log.splitlines()
-    assert [line for line in troubles(log) if "started failing" not in line] == [], log  # no life as warnings
+    assert [line for line in troubles(log) if "never been fetched" not in line] == [], log  # no life as warnings
 
 
 def test_serve_says_when_a_feed_recovers(server: HTTPServer, tmp_path: Path) -> None:
@@ -151,20 +152,18 @@ def test_serve_says_when_a_feed_recovers(server: HTTPServer, tmp_path: Path) -> 
     logging.getLogger("syndicator.lifecycle").setLevel(logging.NOTSET)  # as serve's own (cli.logs): shown with info
     clock = Clock()
     with in_process(config, clock) as serve:
-        serve.wait_for(lambda: lines_with("\n".join(serve.lines), "started failing"), "the feed failing")
+        serve.wait_for(lambda: lines_with("\n".join(serve.lines), "never been fetched"), "the feed failing")
         clock.advance(timedelta(hours=1))  # past its backoff
         serve.server.wake()
         serve.wait_for(lambda: lines_with("\n".join(serve.lines), "recovered"), "the feed recovering")
     assert lines_with("\n".join(serve.lines), "Flaky") == [
-        "error: site 'Flaky' started failing: server error (5xx) (HTTP 503); it has never been fetched "
-        f"successfully and contributes nothing ({url})",
+        "error: site 'Flaky' has never been fetched successfully and contributes nothing: server error (5xx) "
+        f"(HTTP 503) ({url})",
         f"info: site 'Flaky' recovered after 1 failure ({url})",
     ]
 
 
-def test_a_worker_says_it_started_and_which_feeds_started_failing(
-    server: HTTPServer, tmp_path: Path, pg_database: str
-) -> None:
+def test_a_worker_says_it_started_and_which_feeds_fail(server: HTTPServer, tmp_path: Path, pg_database: str) -> None:
     config = planet(server, tmp_path, broken=1, ok=2, state=pg_database, per_host_concurrency=3)
     log = tmp_path / "worker.log"
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and k != "SYNDICATOR_STATE"}
@@ -176,7 +175,7 @@ def test_a_worker_says_it_started_and_which_feeds_started_failing(
             env=env,
         )
     try:
-        wait_for(lambda: "started failing" in log.read_text(), "the broken feed said", details=log.read_text)
+        wait_for(lambda: "never been fetched" in log.read_text(), "the broken feed said", details=log.read_text)
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=WAIT)
@@ -186,7 +185,7 @@ def test_a_worker_says_it_started_and_which_feeds_started_failing(
         f"syndicator: info: worker w1: started on {pg_database}: 3 feeds, {Config.workers} fetch threads, "
         "per host 3 requests at once and 0 s apart, leases of 60 s"
     ]
-    assert len(lines_with(text, "site 'Broken 0' started failing: not found (404)")) == 1, text
+    assert len(lines_with(text, "error: site 'Broken 0' has never been fetched successfully")) == 1, text
     assert "syndicator: info: worker w1: stopped after storing 3 observations" in text.splitlines()
 
 

@@ -10,9 +10,10 @@ before it, ``drivers.pipeline``) says no recovery when the network is back.
 
 The lines (docs/monitoring.md):
 
-* ``site 'NAME' started failing: CLASS (MESSAGE); using its last good copy from AGE ago (URL)``,
-  a warning (degraded: the site still shows its entries); for a site that never worked, an error
-  (it contributes nothing, seed 004);
+* ``site 'NAME' started failing: CLASS (MESSAGE); using its last good copy from AGE ago; ADVICE (URL)``,
+  a warning (degraded: the site still shows its entries);
+* for a site whose first attempt failed, ``site 'NAME' has never been fetched successfully and
+  contributes nothing: CLASS (MESSAGE); ADVICE (URL)``, an error (seed 004);
 * ``site 'NAME' recovered after N failures (URL)``, on the ``syndicator.lifecycle`` logger at info,
   so shown by default (``cli.logs``).
 """
@@ -63,12 +64,25 @@ def say(before: SourceState, after: SourceState, names: Sequence[str], now: date
     kind = kind_of(after.error_kind)
     message = after.error_message or kind.text
     problem = message if message.startswith(kind.text) else f"{kind.text} ({message})"
-    if after.last_success is None:
-        level, what = logging.ERROR, "it has never been fetched successfully and contributes nothing"
-    else:
-        level, what = logging.WARNING, f"using its last good copy from {age_text(now - after.last_success)} ago"
     advice = f"; {kind.advice}" if kind.advice else ""
-    log.log(level, "%s started failing: %s; %s%s (%s)", sites, problem, what, advice, after.fetch_url)
+    if after.last_success is None:  # the words of the build's summary (drivers.buildlog.log_health)
+        log.error(
+            "%s has never been fetched successfully and contributes nothing: %s%s (%s)",
+            sites,
+            problem,
+            advice,
+            after.fetch_url,
+        )
+    else:
+        age = age_text(now - after.last_success)
+        log.warning(
+            "%s started failing: %s; using its last good copy from %s ago%s (%s)",
+            sites,
+            problem,
+            age,
+            advice,
+            after.fetch_url,
+        )
     return True
 
 
