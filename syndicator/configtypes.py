@@ -212,3 +212,11 @@ class Config:
         """Distinct feed URLs of every site, paused ones included, in file order: what is published
         (tuple of str)."""
         return tuple(dict.fromkeys(site.feed for site in self.sites))
+
+    @cached_property
+    def site_names(self) -> dict[str, tuple[str, ...]]:
+        """The names of the sites of each feed URL, in file order ({URL: names}; made once per Config)."""
+        names: dict[str, tuple[str, ...]] = {}
+        for site in self.sites:
+            names[site.feed] = (*names.get(site.feed, ()), site.name)
+        return names

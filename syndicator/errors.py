@@ -161,3 +161,14 @@ class InternalErrorsExit(SyndicatorError):
     """
 
     exit_code = 7
+
+
+class FailingSitesExit(SyndicatorError):
+    """More sites are failing than the command was told to accept (``--fail-on``; ``status --failing``:
+    none). Exit code 8.
+
+    ``status`` prints what it shows first, and ``build`` publishes first: a cron job or CI notices
+    (a non-zero code) while the site stays fresh.
+    """
+
+    exit_code = 8

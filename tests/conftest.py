@@ -186,6 +186,16 @@ def without_first_build_warning(stderr: str) -> str:
     return "".join(line for line in stderr.splitlines(keepends=True) if " holds no state (a first build" not in line)
 
 
+def without_info(stderr: str) -> str:
+    """``stderr`` without its info lines (the life-cycle lines, such as a build's start line)."""
+    return "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith("syndicator: info: "))
+
+
+def troubles(stderr: str) -> list[str]:
+    """The warning and error lines of a command's ``stderr`` (its life-cycle lines are info)."""
+    return [line for line in stderr.splitlines() if line.startswith(("syndicator: warning:", "syndicator: error:"))]
+
+
 def tree(folder: Path) -> dict[str, bytes]:
     """Every file below ``folder`` as {relative path: bytes}, for byte-for-byte comparisons."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -247,12 +247,12 @@ def test_config_that_is_a_folder_is_one_line_exit_2(tmp_path: Path, command: str
 
 
 @pytest.mark.parametrize(
-    ("flags", "shows_info", "shows_warning", "shows_error", "shows_summary"),
+    ("flags", "shows_info", "shows_lifecycle", "shows_warning", "shows_error", "shows_summary"),
     [
-        pytest.param([], False, True, True, True, id="default"),
-        pytest.param(["-v"], True, True, True, True, id="verbose"),
-        pytest.param(["-q"], False, False, True, True, id="quiet"),
-        pytest.param(["-qq"], False, False, False, False, id="very-quiet"),
+        pytest.param([], False, True, True, True, True, id="default"),
+        pytest.param(["-v"], True, True, True, True, True, id="verbose"),
+        pytest.param(["-q"], False, False, False, True, True, id="quiet"),
+        pytest.param(["-qq"], False, False, False, False, False, id="very-quiet"),
     ],
 )
 def test_verbosity(
@@ -260,10 +260,12 @@ def test_verbosity(
     tmp_path: Path,
     flags: list[str],
     shows_info: bool,
+    shows_lifecycle: bool,
     shows_warning: bool,
     shows_error: bool,
     shows_summary: bool,
 ) -> None:
+    """Details at info need -v; the life-cycle lines (info too) show by default and go with -q."""
     server.expect_oneshot_request("/flaky.xml").respond_with_data(rss(post(1)))
     server.expect_request("/flaky.xml").respond_with_data("no", status=404)
     server.expect_request("/never.xml").respond_with_data("no", status=404)
@@ -278,7 +280,8 @@ def test_verbosity(
     assert build(config, "-qq").exit_code == 0
     result = build(config, "--force", *flags)
     assert result.exit_code == 0
-    assert ("syndicator: info:" in result.stderr) is shows_info
+    assert (f"syndicator: info: {server.url_for('/flaky.xml')}: HTTP 404" in result.stderr) is shows_info
+    assert ("syndicator: info: build: started; 2 of 2 feeds due" in result.stderr) is shows_lifecycle
     assert ("syndicator: warning: site 'Flaky'" in result.stderr) is shows_warning
     assert ("syndicator: error: site 'Never'" in result.stderr) is shows_error
     assert ("2 sites" in result.stdout) is shows_summary

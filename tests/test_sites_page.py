@@ -51,7 +51,8 @@ def test_status_failing_lists_the_sites_in_trouble_and_totals(tmp_path: Path) ->
     result = CliRunner().invoke(
         main, ["status", "--config", str(config), "--failing", "--now", LATER], catch_exceptions=False
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 8, result.output  # a site fails (a stale one that did not fail does not count)
+    assert result.stderr.startswith("syndicator: error: 1 site is failing, more than the 0 allowed")
     lines = result.stdout.splitlines()
     assert [line for line in lines if not line.startswith(" ")] == [
         "B  [failing, stale]",

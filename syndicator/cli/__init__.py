@@ -6,7 +6,9 @@ the traceback); 2 bad sites.yaml or command-line usage; 3 the build found no
 entries at all and published nothing; 4 another build holds the cache or the
 output folder; 5 the state database cannot be used; 6 the site could not be
 written; 7 the site was published, but some sources hit an internal error (a
-bug: please report it with the tracebacks logged).
+bug: please report it with the tracebacks logged); 8 more sites are failing than
+--fail-on allows (``status --failing``: any); 130 stopped by Ctrl-C (SIGINT) and 143 by
+SIGTERM, as a shell counts them (docs/monitoring.md).
 """
 
 from __future__ import annotations

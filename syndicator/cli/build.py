@@ -9,17 +9,19 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import click
 
 from syndicator.cli.logs import LogHandler, setup_logging
 from syndicator.cli.options import (
+    FAIL_ON,
     SITE_FOLDERS,
     STATE_OPTION,
     VERBOSITY,
     config_option,
     current_time,
+    failing_sites,
     now_option,
     with_state,
     workers_option,
@@ -29,7 +31,8 @@ from syndicator.config.load import load_config
 from syndicator.configtypes import Config
 from syndicator.drivers.pipeline import BuildOptions
 from syndicator.drivers.pipeline import build as run_build
-from syndicator.errors import ConfigError, InternalErrorsExit, SyndicatorError
+from syndicator.drivers.signals import Terminated, terminate_as_interrupt
+from syndicator.errors import ConfigError, FailingSitesExit, InternalErrorsExit, SyndicatorError
 from syndicator.values import url_problem
 
 
@@ -59,6 +62,7 @@ from syndicator.values import url_problem
     metavar="URL-OR-PATH",
     help="Where to load the state from when the cache folder is empty (default: 'restore_from' in sites.yaml).",
 )
+@FAIL_ON
 @VERBOSITY
 def build(
     config_path: Path,
@@ -72,12 +76,14 @@ def build(
     now_given: datetime | None,
     state: str | None,
     restore_from: str | None,
+    fail_on: int | None,
     verbose: int,
     quiet: int,
 ) -> None:
     """Fetch the feeds that are due and publish the site.
 
     Also writes the build's figures to report.json in the cache folder.
+    With --fail-on N, exits 8 after publishing when more than N sites fail.
     """
     handler = setup_logging(verbose, quiet)
     now = current_time(now_given)
@@ -97,15 +103,12 @@ def build(
             raise click.UsageError("--no-fetch fetches nothing: it cannot be given with --force or --site")
         options = BuildOptions(now=now, force=force, fetch=not no_fetch, sites=site_names, templates=templates)
         shown = progress_shown(handler.stream, quiet, os.environ)
-        report = build_with_progress(config, options, handler if shown else None)
+        with terminate_as_interrupt():
+            report = build_with_progress(config, options, handler if shown else None)
     except SyndicatorError as error:
         raise CommandError(error) from error
-    except KeyboardInterrupt:
-        # The store is closed and unlocked by now; every feed finished so far is saved.
-        click.echo("syndicator: interrupted; feeds finished so far are saved, nothing was published", err=True)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)  # fetches still running are abandoned rather than waited for
+    except KeyboardInterrupt as stop:
+        _end_stopped(stop)
     if quiet < 2:
         click.echo(report.summary())
     if report.internal_errors:
@@ -116,6 +119,22 @@ def build(
                 "please report it with the traceback logged above"
             )
         )
+    if fail_on is not None and report.failing_sites > fail_on:
+        raise CommandError(FailingSitesExit("published, but " + failing_sites(report.failing_sites, fail_on)))
+
+
+def _end_stopped(stop: KeyboardInterrupt) -> NoReturn:
+    """End a build stopped by Ctrl-C (exit code 130) or SIGTERM (143, :class:`signals.Terminated`), as a
+    shell counts them, with one line on stderr.
+
+    The store is closed and unlocked by now, every feed finished so far is saved, and a site being
+    written was not swapped in (site.publish): the output is the last site published whole.
+    """
+    how = "stopped by SIGTERM" if isinstance(stop, Terminated) else "interrupted"
+    click.echo(f"syndicator: {how}; feeds finished so far are saved, the site is the last one published", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(getattr(stop, "exit_code", 130))  # fetches still running are abandoned rather than waited for
 
 
 def _location(value: str) -> str:

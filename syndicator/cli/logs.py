@@ -1,11 +1,22 @@
 """The commands' log lines on stderr: ``syndicator: LEVEL: MESSAGE``, as many as -v and -q ask
-for, kept off the line of a progress bar drawn on the same stream."""
+for, kept off the line of a progress bar drawn on the same stream.
+
+One policy for build, serve and worker (docs/monitoring.md): ``info`` for their life-cycle (started,
+listening, reloaded, stopped) and a feed that recovers, said on the ``syndicator.lifecycle`` logger,
+which is shown one level lower than the rest, so by default; ``warning`` for what is degraded (a feed
+failing with a last good copy, a host left alone); ``error`` for what fails (a feed that never worked,
+a broken sites.yaml). Other ``info`` lines are details shown with ``-v``.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
 from typing import TextIO
+
+#: The logger of the commands' life-cycle lines (started, listening, reloaded, stopped, a feed recovered),
+#: shown at INFO by default.
+LIFECYCLE = "syndicator.lifecycle"
 
 
 class LogHandler(logging.StreamHandler):
@@ -38,13 +49,20 @@ def setup_logging(verbose: int, quiet: int) -> LogHandler:
     """Send the ``syndicator`` logger's records to stderr through a new :class:`LogHandler`, returned.
 
     The level is WARNING, one step (10) lower per ``verbose`` and higher per ``quiet``,
-    kept between DEBUG and CRITICAL; handlers set before are removed.
+    kept between DEBUG and CRITICAL; the :data:`LIFECYCLE` logger's is one step lower (INFO by
+    default, so life-cycle lines show without ``-v`` and go with ``-q``). Handlers set before are removed.
     """
     level = logging.WARNING + 10 * (quiet - verbose)
     logger = logging.getLogger("syndicator")
     logger.handlers.clear()
     handler = LogHandler(sys.stderr)
     logger.addHandler(handler)
-    logger.setLevel(max(logging.DEBUG, min(level, logging.CRITICAL)))
+    logger.setLevel(_bounded(level))
     logger.propagate = False
+    logging.getLogger(LIFECYCLE).setLevel(_bounded(level - 10))  # its records reach the handler above
     return handler
+
+
+def _bounded(level: int) -> int:
+    """``level`` kept between DEBUG and CRITICAL."""
+    return max(logging.DEBUG, min(level, logging.CRITICAL))

@@ -1,4 +1,4 @@
-"""The options several commands share: --config, --now (:class:`IsoTime`), the site folders,
+"""The options several commands share: --config, --now (:class:`IsoTime`), the site folders, --fail-on,
 --state, --workers, --listen and -v/-q; and :func:`with_state`, the state URL they choose."""
 
 from __future__ import annotations
@@ -145,3 +145,18 @@ VERBOSITY = _stacked(
     click.option("-v", "--verbose", count=True, help="More log lines (repeatable)."),
     click.option("-q", "--quiet", count=True, help="Fewer log lines (repeatable)."),
 )
+
+#: ``--fail-on N`` (parameter ``fail_on``): the failing sites a command accepts before it exits 8.
+FAIL_ON = click.option(
+    "--fail-on",
+    "fail_on",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Exit 8 when more than N sites are failing (failing, gone or denied), for cron jobs and CI.",
+)
+
+
+def failing_sites(failed: int, allowed: int) -> str:
+    """The message of a command that exits 8: how many sites fail, and how many were allowed."""
+    sites = f"{failed} site{'s' * (failed != 1)} {'are' if failed != 1 else 'is'} failing"
+    return f"{sites}, more than the {allowed} allowed (--fail-on {allowed}); `syndicator status --failing` lists them"

@@ -11,14 +11,22 @@ from pathlib import Path
 
 import click
 
-from syndicator.cli.options import STATE_OPTION, config_option, current_time, now_option, with_state
+from syndicator.cli.options import (
+    FAIL_ON,
+    STATE_OPTION,
+    config_option,
+    current_time,
+    failing_sites,
+    now_option,
+    with_state,
+)
 from syndicator.cli.style import Command, CommandError
 from syndicator.config.duplicates import duplicate_feeds
 from syndicator.config.load import load_config
 from syndicator.configtypes import Config
 from syndicator.drivers.status import delivery_totals, status_text, totals_line
 from syndicator.drivers.status import status as site_status
-from syndicator.errors import SyndicatorError
+from syndicator.errors import FailingSitesExit, SyndicatorError
 from syndicator.health import TROUBLE
 
 
@@ -31,15 +39,27 @@ from syndicator.health import TROUBLE
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list with one object per site).")
 @now_option("Judge due and stale as if at this time (default: the clock).")
-@click.option("--failing", is_flag=True, help="Show only the sites in trouble: failing, gone, denied or stale.")
+@click.option(
+    "--failing",
+    is_flag=True,
+    help="Show only the sites in trouble (failing, gone, denied or stale); exit 8 when any site fails.",
+)
+@FAIL_ON
 @STATE_OPTION
 def status(
-    config_path: Path, cache: Path | None, as_json: bool, now_given: datetime | None, failing: bool, state: str | None
+    config_path: Path,
+    cache: Path | None,
+    as_json: bool,
+    now_given: datetime | None,
+    failing: bool,
+    fail_on: int | None,
+    state: str | None,
 ) -> None:
     """Show each site's polling state: URLs, times, interval and why, failures, validators.
 
     Reads the cache without changing it; safe while a build runs. The text
-    ends with a line of totals.
+    ends with a line of totals. With --failing or --fail-on, exits 8 when
+    more sites fail than allowed, for cron jobs and CI monitors.
     """
     now = current_time(now_given)
     try:
@@ -56,7 +76,11 @@ def status(
     shown = [row for row in rows if row["health"] in TROUBLE or row["stale"]] if failing else rows
     if as_json:
         click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
-        return
-    for row in shown:
-        click.echo(status_text(row))
-    click.echo(totals_line(rows, delivered))
+    else:
+        for row in shown:
+            click.echo(status_text(row))
+        click.echo(totals_line(rows, delivered))
+    allowed = fail_on if fail_on is not None else 0 if failing else None
+    failed = sum(row["health"] in TROUBLE for row in rows)
+    if allowed is not None and failed > allowed:
+        raise CommandError(FailingSitesExit(failing_sites(failed, allowed)))

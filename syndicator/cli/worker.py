@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from syndicator.cli.logs import setup_logging
+from syndicator.cli.logs import LIFECYCLE, setup_logging
 from syndicator.cli.options import STATE_OPTION, VERBOSITY, config_option, host_port, with_state, workers_option
 from syndicator.cli.style import Command, CommandError
 from syndicator.config.load import load_config
@@ -21,7 +21,7 @@ from syndicator.configtypes import Config
 from syndicator.drivers.signals import handle_on_a_thread
 from syndicator.errors import SyndicatorError
 
-log = logging.getLogger("syndicator")
+lifecycle = logging.getLogger(LIFECYCLE)
 
 
 def _finite(_context: click.Context, parameter: click.Parameter, value: float | None) -> float | None:
@@ -90,4 +90,4 @@ def worker(
                 server.close()
     except SyndicatorError as error:
         raise CommandError(error) from error
-    log.warning("worker %s: stopped after storing %d observations", options.name, stored)
+    lifecycle.info("worker %s: stopped after storing %d observations", options.name, stored)

@@ -9,7 +9,8 @@ is a warning or an error, one carried over from an earlier build is info
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from collections.abc import Collection, Sequence
+from datetime import datetime
 
 from syndicator.configtypes import Config
 from syndicator.errors import InternalError
@@ -18,6 +19,7 @@ from syndicator.fetch.hosts import host_key
 from syndicator.health import SiteStatus
 from syndicator.model import NotRequested, Observation, SourceState
 from syndicator.poll import intervals, schedule
+from syndicator.poll.transitions import age_text
 
 log = logging.getLogger("syndicator")
 
@@ -36,7 +38,7 @@ def log_failure(observation: Observation) -> None:
         log.info("%s: %s", error.url, error.message)
 
 
-def log_followed(observation: Observation, before: SourceState | None, names: list[str]) -> None:
+def log_followed(observation: Observation, before: SourceState | None, names: Sequence[str]) -> None:
     """Say that a site's feed URL answered with an HTML page and the feed it advertises was followed.
 
     A warning when this build found that feed (the user should put its URL
@@ -111,14 +113,15 @@ def log_skipped(host: str, sources: list[str], last: Observation | None, config:
     log.warning("host %s %s: %d site%s%s not requested %s", host, why, sites, "s" * (sites != 1), feeds, until)
 
 
-def log_health(statuses: list[SiteStatus], now: datetime) -> int:
+def log_health(statuses: list[SiteStatus], now: datetime, said: Collection[str] = ()) -> int:
     """Log failing sites; return how many use a last-known-good copy (int).
 
     A site that failed in this build is an error (never worked, seed 004) or
-    a warning naming the age of its last good copy. A site still failing
-    from an earlier build, not requested in this one (backing off, or on
-    hold), is logged at info level only, so a cron job is not mailed the
-    same failure every hour.
+    a warning naming the age of its last good copy, unless its source is in
+    ``said``: this build said that it started failing (poll.transitions). A
+    site still failing from an earlier build, not requested in this one
+    (backing off, or on hold), is logged at info level only, so a cron job
+    is not mailed the same failure every hour.
     """
     stale_copies = 0
     for status in statuses:
@@ -126,6 +129,8 @@ def log_health(statuses: list[SiteStatus], now: datetime) -> int:
         if state is None or state.error_kind is None:
             continue
         stale_copies += state.last_success is not None
+        if state.url in said:
+            continue
         now_failed = state.last_attempt == now
         kind = kind_of(state.error_kind)
         problem = state.error_message
@@ -147,15 +152,6 @@ def log_health(statuses: list[SiteStatus], now: datetime) -> int:
                 "site %r failed (%s); using its last good copy from %s ago",
                 status.site.name,
                 problem,
-                _age(now - state.last_success),
+                age_text(now - state.last_success),
             )
     return stale_copies
-
-
-def _age(delta: timedelta) -> str:
-    seconds = int(delta.total_seconds())
-    if seconds < 3600:
-        return f"{seconds // 60} min"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"

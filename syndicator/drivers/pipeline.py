@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -49,9 +49,11 @@ from syndicator.drivers.restore import restore
 from syndicator.errors import ConfigError, EmptyBuildError
 from syndicator.failures import kind_of
 from syndicator.fetch.hosts import host_key
+from syndicator.health import TROUBLE
 from syndicator.model import SourceState
 from syndicator.poll import schedule
 from syndicator.poll.path import LEDGER_KEY, Poller, policy_of, save
+from syndicator.poll.transitions import transition
 from syndicator.site import planet
 from syndicator.site.output import check_output, output_lock
 from syndicator.site.selection import site_statuses
@@ -64,6 +66,7 @@ __all__ = ["BuildOptions", "BuildReport", "build"]
 #: hosts, saw this machine offline, not the hosts (one host down looks alike).
 OFFLINE_HOSTS = 2
 log = logging.getLogger("syndicator")
+lifecycle = logging.getLogger("syndicator.lifecycle")  # shown at info by default (cli.logs)
 
 
 @dataclass(frozen=True)
@@ -113,9 +116,13 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
             report.restored = restore(config, store)
         take_config(store, config, "build")
         states = store.states()
+        said: set[str] = set()
         if options.fetch:
-            states.update(_poll(config, options, store, states, only, report, started))
-        publish_site(config, store, states, options.now, options.templates, report, started)
+            polled, said = _poll(config, options, store, states, only, report, started)
+            states.update(polled)
+        else:
+            lifecycle.info("build: started; publishing from the stored state (--no-fetch)")
+        publish_site(config, store, states, options.now, options.templates, report, started, said=said)
         if config.deliveries:
             _deliver(config, store, options.now)
     return report
@@ -154,6 +161,7 @@ def publish_site(
     started: float,
     log_stale: bool = True,
     announce: bool = True,
+    said: Collection[str] = (),
 ) -> None:
     """store | select | render | publish (the steps of :mod:`site.planet`), unless the published
     site is current (:mod:`sitekey`).
@@ -169,6 +177,7 @@ def publish_site(
         templates: a folder of templates overriding the bundled ones, or None.
         started: time.monotonic() at the start of the build or cycle.
         log_stale: warn of each stale last good copy (a build; serve says it once).
+        said: the sources whose start of failing this build said already (poll.transitions), not said again.
         announce: tell the planet's hubs (serve's last render at a stop does not
             wait for them: the next start tells them).
     Raises:
@@ -176,7 +185,8 @@ def publish_site(
         RenderError: the site could not be written; the output is left as it was.
     """
     statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
-    report.stale_copies = log_health(statuses, now) if log_stale else 0
+    report.stale_copies = log_health(statuses, now, said) if log_stale else 0
+    report.failing_sites = sum(status.health in TROUBLE for status in statuses)
     key = site_key(config, templates, store.generation(), (status.stale for status in statuses))
     entries = planet.published_entries(config, store, key)
     if entries is not None:
@@ -297,9 +307,9 @@ def _poll(
     only: list[str] | None,
     report: BuildReport,
     started: float,
-) -> dict[str, SourceState]:
+) -> tuple[dict[str, SourceState], set[str]]:
     """due | :meth:`poll.path.Poller.poll` for every due source, reported and logged as each one is
-    stored; returns {URL: the state stored}.
+    stored; returns ({URL: the state stored}, the URLs of the sources said to start failing).
 
     ``states`` (as they were before the build) is only read. With nothing
     due, nothing is planned, so the schedule's ledger is left as it was: the
@@ -309,16 +319,15 @@ def _poll(
     fingerprints = schedule.site_fingerprints(config.sites)
     due = schedule.due_sources(config.sources, states, now, fingerprints, options.force, only)
     report.due = len(due)
+    lifecycle.info("build: started; %d of %d feeds due", len(due), len(config.sources))
     if not due:
-        return {}
+        return {}, set()
     policy, ledger = policy_of(config, states, now, schedule.Ledger.read(store.value(LEDGER_KEY)))
     store.keep(LEDGER_KEY, ledger.text())
     stored: dict[str, SourceState] = {}
     hosts: set[str] = set()
     trouble = HostTrouble()
-    names: dict[str, list[str]] = {}
-    for site in config.sites:
-        names.setdefault(site.feed, []).append(site.name)
+    said: set[str] = set()
     with Poller(config) as poller:
         for done, (observation, decision) in enumerate(
             poller.poll(store, states, due, now, started, policy, fingerprints), start=1
@@ -330,7 +339,9 @@ def _poll(
             hosts.add(host)
             trouble.note(observation)
             log_failure(observation)
-            log_followed(observation, states.get(source), names.get(source, []))
+            log_followed(observation, states.get(source), config.site_names.get(source, ()))
+            if transition(states.get(source) or SourceState(source, source), decision.state) == "failing":
+                said.add(source)
             if options.progress:
                 options.progress(done, len(due))
     if _offline(report) and len(hosts) >= OFFLINE_HOSTS:
@@ -339,7 +350,7 @@ def _poll(
     else:
         trouble.warn(config)
     report.record_peaks({host: stats.peak for host, stats in poller.stats.items()})
-    return stored
+    return stored, said
 
 
 def _forgive(

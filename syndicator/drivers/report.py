@@ -57,6 +57,8 @@ class BuildReport:
             machine was offline, and no source was counted as failing for it.
         restored: the cache folder held no state and the build loaded it
             from ``restore_from`` (statefile.py).
+        failing_sites: sites whose last attempt failed (health failing, gone or
+            denied), counted when the site is published; ``build --fail-on`` reads it.
     """
 
     sites: int = 0
@@ -81,6 +83,7 @@ class BuildReport:
     seconds: float = 0.0
     offline: bool = False
     restored: bool = False
+    failing_sites: int = 0
 
     def add(self, observation: Observation, decision: Decision, host: str) -> None:
         """Count one source's observation and the decision taken on it.
@@ -177,6 +180,7 @@ class BuildReport:
             "rendered": self.rendered,
             "offline": self.offline,
             "restored": self.restored,
+            "failing_sites": self.failing_sites,
         }
 
 

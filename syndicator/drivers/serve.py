@@ -67,6 +67,7 @@ from syndicator.state.store import Store
 __all__ = ["ServeOptions", "Server"]
 
 log = logging.getLogger("syndicator")
+lifecycle = logging.getLogger("syndicator.lifecycle")  # shown at info by default (cli.logs)
 
 #: The longest the loop sleeps, seconds: how soon it notices a stop, a reload or a due source.
 TICK = 1.0
@@ -219,7 +220,7 @@ class Server:
                 self._turn(store, states)
         finally:
             self._shut_down(store, states, server, poller, subscriber)
-        log.warning("serve: stopped; the state is saved")
+        lifecycle.info("serve: stopped; the state is saved")
 
     def _parts(self, push_state: PushState) -> None:
         """Make the loop's parts that read push.sqlite: the subscriber, the inbox, and the planner (which
@@ -236,7 +237,7 @@ class Server:
     def _log_listening(self) -> None:
         """The one line saying where serve listens and whether WebSub is on."""
         assert self.address is not None
-        log.warning(
+        lifecycle.info(
             "serve: listening on %s (metrics at /metrics, health at /healthz); WebSub %s",
             f"http://{address(*self.address)}",
             f"callbacks at {self.options.public_url.rstrip('/')}/websub/"
@@ -326,8 +327,9 @@ class Server:
         policy = planner.policy(store, states, now)
         planner.settled(source)
         known = self._subscriber.known(store, observation, now)
-        fingerprint, first = planner.fingerprints.get(source), self.config.new_items(source)
-        observation, decision = decide_and_store(store, before, observation, now, policy, fingerprint, first)
+        fingerprint, names = planner.fingerprints.get(source), self.config.site_names.get(source, ())
+        first = self.config.new_items(source)
+        observation, decision = decide_and_store(store, before, observation, now, policy, fingerprint, first, names)
         states[source] = decision.state
         self.metrics.fetched(observation, decision)
         if self._deliveries is not None and decision.changed:
@@ -377,7 +379,7 @@ class Server:
         self._subscriber.come_back(added)  # a site no longer paused is subscribed to its hub again
         self._start_deliveries(store)
         self._rendering.changed()
-        log.warning(
+        lifecycle.info(
             "serve: read %s again: %d sites (feeds: %d added, %d removed)",
             path,
             len(config.sites),

@@ -39,10 +39,12 @@ from syndicator.poll import schedule
 from syndicator.poll.path import POLICY_AGE, Poller, current_policy
 from syndicator.state import claims, duequeue, pgstate
 from syndicator.state.store import Store
+from syndicator.urls import shown
 
 __all__ = ["WorkerHealth", "WorkerOptions", "run_worker"]
 
 log = logging.getLogger("syndicator")
+lifecycle = logging.getLogger("syndicator.lifecycle")  # shown at info by default (cli.logs)
 #: The longest a worker sleeps when nothing is due, seconds: how soon it sees new due sources or a stop.
 IDLE = 1.0
 #: The longest wait (seconds) between two attempts to connect to a state that failed.
@@ -107,6 +109,7 @@ def run_worker(
             "--state or SYNDICATOR_STATE"
         )
     worker = _Worker(config, options, metrics, health)
+    worker.say_started()
     turns = 0
     try:
         while not stopping.is_set():
@@ -160,6 +163,23 @@ class _Worker:
         self.policy: tuple[float, Any] | None = None
         self.stored = 0
         self.loop = delivery_loop(None, config)
+
+    def say_started(self) -> None:
+        """The worker's start line: its name, the state (without its password), the feeds it offers, its
+        threads, the per-host limits every worker holds, and its lease."""
+        config = self.config
+        lifecycle.info(
+            "worker %s: started on %s: %d feeds, %d fetch threads, per host %d request%s at once and %g s "
+            "apart, leases of %g s",
+            self.options.name,
+            shown(config.state or ""),
+            len(self.wanted),
+            config.workers,
+            config.per_host_concurrency,
+            "s" * (config.per_host_concurrency != 1),
+            config.host_gap,
+            self.lease,
+        )
 
     def reload(self) -> None:
         """Apply sites.yaml read again (:func:`_reload`); a broken file changes nothing."""
@@ -286,7 +306,7 @@ def _reload(config: Config, name: str) -> Config | None:
     fresh = read_again(config, {"workers": config.workers}, f"worker {name}")  # batches, leases sized by them
     if fresh is None:
         return None
-    log.warning("worker %s: read %s again: %d sites", name, config.path, len(fresh.sites))
+    lifecycle.info("worker %s: read %s again: %d sites", name, config.path, len(fresh.sites))
     return fresh
 
 
@@ -319,7 +339,7 @@ def _reconnect(
         fresh.outbox = store.outbox
         if health is not None:
             health.problem = None
-        log.warning("worker %s: connected to the state again", name)
+        lifecycle.info("worker %s: connected to the state again", name)
         return fresh
     return None
 

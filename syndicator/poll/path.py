@@ -11,6 +11,7 @@ source, and their containment, are written here once:
   snapshot, in one transaction of the store (the rules: :mod:`poll.known`);
 - :func:`decide_and_store`: decide | store for one observation, in one
   transaction; a bug of ours is contained to its source (kind ``internal``);
+  the one place that says when a feed starts failing or recovers (:mod:`transitions`);
 - :class:`Poller`: pool(observe) | decide | store over some sources; the
   one place a driver's Fetcher and HostPool are made from the Config;
 - :func:`push_and_store`: decide | store for one pushed (and parsed) document,
@@ -30,7 +31,7 @@ from syndicator.configtypes import Config
 from syndicator.errors import StoreError
 from syndicator.feedtypes import Entry, ParsedFeed
 from syndicator.model import Decision, Observation, SourceState
-from syndicator.poll import habits, schedule
+from syndicator.poll import habits, schedule, transitions
 from syndicator.poll.decide import Reconciled, decide, decide_push
 from syndicator.poll.known import intents, lookups
 from syndicator.poll.pool import HostPool, HostStats, wait_first
@@ -138,9 +139,12 @@ def decide_and_store(
     policy: schedule.Policy,
     fingerprint: str | None,
     new_items: int,
+    names: Sequence[str],
 ) -> tuple[Observation, Decision]:
-    """decide | store for one source, in one transaction; ``new_items`` is the source's
-    ``new_feed_items`` (:meth:`configtypes.Config.new_items`), for its first snapshot.
+    """decide | store for one source, in one transaction, then say when the source started failing
+    or recovered (:func:`poll.transitions.say`, naming the sites ``names``: Config.site_names);
+    ``new_items`` is the source's ``new_feed_items`` (:meth:`configtypes.Config.new_items`), for its
+    first snapshot.
 
     A bug of ours while deciding or storing is contained to the source: it
     is recorded as kind ``internal`` (the snapshot kept). The store's own
@@ -149,7 +153,6 @@ def decide_and_store(
     try:
         decision = decide(state, observation, now, policy, fingerprint)
         save(store, decision.state, decision.entries, now, new_items)
-        return observation, decision
     except StoreError:
         raise
     except Exception as error:
@@ -158,7 +161,8 @@ def decide_and_store(
         observation = internal(observation, error)
         decision = decide(state, observation, now, policy, fingerprint)
         save(store, decision.state, None, now)
-        return observation, decision
+    transitions.say(state, decision.state, names, now)
+    return observation, decision
 
 
 class Poller:
@@ -252,8 +256,8 @@ class Poller:
         for observation in self.observe(jobs, now, started):
             source = observation.request.source
             state = states.get(source) or SourceState(source, source)
-            first = self.config.new_items(source)
-            yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source), first)
+            first, names = self.config.new_items(source), self.config.site_names.get(source, ())
+            yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source), first, names)
 
     def close(self) -> None:
         """Close the Fetcher's connections (one made here; a fetcher passed in is left open)."""

@@ -143,7 +143,8 @@ class Subscriber:
                 moved += 1
         push_state.keep(PUBLIC_URL_KEY, public_url)
         if moved:
-            log.warning("serve: --public-url changed: subscribing %d feeds again at %s", moved, public_url)
+            lifecycle = logging.getLogger("syndicator.lifecycle")  # shown at info by default (cli.logs)
+            lifecycle.info("serve: --public-url changed: subscribing %d feeds again at %s", moved, public_url)
 
     def known(self, store: Store, observation: Observation, now: datetime) -> set[str] | None:
         """The ids of the entries stored for ``observation``'s source before it is stored, when the source
