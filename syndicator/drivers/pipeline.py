@@ -189,8 +189,7 @@ def publish_site(
     write_report(report, now, config.cache)
     if not selected:
         raise _empty_build(config, report)
-    planet.render_planet(config, store, selected, statuses, now, templates)
-    report.rendered = True
+    report.rendered = bool(planet.render_planet(config, store, selected, statuses, now, templates))
     report.seconds = time.monotonic() - started
     write_report(report, now, config.cache)
     planet.keep_publication(store, key, Path(config.output), report.entries)

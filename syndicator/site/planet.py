@@ -76,10 +76,13 @@ def render_planet(
     statuses: list[SiteStatus],
     now: datetime,
     templates: Path | None,
-) -> None:
+) -> list[Path]:
     """render | swap the site into ``config.output``, with the state file (:mod:`statefile`) when
     ``config.snapshot`` is set; ``templates`` is a folder overriding the bundled ones, or None.
 
+    Returns:
+        the files written (their bytes changed, or they are new); empty when the output already
+        held the site as rendered, and was left untouched.
     Raises:
         RenderError: the site could not be written; the output is left as it was.
     """
@@ -89,7 +92,7 @@ def render_planet(
     if config.snapshot:
         path = Path(config.cache) / statefile.NAME
         extra[statefile.NAME] = statefile.write(store, path, now, config.link, local_base(config))
-    render.render_site(config, selected, statuses, now, config.output, templates, extra)
+    return render.render_site(config, selected, statuses, now, config.output, templates, extra)
 
 
 def keep_publication(store: Store, key: str, output: Path, entries: int) -> None:
