@@ -1,7 +1,9 @@
 """How much a git repository grows when a planet is published into it on every build.
 
 A planet of --feeds sites (567: Planet Python's size) on the loopback farm
-(farm.py, every feed well behaved: validators, no errors) is built with the
+(farm.py, every feed well behaved: validators, no errors; ``--mixed``: the
+farm's default mix of feeds without validators, changing ETags, errors,
+throttling and redirects) is built with the
 real CLI into a folder that is a git checkout (as a GitHub Pages branch is),
 and after each build ``git add -A && git commit`` runs (no commit when
 nothing changed). The builds run 30 minutes apart on the fake clock, each
@@ -87,7 +89,8 @@ def build(exe: Path, sites: Path, repo: Path, cache: Path, now: datetime) -> int
 
 def run(exe: Path, snapshot: bool, args: argparse.Namespace, workdir: Path) -> list[str]:
     """The three phases of one planet; one printed row per measured phase."""
-    farm = Farm(args.hosts, args.feeds, profile=QUIET, start=START)
+    profile = FarmProfile(latency_ms=(0.0, 0.0)) if args.mixed else QUIET
+    farm = Farm(args.hosts, args.feeds, profile=profile, start=START)
     repo, cache = workdir / "public", workdir / "cache"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "gh-pages")
@@ -128,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hosts", type=int, default=100, help="farm hosts they are spread over (default 100)")
     parser.add_argument("--builds", type=int, default=10, help="builds per phase (default 10)")
     parser.add_argument("--changed", type=float, default=0.05, help="share of feeds changed per build (default 0.05)")
+    parser.add_argument(
+        "--mixed",
+        action="store_true",
+        help="the farm's default mix (no validators, changing ETags, errors, redirects), not quiet feeds",
+    )
     parser.add_argument("--syndicator", help="the syndicator executable (default: beside this Python)")
     args = parser.parse_args(argv)
     exe = Path(args.syndicator) if args.syndicator else Path(sys.executable).parent / "syndicator"
