@@ -7,12 +7,14 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from syndicator.site.publish import publish
 from syndicator.state import statefile
 
 from .conftest import build, post, rss, write_config
@@ -170,3 +172,17 @@ def test_a_checkout_holding_the_old_planets_files_is_refused_before_any_request(
         result.stderr
     )
     assert "CNAME, feed.xml, index.html, opml.xml, page2.html and 4 more (9 in all)" in result.stderr
+
+
+def test_an_unchanged_file_is_never_linked_from_outside_the_output(tmp_path: Path) -> None:
+    output, elsewhere = tmp_path / "public", tmp_path / "elsewhere"
+    publish(output, {"index.html": "1", "img/logo.svg": "<svg/>"})
+    kept = (output / "index.html").stat().st_ino
+    elsewhere.mkdir()
+    (elsewhere / "logo.svg").write_text("<svg/>")
+    shutil.rmtree(output / "img")
+    (output / "img").symlink_to(elsewhere, target_is_directory=True)  # the same bytes, through a link out
+    assert publish(output, {"index.html": "1", "img/logo.svg": "<svg/>"}) == [output / "img/logo.svg"]
+    assert (elsewhere / "logo.svg").stat().st_nlink == 1  # written anew, not linked from elsewhere
+    assert not (output / "img").is_symlink() and (output / "img" / "logo.svg").read_text() == "<svg/>"
+    assert (output / "index.html").stat().st_ino == kept

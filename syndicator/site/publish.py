@@ -129,7 +129,13 @@ def _stage(staging: Path, target: Path, files: Mapping[str, str | Iterable[str] 
     its place (:func:`_kept`); returns the names of the others: new, or changed."""
     for name, text in files.items():
         _write(staging / name, text)
-    return [name for name in files if not _kept(target / name, staging / name)]
+    return [name for name in files if not (_inside(target, name) and _kept(target / name, staging / name))]
+
+
+def _inside(target: Path, name: str) -> bool:
+    """True when the file ``name`` of the output ``target`` is there through no symlink (a folder of
+    the output replaced by a link elsewhere is never linked from)."""
+    return os.path.realpath(target / name) == os.path.join(target, name)
 
 
 def _kept(published: Path, new: Path) -> bool:
