@@ -60,7 +60,7 @@ def test_a_git_checkout_holding_a_page_of_its_own_is_refused(tmp_path: Path) -> 
     (public / "index.html").write_text("the old planet's page")
     result = build(config)
     assert result.exit_code == 6
-    assert "refusing to publish into a folder syndicator did not write" in result.stderr
+    assert "a git checkout holding files syndicator did not write and would replace: index.html;" in result.stderr
     assert (public / "index.html").read_text() == "the old planet's page"
     assert not (public / MARKER).exists()
 

@@ -156,7 +156,7 @@ def test_the_state_file_holds_every_row_and_loads_back_the_same(server: HTTPServ
             with pytest.raises(Exception, match="the state is not empty"):
                 statefile.load(copy, data, "test", "https://planet.example.org/", base)
     assert all(expected[table] for table in ("sources", "entries", "seen"))
-    assert NOW.isoformat() in lines[0]
+    assert "written" not in json.loads(lines[0])  # no build time: a build that changed nothing writes the same file
 
 
 def test_restore_from_on_the_command_line(server: HTTPServer, tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ def test_the_state_dumps_and_loads_whole(open_store: Opener, tmp_path: Path) -> 
     with open_store() as store:
         save(store, state(), [entry(1), entry(2)], NOW)
         data = tmp_path / "state.json.gz"
-        statefile.write(store, data, NOW, "https://planet.example.org/", tmp_path.as_uri())
+        statefile.write(store, data, "https://planet.example.org/", tmp_path.as_uri())
         counts = {table: store.count(table) for table in TABLES}
     target = tmp_path / "other"
     with Store.open(target) as copy:  # PostgreSQL's state restores into SQLite, and the reverse below

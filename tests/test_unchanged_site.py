@@ -49,16 +49,18 @@ def test_a_build_with_nothing_due_leaves_the_site_as_it_is(server: HTTPServer, t
 def test_a_fetch_a_setting_or_a_template_renders_again(server: HTTPServer, tmp_path: Path) -> None:
     config = one_site(server, tmp_path)
     build(config)
-    build(config, "--force", now="2026-11-30T12:05:00Z")  # a 200 with the same body: the state changed
-    assert report(tmp_path)["rendered"] is True
+    before = tree(tmp_path / "public")
+    build(config, "--force", now="2026-11-30T12:05:00Z")  # a 200 with the same body: the state changed,
+    assert report(tmp_path)["rendered"] is False  # so the site was rendered again, to the same bytes:
+    assert tree(tmp_path / "public") == before  # nothing was written
     config.write_text(config.read_text().replace("Planet Test", "Planet Renamed"))
     build(config, now="2026-11-30T12:06:00Z")
     assert report(tmp_path)["rendered"] is True
     assert "Planet Renamed" in (tmp_path / "public" / "index.html").read_text()
     templates = tmp_path / "theme"
     templates.mkdir()
-    build(config, "--templates", str(templates), now="2026-11-30T12:07:00Z")  # another template folder
-    assert report(tmp_path)["rendered"] is True
+    build(config, "--templates", str(templates), now="2026-11-30T12:07:00Z")  # another template folder,
+    assert report(tmp_path)["rendered"] is False  # empty: rendered again, to the same bytes
     build(config, "--templates", str(templates), now="2026-11-30T12:08:00Z")
     assert report(tmp_path)["rendered"] is False
     (templates / "style.css").write_text("body { color: #123; }\n")
@@ -74,9 +76,10 @@ def test_a_site_deleted_or_replaced_by_hand_is_written_again(server: HTTPServer,
     shutil.rmtree(tmp_path / "public")
     build(config, now="2026-11-30T12:05:00Z")
     assert report(tmp_path)["rendered"] is True and set(tree(tmp_path / "public")) == written
-    os.utime(tmp_path / "public" / ".syndicator-output", ns=(1, 1))  # another publish wrote the folder
-    build(config, now="2026-11-30T12:06:00Z")
-    assert report(tmp_path)["rendered"] is True
+    os.utime(tmp_path / "public" / ".syndicator-output", ns=(1, 1))  # another publish wrote the folder,
+    build(config, now="2026-11-30T12:06:00Z")  # so it is rendered again, and every file is as rendered
+    assert report(tmp_path)["rendered"] is False
+    assert (tmp_path / "public" / ".syndicator-output").stat().st_mtime_ns == 1
     published = tree(tmp_path / "public")
     (tmp_path / "public" / "sites.html").unlink()  # one page deleted by hand
     build(config, now="2026-11-30T12:07:00Z")

@@ -107,7 +107,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         RenderError: the site could not be written; the output is left as it was.
     """
     started = time.monotonic()
-    check_folders(config)
+    check_folders(config, options.templates)
     only = _chosen_sources(config, options.sites)
     report = BuildReport(sites=len(config.sites), sources=len(config.sources))
     with Store.open(config.cache, config.state) as store, output_lock(config.output):
@@ -202,8 +202,7 @@ def publish_site(
     write_report(report, now, config.cache)
     if not selected:
         raise _empty_build(config, report)
-    planet.render_planet(config, store, selected, statuses, now, templates)
-    report.rendered = True
+    report.rendered = bool(planet.render_planet(config, store, selected, statuses, now, templates))
     report.seconds = time.monotonic() - started
     write_report(report, now, config.cache)
     planet.keep_publication(store, key, Path(config.output), report.entries)
@@ -242,14 +241,15 @@ def _offline(report: BuildReport) -> bool:
     return report.fetched > 0 and failed.total() == report.fetched and all(kind_of(k).offline for k in failed)
 
 
-def check_folders(config: Config) -> None:
+def check_folders(config: Config, templates: Path | None) -> None:
     """Refuse, before anything is fetched or stored, the folders a build could never publish with: a
     cache folder that is the output folder or inside it (publishing replaces the output whole), and
-    an output folder that is not a folder or is read-only (:func:`output.check_output`).
+    an output folder that is not a folder, is read-only, or holds files syndicator did not write in
+    the way of the site's (:func:`output.check_output`; ``templates``: the ``--templates`` folder).
 
     Raises:
         ConfigError: naming both folders.
-        RenderError: naming the output folder (exit code 6).
+        RenderError: naming the output folder and the files in the way (exit code 6).
     """
     output, cache = Path(config.output).resolve(), Path(config.cache).resolve()
     if cache == output or output in cache.parents:
@@ -257,7 +257,7 @@ def check_folders(config: Config) -> None:
             f"the cache folder {config.cache} must not be the output folder {config.output} or inside "
             "it: every build replaces the output folder whole"
         )
-    check_output(Path(config.output))
+    check_output(Path(config.output), planet.planned_names(config, templates))
 
 
 def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:

@@ -49,9 +49,10 @@ class BuildReport:
         hosts: {host key: {"sources": n requested, "requests": n HTTP requests,
             "peak_concurrency": n, "skipped": n}}.
         stale_copies, entries: sites shown from a last good copy; entries published.
-        rendered: the site was written. False until it is, and False when
-            nothing a render reads changed since the last build that wrote it
-            (:mod:`sitekey`), so it was left as it was.
+        rendered: files of the site were written. False until they are, and
+            False when nothing a render reads changed since the last build that
+            wrote it (:mod:`sitekey`), or the render gave every file's bytes as
+            published (publish.py), so the output was left as it was.
         seconds: wall time of the build.
         offline: every request failed to connect, to several hosts: this
             machine was offline, and no source was counted as failing for it.

@@ -167,7 +167,7 @@ class Server:
             ConfigError: the listen address cannot be bound.
         """
         config = self.config
-        check_folders(config)
+        check_folders(config, self.options.templates)
         with Store.open(config.cache, config.state) as store, output_lock(config.output):
             push_state = PushState.open(config.cache)
             try:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -37,6 +38,8 @@ MARKER = ".syndicator-output"
 _MARKER_HEADER = "written by syndicator: the files listed below are replaced on each build, nothing else is touched"
 #: In a staging folder: the names of the output's entries moved into it (:mod:`publish`, :mod:`leftovers`).
 CARRIED = ".syndicator-carried"
+_PAGE = re.compile(r"page[0-9]+\.html")  # the front page's older pages (render.py)
+_SHOWN = 5  # files named in a message before "and N more"
 
 
 def target_of(output: Path) -> Path:
@@ -79,14 +82,20 @@ def output_lock(output: Path) -> Iterator[None]:
         lock.release()
 
 
-def check_output(output: Path) -> None:
+def check_output(output: Path, names: Iterable[str]) -> None:
     """Refuse, before a build fetches or stores anything, an output folder :func:`publish.publish` would
-    refuse for a fixed reason: not a folder, or read-only (see the module docstring). Same line as publish's.
+    refuse: not a folder, read-only, or holding files it did not write (:func:`foreign_entries`) where
+    the build would publish ``names`` (the site's top-level files as known before rendering; any
+    ``pageN.html`` of the folder is taken as one too). Same lines as publish's.
 
     Raises:
-        RenderError: naming the folder (exit code 6); a folder that does not exist yet passes.
+        RenderError: naming the folder, and the files in the way (exit code 6); a folder that does not
+            exist yet passes.
     """
-    writable(target_of(output))
+    target = target_of(output)
+    if writable(target) is not None:
+        pages = [entry.name for entry in _entries(target) if _PAGE.fullmatch(entry.name)]
+        foreign_entries(target, dict.fromkeys([*names, *pages]))
 
 
 def writable(target: Path) -> os.stat_result | None:
@@ -117,23 +126,47 @@ def foreign_entries(target: Path, files: Mapping[str, object]) -> list[str]:
 
     Raises:
         RenderError: ``target`` has no :data:`MARKER` and is neither empty nor a
-            git checkout, or it would be overwritten where it holds a file of its own.
+            git checkout, or it is a git checkout holding a file of its own with the name of one of
+            ``files``; the message names the first few of them and their count.
+    """
+    names = sorted(entry.name for entry in _entries(target))
+    written = written_files(target)
+    ours = {name.split("/")[0] for name in (*files, *(written or ()))} | {MARKER, CARRIED}
+    foreign = [name for name in names if name not in ours]
+    if written is not None or not names:
+        return foreign
+    if ".git" not in names:
+        raise RenderError(
+            f"{target}: refusing to publish into a folder syndicator did not write (no {MARKER} file; "
+            f"it holds {_some(names)}); choose an empty or new --output folder, or a git checkout"
+        )
+    in_the_way = [name for name in names if name in ours]
+    if in_the_way:
+        raise RenderError(
+            f"{target}: a git checkout holding files syndicator did not write and would replace: "
+            f"{_some(in_the_way)}; remove them (git rm) and commit, then build again; other files are kept"
+        )
+    return foreign
+
+
+def _entries(target: Path) -> list[os.DirEntry[str]]:
+    """The entries of the folder ``target``; none when it does not exist.
+
+    Raises:
+        RenderError: it cannot be read.
     """
     try:
-        names = sorted(entry.name for entry in os.scandir(target))
+        return list(os.scandir(target))
     except FileNotFoundError:
         return []
     except OSError as e:
         raise RenderError(f"{target}: cannot read the output folder: {e.strerror or e}") from e
-    written = written_files(target)
-    ours = {name.split("/")[0] for name in (*files, *(written or ()))} | {MARKER, CARRIED}
-    foreign = [name for name in names if name not in ours]
-    if written is None and names and (".git" not in names or len(foreign) < len(names)):
-        raise RenderError(
-            f"{target}: refusing to publish into a folder syndicator did not write "
-            f"(no {MARKER} file); choose an empty or new --output folder, or a git checkout"
-        )
-    return foreign
+
+
+def _some(names: list[str]) -> str:
+    """The first few of ``names`` and how many there are in all: "a, b, c, d, e and 7 more" (str)."""
+    shown = ", ".join(names[:_SHOWN])
+    return shown if len(names) <= _SHOWN else f"{shown} and {len(names) - _SHOWN} more ({len(names)} in all)"
 
 
 def marker_text(names: Iterable[str]) -> str:

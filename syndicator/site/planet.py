@@ -19,6 +19,7 @@ loaded only by :func:`render_planet`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -30,10 +31,19 @@ from syndicator.health import SiteStatus
 from syndicator.model import SourceState
 from syndicator.site.selection import condense, select_condensed, site_statuses, with_home_pages
 from syndicator.site.sitekey import Publication, output_mark
+from syndicator.site.theme import PAGE_SUFFIXES, STATIC, TEMPLATES
 from syndicator.state import statefile
 from syndicator.state.store import Store
 
-__all__ = ["PUBLISHED_KEY", "keep_publication", "local_base", "published_entries", "render_planet", "select_site"]
+__all__ = [
+    "PUBLISHED_KEY",
+    "keep_publication",
+    "local_base",
+    "planned_names",
+    "published_entries",
+    "render_planet",
+    "select_site",
+]
 
 #: Where the store keeps what the last rendering build published (sitekey.Publication).
 PUBLISHED_KEY = "site.published"
@@ -82,10 +92,13 @@ def render_planet(
     statuses: list[SiteStatus],
     now: datetime,
     templates: Path | None,
-) -> None:
+) -> list[Path]:
     """render | swap the site into ``config.output``, with the state file (:mod:`statefile`) when
     ``config.snapshot`` is set; ``templates`` is a folder overriding the bundled ones, or None.
 
+    Returns:
+        the files written (their bytes changed, or they are new); empty when the output already
+        held the site as rendered, and was left untouched.
     Raises:
         RenderError: the site could not be written; the output is left as it was.
     """
@@ -94,8 +107,30 @@ def render_planet(
     extra = {}
     if config.snapshot:
         path = Path(config.cache) / statefile.NAME
-        extra[statefile.NAME] = statefile.write(store, path, now, config.link, local_base(config))
-    render.render_site(config, selected, statuses, now, config.output, templates, extra)
+        extra[statefile.NAME] = statefile.write(store, path, config.link, local_base(config))
+    return render.render_site(config, selected, statuses, now, config.output, templates, extra)
+
+
+def planned_names(config: Config, templates: Path | None) -> list[str]:
+    """The top-level names a render of ``config`` publishes, as far as they are known before the
+    build (the older front pages, page2.html..., depend on the entries): for checking the output
+    folder before anything is fetched (:func:`output.check_output`)."""
+    names = [*TEMPLATES, *STATIC, "feed.json", *([statefile.NAME] if config.snapshot else [])]
+    folders = [Path(config.path).parent / "static"]
+    if templates is not None:
+        folders.append(templates / "static")
+        names.extend(page.name for page in _entries(templates) if page.name.endswith(PAGE_SUFFIXES))
+    for folder in folders:  # taken as they are: the render leaves out (and warns of) a link out of them
+        names.extend(entry.name for entry in _entries(folder))
+    return [name for name in names if not name.startswith(("_", "."))]
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    """The entries of ``folder``; none when it is missing or cannot be read (the render says why)."""
+    try:
+        return list(os.scandir(folder))
+    except OSError:
+        return []
 
 
 def keep_publication(store: Store, key: str, output: Path, entries: int) -> None:

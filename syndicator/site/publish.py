@@ -26,7 +26,14 @@ site in place:
 * a file copied into the site (a Path, see :func:`publish`) is opened with
   ``O_NOFOLLOW`` and must be a regular file;
 * once the swap is done, the site is published: an old copy that cannot be
-  removed is a warning (the next publish removes it), never a failed build.
+  removed is a warning (the next publish removes it), never a failed build;
+* a file whose bytes are those of the file of that name in the output is
+  not written again: the output's file is linked into staging in place of
+  the new copy (a hard link: same inode, same modification time), so a git
+  checkout, rsync or a web server's caching sees only the files that changed.
+  When no file changed and none is added or dropped, nothing is swapped: the
+  output is left exactly as it was, times included. Where a hard link cannot
+  be made (a file system without them), the new copy is kept.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ log = logging.getLogger("syndicator")
 _AT_FDCWD = -100
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _RENAME_EXCHANGE = 2
+_BLOCK = 1024 * 1024  # bytes compared at a time
 
 
 def publish(output: Path, files: Mapping[str, str | Iterable[str] | Path]) -> list[Path]:
@@ -64,7 +72,8 @@ def publish(output: Path, files: Mapping[str, str | Iterable[str] | Path]) -> li
             once), written as UTF-8; or a Path, a file copied byte for byte};
             :data:`MARKER` is added.
     Returns:
-        the paths written, inside ``output``.
+        the paths written, inside ``output``: the files whose bytes changed or
+        that are new (empty when the output already held every file as it is).
     Raises:
         RenderError: the folder is not ours or cannot be written; the
             previous output is left in place.
@@ -84,8 +93,10 @@ def publish(output: Path, files: Mapping[str, str | Iterable[str] | Path]) -> li
     staging = target.with_name(f".{target.name}.staging-{token}")
     try:
         os.mkdir(staging, 0o700 if existing else 0o777)  # exclusive; a new output gets the umask's mode
-        for name, text in files.items():
-            _write(staging / name, text)
+        changed = _stage(staging, target, files)
+        if not changed:  # the marker too: the same files, each as it is
+            remove(staging)
+            return []
         if existing is not None:
             _take_mode(staging, existing)
         if carried:
@@ -110,7 +121,49 @@ def publish(output: Path, files: Mapping[str, str | Iterable[str] | Path]) -> li
             old,
             e.strerror or e,
         )
-    return [output / name for name in files]
+    return [output / name for name in changed]
+
+
+def _stage(staging: Path, target: Path, files: Mapping[str, str | Iterable[str] | Path]) -> list[str]:
+    """Write ``files`` into ``staging``, each one whose bytes are those of the output's linked in
+    its place (:func:`_kept`); returns the names of the others: new, or changed."""
+    for name, text in files.items():
+        _write(staging / name, text)
+    return [name for name in files if not (_inside(target, name) and _kept(target / name, staging / name))]
+
+
+def _inside(target: Path, name: str) -> bool:
+    """True when the file ``name`` of the output ``target`` is there through no symlink (a folder of
+    the output replaced by a link elsewhere is never linked from)."""
+    return os.path.realpath(target / name) == os.path.join(target, name)
+
+
+def _kept(published: Path, new: Path) -> bool:
+    """True when ``published`` (a file of the output) holds the bytes of ``new`` (its copy in staging):
+    ``new`` is then replaced by a hard link to ``published``, which keeps its inode and times.
+
+    A file that differs, is missing or is not a regular file, or a link that
+    cannot be made (the file system has none), is False: ``new`` is published.
+    """
+    try:
+        info = os.stat(published, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != os.stat(new).st_size or not _same_bytes(published, new):
+            return False
+        link = new.with_name(f".{new.name}.link")
+        os.link(published, link)
+        os.replace(link, new)
+    except OSError:
+        return False
+    return True
+
+
+def _same_bytes(first: Path, second: Path) -> bool:
+    """True when two files of one size hold the same bytes (read a block at a time, never whole)."""
+    with open(first, "rb") as one, open(second, "rb") as other:
+        while block := one.read(_BLOCK):
+            if block != other.read(_BLOCK):
+                return False
+    return True
 
 
 def _write(path: Path, text: str | Iterable[str] | Path) -> None:

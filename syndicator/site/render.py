@@ -9,8 +9,10 @@ a theme's own pages and the ``static/`` folders come from :mod:`theme`.
 Every file is written into a staging folder, the pages piece by piece as
 templates produce them (a feed.xml of 1,000 entries is never whole in
 memory); then :mod:`publish` swaps the whole folder in at once, so a
-failure leaves the previous output exactly as it was. The same entries,
-statuses and clock give byte-identical files.
+failure leaves the previous output exactly as it was. The same entries and
+statuses give byte-identical files, whatever the clock (the pages show the
+newest entry's time, not the build's), and :mod:`publish` writes only the
+files whose bytes changed.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def render_site(
         config: the planet's settings (title, link, feed_entries).
         entries: the merged stream, newest first.
         statuses: one per site, for the sites page.
-        now: the build's clock (UTC); shown as the generation time.
+        now: the build's clock (UTC); the pages show the newest entry's time instead (:func:`_context`).
         output: the folder to publish into (replaced as a whole); a symlink
             is followed, so it keeps pointing at the published folder.
         templates: a folder whose templates override the bundled ones.
@@ -104,7 +106,15 @@ def _context(
     config: Config, entries: Sequence[PageEntry], statuses: Sequence[SiteStatus], now: datetime
 ) -> dict[str, Any]:
     """What every template reads: the planet, its entries and sites, the clock; not the page's own
-    part (:func:`_page_context`)."""
+    part (:func:`_page_context`).
+
+    The time the pages show as "Updated" (``updated``, and as text ``generated``, ``feed_updated``,
+    ``rfc822``) is the newest entry's updated time, not the clock: a build that changed no entry
+    shows the same time, so it writes the same bytes (publish.py then writes nothing). ``now`` is
+    the build's clock, for templates that want it (a page showing it is written on every build).
+    """
+    updated = max((e.updated for e in entries), default=isoformat(now))
+    moment = datetime.fromisoformat(updated).astimezone(UTC)
     return {
         "planet": config,
         "entries": entries,
@@ -117,9 +127,10 @@ def _context(
         # feed.xml's own name and hubs: atom.xml (old_feeds) is the same feed under another name, told to no hub.
         "feed_file": "feed.xml",
         "feed_hubs": config.hubs,
-        "generated": isoformat(now),
-        "feed_updated": max((e.updated for e in entries), default=isoformat(now)),
-        "rfc822": format_datetime(now.astimezone(UTC), usegmt=True),
+        "generated": updated,
+        "updated": moment,
+        "feed_updated": updated,
+        "rfc822": format_datetime(moment, usegmt=True),
         "version": __version__,
         "failure_advice": {name: kind.advice for name, kind in KINDS.items() if kind.advice},
         "base": config.link if config.link.endswith("/") else config.link + "/",

@@ -6,10 +6,11 @@ files (every file under each template folder and the ``static/`` folder
 beside sites.yaml, subfolders and symlinks included, by
 size, modification time and change time: a write that puts the
 modification time back still moves the change time),
-syndicator's version, and the clock. The clock shows in two places: a
-site's "stale" badge (so each site's stale flag is part of the key) and
-the "Updated" time in the pages' footer, which therefore tells when the
-site last changed, not when a build last ran. The published folder is
+syndicator's version, and the clock. The clock shows in one place: a
+site's "stale" badge (so each site's stale flag is part of the key); the
+pages' "Updated" time is the newest entry's (:mod:`render`). A render
+whose files come out as published writes nothing (:mod:`publish`), so the
+key is a shortcut, not what keeps a site's files unchanged. The published folder is
 checked too: every file the last publish wrote (name, size, modification
 and change time, inode) as that publish left it, so a page deleted, edited
 or replaced by hand is written again.

@@ -18,15 +18,20 @@ their first-seen dates, requests are conditional from the first build and a
 site that happens to be down keeps its last good copy.
 
 Format: gzip'd JSON lines. The first line is a header,
-``{"format": "syndicator-state", "version": 1, "schema": N, "planet": LINK,
-"written": ISO}`` (``schema``: :data:`schema.SCHEMA_VERSION`; ``planet``:
-the planet's ``link``); then, for each table, a line ``{"table": NAME,
+``{"format": "syndicator-state", "version": 1, "schema": N, "planet": LINK}``
+(``schema``: :data:`schema.SCHEMA_VERSION`; ``planet``: the planet's
+``link``; files of earlier versions also hold the time they were
+``written``, which no reader needs); then, for each table, a line ``{"table": NAME,
 "columns": [...], "rows": COUNT}`` and one JSON array per row. A file of
 another format version, schema or planet is not loaded; schema 7 is read
 by schema 8 (:data:`READABLE_SCHEMAS`: 8 added only the deliveries' outbox,
 which is no part of a state file, so the tables' columns are the same). Reading is
 streamed and bounded (:data:`MAX_LINE`, :data:`MAX_UNPACKED`), so a
 hostile file cannot exhaust memory.
+
+The file is written to change only with what a restore needs, and in
+proportion to it (:mod:`steady`): a build whose every feed answered 304
+writes the same bytes, so a git checkout it is published into does not grow.
 """
 
 from __future__ import annotations
@@ -36,12 +41,12 @@ import io
 import json
 import os
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from syndicator.errors import StoreError
 from syndicator.state.schema import SCHEMA_VERSION
+from syndicator.state.steady import Members, steady_rows
 from syndicator.state.store import TABLES, Store
 
 #: The file's name in the published folder.
@@ -61,7 +66,7 @@ MAX_UNPACKED = 8 * 1024 * 1024 * 1024
 LOCAL = "syndicator-local:"
 
 
-def write(store: Store, path: Path, now: datetime, planet: str, base: str) -> Path:
+def write(store: Store, path: Path, planet: str, base: str) -> Path:
     """Write the whole state of ``store`` to ``path`` (gzip'd JSON lines, see the module docstring).
 
     Args:
@@ -75,28 +80,42 @@ def write(store: Store, path: Path, now: datetime, planet: str, base: str) -> Pa
     """
     partial = path.with_name(path.name + ".partial")
     prefix = base.rstrip("/") + "/"
+    previous = _previous_sources(path)
     try:
-        with gzip.open(partial, "wt", encoding="utf-8", compresslevel=6) as file:
-            _line(
-                file,
-                {
-                    "format": FORMAT,
-                    "version": VERSION,
-                    "schema": SCHEMA_VERSION,
-                    "planet": planet,
-                    "written": now.isoformat(),
-                },
-            )
+        with open(partial, "wb") as raw:
+            file = Members(raw)
+            file.line({"format": FORMAT, "version": VERSION, "schema": SCHEMA_VERSION, "planet": planet})
             for table in TABLES:
                 columns, rows = store.dump(table)
                 kept = [row for row in (_portable(row, prefix) for row in rows) if row is not None]
-                _line(file, {"table": table, "columns": columns, "rows": len(kept)})
+                if table == "sources" and previous.get("columns") == columns:
+                    kept = list(steady_rows(columns, kept, previous["rows"]))
+                file.line({"table": table, "columns": columns, "rows": len(kept)})
                 for row in kept:
-                    _line(file, row)
+                    file.line(row, key=row[0])
+            file.flush()
         os.replace(partial, path)
     except OSError as error:
         raise StoreError(f"{path}: cannot write the state file: {error.strerror or error}") from error
     return path
+
+
+def _previous_sources(path: Path) -> dict[str, Any]:
+    """The ``sources`` of the state file at ``path`` as written: {"columns": [...], "rows": {URL: cells}},
+    or {} when there is none, or it cannot be read (it is then written afresh)."""
+    try:
+        lines = _lines(path.read_bytes(), str(path))
+        next(lines, None)
+        for line in lines:
+            head = json.loads(line)
+            if head.get("table") == "sources":
+                rows = [json.loads(next(lines)) for _ in range(int(head["rows"]))]
+                return {"columns": head["columns"], "rows": {row[0]: row for row in rows}}
+            for _ in range(int(head["rows"])):
+                next(lines)
+    except (OSError, StoreError, ValueError, TypeError, KeyError, StopIteration, AttributeError, IndexError):
+        pass
+    return {}
 
 
 def _portable(row: tuple[Any, ...], prefix: str) -> list[Any] | None:
@@ -108,11 +127,6 @@ def _portable(row: tuple[Any, ...], prefix: str) -> list[Any] | None:
                 return None
             cells[index] = LOCAL + cell[len(prefix) :]
     return cells
-
-
-def _line(file: IO[str], value: Any) -> None:
-    file.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
-    file.write("\n")
 
 
 def load(store: Store, data: bytes, source: str, planet: str, base: str) -> int:

@@ -217,14 +217,15 @@ class Store:
     # --- the whole state, as rows (statefile.py) ---------------------------------
 
     def dump(self, table: str) -> tuple[list[str], Iterator[tuple[Any, ...]]]:
-        """The columns of ``table`` and its rows, read lazily (list of str, iterator of tuples).
+        """The columns of ``table`` and its rows, read lazily (list of str, iterator of tuples), in the
+        order of their first two columns (each table's key: the state file is the same for the same rows).
 
         Raises:
             ValueError: ``table`` is not one of :data:`TABLES`.
         """
         if table not in TABLES:
             raise ValueError(f"not a table of the state: {table!r}")
-        cursor = self._db.execute(f"SELECT * FROM {table}")  # noqa: S608 - a name from TABLES
+        cursor = self._db.execute(f"SELECT * FROM {table} ORDER BY 1, 2")  # noqa: S608 - a name from TABLES
         return [column[0] for column in cursor.description], iter(cursor)
 
     def count(self, table: str) -> int:
