@@ -64,7 +64,7 @@ def test_a_navigation_item_never_tops_the_planet(server: HTTPServer, tmp_path: P
     server.expect_request("/news.xml").respond_with_data(
         rss(item("More news"), item("Old story", day(2)), item("Older story", day(1)))
     )
-    server.expect_request("/blog.xml").respond_with_data(rss(post(7, day=2)))
+    server.expect_request("/blog.xml").respond_with_data(rss(post(7, day=20)))
     config = write_config(
         tmp_path,
         [{"name": "News", "feed": server.url_for("/news.xml")}, {"name": "Blog", "feed": server.url_for("/blog.xml")}],

@@ -355,7 +355,7 @@ def test_foafroll_xml_lists_the_sites_and_their_feeds(tmp_path: Path, server: HT
     ]
     assert members == [
         ("Site A", "https://a.example.org/", server.url_for("/a.xml")),
-        ("Site B", server.url_for("/b.xml"), server.url_for("/b.xml")),
+        ("Site B", "https://blog.example.org/", server.url_for("/b.xml")),  # no link: its feed's home page
     ]
 
 

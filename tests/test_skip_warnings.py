@@ -35,7 +35,7 @@ def test_a_throttled_host_is_named_once_with_the_sites_it_cost(
     result = build(config)
     assert result.exit_code == 3  # nothing else was requested, so no entries at all
     assert sum(len(feed.requests) for feed in others) == 0
-    (warning,) = [line for line in warnings(result.stderr) if "127.0.0.1" in line]
+    (warning,) = [line for line in warnings(result.stderr) if "host 127.0.0.1" in line]
     assert warning == f"syndicator: warning: host 127.0.0.1 {why}: 4 sites (3 feeds) not requested {until}"
 
 
@@ -44,7 +44,7 @@ def test_a_host_whose_breaker_tripped_is_named_once(server: HTTPServer, tmp_path
     config = write_config(tmp_path, [site(feed) for feed in failing], host_breaker=2, **FAST)
     result = build(config)
     assert sum(len(feed.requests) for feed in failing) == 2
-    (warning,) = [line for line in warnings(result.stderr) if "127.0.0.1" in line]
+    (warning,) = [line for line in warnings(result.stderr) if "host 127.0.0.1" in line]
     assert warning == (
         "syndicator: warning: host 127.0.0.1 failed 2 times in a row (last: HTTP 500), tripping its "
         "breaker (host_breaker: 2): 3 sites not requested until the next build"

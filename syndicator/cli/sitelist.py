@@ -94,8 +94,8 @@ def _optional_http_url(ctx: click.Context, param: click.Parameter, value: str | 
 @click.command(cls=Command)
 @click.argument("old_config", type=click.Path(path_type=Path))
 @click.option(
-    "--output",
     "-o",
+    "--output",
     type=click.Path(path_type=Path),
     default=Path("sites.yaml"),
     show_default=True,
