@@ -40,7 +40,7 @@ from .conftest import ATOM, atom_entries, build, post, rss, write_config
 ROUNDS = 50
 FEEDS = 6
 FILES = [".syndicator-output", "feed.json", "feed.xml", "index.html", "opml.xml", "sites.html", "style.css"]
-_GENERATED = re.compile(r'Updated <time datetime="([^"]+)">')
+_GENERATED = re.compile(r'Newest post <time datetime="([^"]+)">')
 
 
 def command(config: Path, now: datetime) -> list[str]:

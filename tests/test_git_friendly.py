@@ -90,7 +90,7 @@ def test_one_changed_feed_rewrites_only_the_files_that_show_it(server: HTTPServe
     for name in rewritten:
         assert after[name][0] != before[name][0], name  # each one's bytes changed
     assert "https://blog1.example.org/posts/3" in after["feed.xml"][0].decode()
-    assert 'Updated <time datetime="2026-11-04T10:04:00Z">' in after["index.html"][0].decode()  # the newest entry's
+    assert 'Newest post <time datetime="2026-11-04T10:04:00Z">' in after["index.html"][0].decode()  # the newest entry's
 
 
 def test_the_state_file_is_the_same_bytes_after_builds_that_changed_no_entry(

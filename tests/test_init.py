@@ -123,6 +123,7 @@ def test_init_writes_a_whole_sites_yaml_from_a_venus_config(tmp_path: Path) -> N
     assert (config.title, config.link, config.owner) == ("Planet Grün", "https://planet.example.org/", "Zoë Ørsted")
     assert (config.page_entries, config.activity_threshold, config.timeout, config.workers) == (25, 90 * 86400, 20, 4)
     assert config.date_format == "%B %d, %Y %I:%M %p"
+    assert config.old_feeds == ("rss20.xml",)  # template_files: its rss20.xml subscribers keep their feed
     assert config.sites == (
         Site("Alex Grönholm", "https://alpha.example.org/feed", face="alex.png", extra={"facewidth": "80"}),
         Site("Łukasz Langa", "https://beta.example.org/feed"),
@@ -132,7 +133,6 @@ def test_init_writes_a_whole_sites_yaml_from_a_venus_config(tmp_path: Path) -> N
     for expected in (
         "not supported: owner_email = zoe@example.org (the pages show no e-mail address",
         "not supported: log_level = DEBUG (",
-        "not supported: template_files = index.html.tmpl rss20.xml.tmpl (syndicator writes index.html,",
         "not supported: per-site filters, on 1 sites (syndicator has no entry filters)",
         "not supported: [index.html.tmpl] section (",
         "not supported: reading list <https://lists.example.org/blogroll.opml> (",
@@ -338,6 +338,31 @@ def test_an_old_config_without_usable_feeds_writes_nothing(tmp_path: Path) -> No
     result = run("init", str(old), "-o", str(tmp_path / "sites.yaml"))
     assert result.exit_code == 2
     assert result.stderr == f"syndicator: error: {old}: no feed with an http(s) URL to list; nothing was written\n"
+    assert not (tmp_path / "sites.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        pytest.param(
+            "[Planet]\nname = P\nlink = https://p.example.org/\n[https://a.example.org/f\nname = A\n",
+            "line 4: a section header without its closing ']'",
+            id="unclosed-header",
+        ),
+        pytest.param(
+            "[Planet]\nname = P\nlink = https://p.example.org/\n[https://a.example.org/f]\nname = A\n"
+            "[https://a.example.org/f]\nname = B\n",
+            "line 6: [https://a.example.org/f] is listed twice (a site would be lost)",
+            id="same-section-twice",
+        ),
+    ],
+)
+def test_a_broken_section_is_refused_naming_its_line(tmp_path: Path, text: str, problem: str) -> None:
+    old = tmp_path / "config.ini"
+    old.write_text(text, "utf-8")
+    result = run("init", str(old), "-o", str(tmp_path / "sites.yaml"))
+    assert result.exit_code == 2
+    assert result.stderr == f"syndicator: error: {old}: {problem}\n"
     assert not (tmp_path / "sites.yaml").exists()
 
 

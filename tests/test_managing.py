@@ -96,7 +96,10 @@ def test_enabled_must_be_true_or_false(tmp_path: Path) -> None:
     )
     result = build(config)
     assert result.exit_code == 2
-    assert result.stderr == f"syndicator: error: {config}:8: sites[1].enabled: must be true or false, not 'maybe'\n"
+    assert (
+        result.stderr
+        == f"syndicator: error: {config}:8: sites[1].enabled: must be true or false (unquoted), not the text 'maybe'\n"
+    )
 
 
 # --- syndicator remove -------------------------------------------------------------------------------

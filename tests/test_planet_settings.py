@@ -80,7 +80,9 @@ def test_times_show_in_the_planets_zone_and_format(tmp_path: Path) -> None:
     )
     index = (public / "index.html").read_text(encoding="utf-8")
     assert '<time datetime="2026-11-01T10:01:00Z">01.11.2026 11:01 CET</time>' in index
-    assert 'Updated <time datetime="2026-11-01T10:01:00Z">01.11.2026 11:01 CET</time>' in index  # the newest entry's
+    assert (
+        'Newest post <time datetime="2026-11-01T10:01:00Z">01.11.2026 11:01 CET</time>' in index
+    )  # the newest entry's
     sites = (public / "sites.html").read_text(encoding="utf-8")
     assert '<time datetime="2026-11-01T10:01:00Z">2026-11-01</time>' in sites  # last post: a date
 

@@ -154,7 +154,8 @@ def _enabled(item: LineDict, where: str) -> bool:
     """A site's ``enabled``: ``true`` or ``false`` (YAML 1.1: also yes/no, on/off); True when not given."""
     value = item.get("enabled", True)
     if not isinstance(value, bool):
-        raise FieldError(item.lines["enabled"], f"{where}.enabled", f"must be true or false, not {value!r}")
+        shown = "empty" if value is None else f"the text {value!r}" if isinstance(value, str) else repr(value)
+        raise FieldError(item.lines["enabled"], f"{where}.enabled", f"must be true or false (unquoted), not {shown}")
     return value
 
 

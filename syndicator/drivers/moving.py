@@ -57,8 +57,9 @@ class Moved:
         """What ``init`` prints: the summary line, then each skipped feed and each note (list of str)."""
         linked = sum(site.link is not None for site in self.sites)
         others = " (the others show their feed's own home page after the first build)" * (linked < len(self.sites))
+        plural = "site" if len(self.sites) == 1 else "sites"
         summary = (
-            f"wrote {self.path} from {self.source} ({KINDS[self.kind]}): {len(self.sites)} sites, "
+            f"wrote {self.path} from {self.source} ({KINDS[self.kind]}): {len(self.sites)} {plural}, "
             f"{linked} with a link{others}, {len(self.skipped)} skipped"
         )
         skips = [f"skipped {_shown(s.candidate.name) or '(no name)'}: {s.reason}" for s in self.skipped]

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from syndicator.configtypes import OLD_FEEDS
+
 __all__ = ["FEED_UNSUPPORTED", "KINDS", "MAPPED", "UNSUPPORTED", "Mapped", "feed_reason", "reason"]
 
 #: What each kind of old planet is called in messages.
@@ -47,6 +49,13 @@ def _seconds(value: str) -> str | None:
     return f"{match[1]}{match[2] or 's'}" if match else None
 
 
+def _old_feeds(value: str) -> list[str] | None:
+    """The feeds among Venus's ``template_files`` (``.../rss20.xml.tmpl`` -> ``rss20.xml``) that old subscribers
+    follow, as ``old_feeds`` (:data:`configtypes.OLD_FEEDS`), or None when it names none of them."""
+    names = {name.rsplit("/", 1)[-1].rsplit(".", 1)[0] for name in value.split()}
+    return [name for name in OLD_FEEDS if name in names] or None
+
+
 @dataclass(frozen=True)
 class Mapped:
     """How one old setting becomes ours: ``setting`` in sites.yaml, its value written by ``convert``
@@ -69,6 +78,8 @@ MAPPED: dict[str, dict[str, Mapped]] = {
         "feed_timeout": Mapped("timeout", _seconds),
         "spider_threads": Mapped("workers", _count),
         "pubsubhubbub_hub": Mapped("hub"),
+        # The old feeds its subscribers follow are written again; its HTML templates are not (a note says so).
+        "template_files": Mapped("old_feeds", _old_feeds),
     },
     "pluto": {
         "title": Mapped("title"),
@@ -95,7 +106,7 @@ _TEMPLATES = (
 _STATIC = "copy the images and style sheets into a static/ folder beside sites.yaml"
 _FILTERS = "syndicator has no entry filters"
 _NORMALIZE = "syndicator sanitizes, resolves URLs and reads dates itself, with no overrides"
-_LOGS = "syndicator logs warnings and errors; -v and -q ask for more or fewer lines"
+_LOGS = "syndicator logs when it starts and stops, warnings and errors; -v and -q ask for more or fewer lines"
 _NO_EMAIL = "the pages show no e-mail address; write it into owner or description to show it"
 _DAYS = "the front page groups entries by day under headings like 'Monday 30 November 2026'"
 _KEPT = "each feed contributes its items_per_feed newest entries of the last good copy; no history is kept"
@@ -108,7 +119,6 @@ UNSUPPORTED: dict[str, dict[str, str]] = {
         "output_dir": "a folder of the old machine; set output (default public/ beside sites.yaml), "
         "which syndicator replaces whole",
         "output_theme": f"Venus themes do not run here; {_TEMPLATES}",
-        "template_files": _TEMPLATES,
         "template_directories": _TEMPLATES,
         "bill_of_materials": _STATIC,
         "filters": _FILTERS,

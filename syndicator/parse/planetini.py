@@ -106,9 +106,14 @@ def read_ini(path: Path, text: str, max_feeds: int) -> OldPlanet:
         ConfigError: configparser cannot read it, it has more than ``max_feeds`` feeds, or neither
             a ``[Planet]`` section nor feeds (the message starts with the path).
     """
+    unclosed = next((n for n, line in enumerate(text.splitlines(), 1) if _UNCLOSED.match(line)), None)
+    if unclosed is not None:
+        raise ConfigError(f"{path}: line {unclosed}: a section header without its closing ']'")
     parser, shift = _ini(text), 0
     if parser is None:  # pluto: the planet's keys come before any section
         parser, shift = _ini(f"[{_TOP}]\n{text}"), 1
+    if isinstance(parser, configparser.DuplicateSectionError | configparser.DuplicateOptionError):
+        raise ConfigError(f"{path}: {_ini_problem(parser, shift)}")
     if not isinstance(parser, configparser.ConfigParser):
         raise ConfigError(f"{path}: not an OPML file nor a planet INI file: {_ini_problem(parser, shift)}")
     planets = [s for s in parser.sections() if s.lower() == "planet" or s == _TOP]
@@ -165,10 +170,14 @@ def _unquoted(text: str) -> str:
     return text[1:-1] if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'" else text
 
 
+#: A line that opens a section header and never closes it: configparser would read it as a key.
+_UNCLOSED = re.compile(r"\s*\[[^\]]*$")
+
+
 def _ini(text: str) -> configparser.ConfigParser | configparser.Error | None:
     """``text`` read by configparser (no interpolation: URLs hold ``%``), its error, or None when it
     needs a section first."""
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser = configparser.ConfigParser(interpolation=None, strict=True)
     try:
         parser.read_string(text)
     except configparser.MissingSectionHeaderError:
@@ -180,6 +189,11 @@ def _ini(text: str) -> configparser.ConfigParser | configparser.Error | None:
 
 def _ini_problem(error: configparser.Error | None, shift: int) -> str:
     """What configparser found wrong, in one line; ``shift``: lines added before the file's first."""
+    if isinstance(error, configparser.DuplicateSectionError):
+        return f"line {(error.lineno or 0) - shift}: [{error.section}] is listed twice (a site would be lost)"
+    if isinstance(error, configparser.DuplicateOptionError):
+        where = f"line {(error.lineno or 0) - shift}: "
+        return f"{where}{error.option!r} is given twice in [{error.section}]"
     if isinstance(error, configparser.ParsingError) and error.errors:
         line, content = error.errors[0]  # content: the repr() of the line
         return f"line {line - shift}: cannot read {ast.literal_eval(content).strip()!r}"
