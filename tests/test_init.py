@@ -366,6 +366,17 @@ def test_a_broken_section_is_refused_naming_its_line(tmp_path: Path, text: str, 
     assert not (tmp_path / "sites.yaml").exists()
 
 
+def test_init_into_a_missing_folder_says_which(tmp_path: Path) -> None:
+    old = tmp_path / "config.ini"
+    old.write_text(VENUS.format(alpha="https://alpha.example.org/feed", beta="https://beta.example.org/feed"), "utf-8")
+    result = run("init", str(old), "-o", str(tmp_path / "new" / "sites.yaml"))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"syndicator: error: {tmp_path / 'new' / 'sites.yaml'}: cannot write: there is no folder "
+        f"{tmp_path.resolve() / 'new'}; create it first\n"
+    )
+
+
 # --- the real planets of the corpus ------------------------------------------------------------
 
 LISTS = [

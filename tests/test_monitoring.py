@@ -328,7 +328,7 @@ def test_sigterm_ends_a_build_with_one_line_and_exit_143_leaving_the_last_site_w
     release.set()
     assert process.returncode == 143, stderr
     last, *_ = reversed(stderr.decode().splitlines())
-    assert last == "syndicator: stopped by SIGTERM; feeds finished so far are saved, the site is the last one published"
+    assert last == "syndicator: stopped by SIGTERM; feeds finished so far are saved, the published site is as it was"
     assert "Traceback" not in stderr.decode()
     assert tree(tmp_path / "public") == site_before  # not half-published: the last site, whole
     assert stored_sources(cache) == sorted([server.url_for("/a.xml"), server.url_for("/b.xml")])  # B kept

@@ -45,7 +45,7 @@ def planet(tmp_path: Path, posts: int = 5, site: dict[str, object] | None = None
         ("logo", "javascript:alert(1)", "is not an http(s) URL"),
         ("favicon", "../secret.ico", "is neither an http(s) URL nor a relative path"),
         ("description", "x" * 1001, "must be at most 1000 characters"),
-        ("new_feed_items", -1, "must be a whole number from 0 to 100,000, or all"),
+        ("new_feed_items", -1, "must be a whole number from 0 to 100,000, or all, not -1"),
         ("new_feed_items", "none", "must be a whole number from 0 to 100,000, or all"),
     ],
 )

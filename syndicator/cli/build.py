@@ -128,10 +128,10 @@ def _end_stopped(stop: KeyboardInterrupt) -> NoReturn:
     shell counts them, with one line on stderr.
 
     The store is closed and unlocked by now, every feed finished so far is saved, and a site being
-    written was not swapped in (site.publish): the output is the last site published whole.
+    written was not swapped in (site.publish): the output is the last site published whole, or none.
     """
     how = "stopped by SIGTERM" if isinstance(stop, Terminated) else "interrupted"
-    click.echo(f"syndicator: {how}; feeds finished so far are saved, the site is the last one published", err=True)
+    click.echo(f"syndicator: {how}; feeds finished so far are saved, the published site is as it was", err=True)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(getattr(stop, "exit_code", 130))  # fetches still running are abandoned rather than waited for

@@ -93,7 +93,9 @@ def new_items(mapping: LineDict, key: str, value: Any, where: str = "") -> int:
         return 0
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= NEW_ITEMS_MAX:
         raise FieldError(
-            mapping.lines[key], field_name(where, key), f"must be a whole number from 0 to {NEW_ITEMS_MAX:,}, or all"
+            mapping.lines[key],
+            field_name(where, key),
+            f"must be a whole number from 0 to {NEW_ITEMS_MAX:,}, or all, not {value!r}",
         )
     return value
 

@@ -206,6 +206,8 @@ def replace_text(path: Path, text: str, check: Callable[[Config], bool], change:
             then ``(change; path was not changed)``), or the folder cannot be written.
     """
     target = Path(os.path.realpath(path))
+    if not target.parent.is_dir():
+        raise ConfigError(f"{path}: cannot write: there is no folder {target.parent}; create it first")
     try:
         handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as error:
