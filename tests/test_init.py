@@ -377,6 +377,23 @@ def test_init_into_a_missing_folder_says_which(tmp_path: Path) -> None:
     )
 
 
+def test_a_face_that_is_a_missing_image_file_is_a_warning_naming_the_site(tmp_path: Path) -> None:
+    (tmp_path / "a.xml").write_text(rss(post(1)), encoding="utf-8")
+    sites = [{"name": "Henne", "feed": "a.xml", "face": "henne.png"}, {"name": "B", "feed": "a.xml", "face": "b.png"}]
+    config = write_config(tmp_path, sites)
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "b.png").write_bytes(b"\x89PNG")
+    result = build(config)
+    assert result.exit_code == 0, result.output
+    faces = [line for line in result.stderr.splitlines() if "its face" in line]
+    assert faces == [
+        f"syndicator: warning: {config}:5: sites[0] 'Henne': its face henne.png is not in {tmp_path / 'static'}; "
+        "the pages show a broken image until it is there"
+    ]
+    (tmp_path / "static" / "henne.png").write_bytes(b"\x89PNG")
+    assert "its face" not in build(config).stderr
+
+
 # --- the real planets of the corpus ------------------------------------------------------------
 
 LISTS = [

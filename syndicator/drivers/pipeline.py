@@ -258,6 +258,8 @@ def check_folders(config: Config, templates: Path | None) -> None:
             "it: every build replaces the output folder whole"
         )
     check_output(Path(config.output), planet.planned_names(config, templates))
+    for line in planet.missing_faces(config, templates):
+        log.warning("%s", line)
 
 
 def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:

@@ -31,7 +31,7 @@ from syndicator.health import SiteStatus
 from syndicator.model import SourceState
 from syndicator.site.selection import condense, select_condensed, site_statuses, with_home_pages
 from syndicator.site.sitekey import Publication, output_mark
-from syndicator.site.theme import PAGE_SUFFIXES, STATIC, TEMPLATES
+from syndicator.site.theme import PAGE_SUFFIXES, STATIC, TEMPLATES, static_folders
 from syndicator.state import statefile
 from syndicator.state.store import Store
 
@@ -39,6 +39,7 @@ __all__ = [
     "PUBLISHED_KEY",
     "keep_publication",
     "local_base",
+    "missing_faces",
     "planned_names",
     "published_entries",
     "render_planet",
@@ -123,6 +124,23 @@ def planned_names(config: Config, templates: Path | None) -> list[str]:
     for folder in folders:  # taken as they are: the render leaves out (and warns of) a link out of them
         names.extend(entry.name for entry in _entries(folder))
     return [name for name in names if not name.startswith(("_", "."))]
+
+
+def missing_faces(config: Config, templates: Path | None) -> list[str]:
+    """One warning line per site whose ``face`` is a path (not a URL) that no ``static/`` folder holds
+    (:func:`theme.static_folders`: the planet's, beside sites.yaml, and the ``--templates`` folder's),
+    so its pages would show a broken image: e.g. the image files of a pluto planet moved in with
+    ``syndicator init`` (list of str, naming sites.yaml, the site's line and the folder to put it in)."""
+    folders = static_folders(config, templates)
+    lines = []
+    for index, site in enumerate(config.sites):
+        if site.face is None or "://" in site.face or any((folder / site.face).is_file() for folder in folders):
+            continue
+        lines.append(
+            f"{config.path}:{site.line}: sites[{index}] {site.name!r}: its face {site.face} is not in "
+            f"{config.path.parent / 'static'}; the pages show a broken image until it is there"
+        )
+    return lines
 
 
 def _entries(folder: Path) -> list[os.DirEntry[str]]:
