@@ -79,6 +79,16 @@ def cells(page: Path) -> dict[str, dict[str, str]]:
 # --- the sites page speaks to readers -------------------------------------------------------------
 
 
+def test_a_site_whose_feed_never_worked_is_not_available_yet(tmp_path: Path, server: HTTPServer) -> None:
+    server.expect_request("/ok.xml").respond_with_data(rss(post(1)))
+    server.expect_request("/never.xml").respond_with_data("not found", status=404)
+    sites = [{"name": "Ok", "feed": server.url_for("/ok.xml")}, {"name": "Never", "feed": server.url_for("/never.xml")}]
+    assert build(write_config(tmp_path, sites)).exit_code == 0
+    table = cells(tmp_path / "public" / "sites.html")
+    assert table["Never"]["Status"] == "not available yet: its feed could not be read so far"
+    assert table["Ok"]["Status"] == "available"
+
+
 def test_the_sites_page_tells_readers_in_plain_words(tmp_path: Path, server: HTTPServer) -> None:
     troubled_planet(tmp_path, server)
     page = tmp_path / "public" / "sites.html"
