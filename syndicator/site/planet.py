@@ -31,7 +31,7 @@ from syndicator.health import SiteStatus
 from syndicator.model import SourceState
 from syndicator.site.selection import condense, select_condensed, site_statuses, with_home_pages
 from syndicator.site.sitekey import Publication, output_mark
-from syndicator.site.theme import PAGE_SUFFIXES, STATIC, TEMPLATES, static_folders
+from syndicator.site.theme import PAGE_SUFFIXES, STATIC, TEMPLATES
 from syndicator.state import statefile
 from syndicator.state.store import Store
 
@@ -128,10 +128,11 @@ def planned_names(config: Config, templates: Path | None) -> list[str]:
 
 def missing_faces(config: Config, templates: Path | None) -> list[str]:
     """One warning line per site whose ``face`` is a path (not a URL) that no ``static/`` folder holds
-    (:func:`theme.static_folders`: the planet's, beside sites.yaml, and the ``--templates`` folder's),
+    (the planet's, beside sites.yaml, and the ``--templates`` folder's; a folder the render refuses,
+    :func:`theme.static_folders`, is said by the render itself),
     so its pages would show a broken image: e.g. the image files of a pluto planet moved in with
     ``syndicator init`` (list of str, naming sites.yaml, the site's line and the folder to put it in)."""
-    folders = static_folders(config, templates)
+    folders = [Path(config.path).parent / "static", *([templates / "static"] if templates is not None else [])]
     lines = []
     for index, site in enumerate(config.sites):
         if site.face is None or "://" in site.face or any((folder / site.face).is_file() for folder in folders):
