@@ -117,11 +117,11 @@ def planned_names(config: Config, templates: Path | None) -> list[str]:
     build (the older front pages, page2.html..., depend on the entries): for checking the output
     folder before anything is fetched (:func:`output.check_output`)."""
     names = [*TEMPLATES, *STATIC, "feed.json", *([statefile.NAME] if config.snapshot else [])]
-    folders = [Path(config.path).parent / "static"]
     if templates is not None:
-        folders.append(templates / "static")
         names.extend(page.name for page in _entries(templates) if page.name.endswith(PAGE_SUFFIXES))
-    for folder in folders:  # taken as they are: the render leaves out (and warns of) a link out of them
+    for folder in _static_paths(
+        config, templates
+    ):  # taken as they are: the render leaves out (and warns of) a link out of them
         names.extend(entry.name for entry in _entries(folder))
     return [name for name in names if not name.startswith(("_", "."))]
 
@@ -132,7 +132,7 @@ def missing_faces(config: Config, templates: Path | None) -> list[str]:
     :func:`theme.static_folders`, is said by the render itself),
     so its pages would show a broken image: e.g. the image files of a pluto planet moved in with
     ``syndicator init`` (list of str, naming sites.yaml, the site's line and the folder to put it in)."""
-    folders = [Path(config.path).parent / "static", *([templates / "static"] if templates is not None else [])]
+    folders = _static_paths(config, templates)
     lines = []
     for index, site in enumerate(config.sites):
         if site.face is None or "://" in site.face or any((folder / site.face).is_file() for folder in folders):
@@ -142,6 +142,12 @@ def missing_faces(config: Config, templates: Path | None) -> list[str]:
             f"{config.path.parent / 'static'}; the pages show a broken image until it is there"
         )
     return lines
+
+
+def _static_paths(config: Config, templates: Path | None) -> list[Path]:
+    """The ``static/`` folders a render may copy, as paths, before any check of them: the planet's
+    (beside sites.yaml), then the ``--templates`` folder's (:func:`theme.static_folders` checks them)."""
+    return [Path(config.path).parent / "static", *([templates / "static"] if templates is not None else [])]
 
 
 def _entries(folder: Path) -> list[os.DirEntry[str]]:
