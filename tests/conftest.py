@@ -81,6 +81,19 @@ def _no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name.lower(), raising=False)
 
 
+#: Variables syndicator reads that say where it runs, not what a test means: ``CI`` (a CI service
+#: sets it; it turns the "cache holds no state" note into a warning and the progress line off) and
+#: ``SYNDICATOR_STATE`` (a shared state URL). A test that needs one sets it itself, so the suite
+#: gives the same result on a desktop and in CI (the CI run failed on a test that passed here).
+MACHINE_VARIABLES = ("CI", "SYNDICATOR_STATE")
+
+
+@pytest.fixture(autouse=True)
+def _no_ci_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in MACHINE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 def _send_response_without_date(
     handler: http.server.BaseHTTPRequestHandler, code: int, message: str | None = None
 ) -> None:
