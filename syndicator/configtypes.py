@@ -144,6 +144,11 @@ class Config:
             feed.json advertise and announce.py notifies of a change; () for none.
         deliveries: the webhooks each new or changed entry is POSTed to
             (:mod:`deliveries`, at most 16); () for none.
+        name: the planet's name in status and metrics: "" for the planet the file itself
+            describes, else the name its entry of ``planets:`` gives.
+        planets: the other planets the same file defines (``planets:``), each a whole Config of
+            its own (its sites, output, settings), sharing this one's state and poller; () for a
+            file of one planet. A planet in ``planets`` has no ``planets`` of its own.
     """
 
     path: Path
@@ -186,6 +191,12 @@ class Config:
     hubs: tuple[str, ...] = ()
     state: str | None = None
     deliveries: tuple[Delivery, ...] = ()
+    name: str = ""
+    planets: tuple[Config, ...] = ()
+
+    def all_planets(self) -> tuple[Config, ...]:
+        """This planet, then those of ``planets``, in file order (tuple of Config)."""
+        return (self, *self.planets)
 
     def new_items(self, feed: str) -> int:
         """How many entries of the first fetch of the source ``feed`` (a configured URL) are

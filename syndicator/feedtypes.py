@@ -75,6 +75,8 @@ class Entry:
             line (Atom ``<content src>``, RFC 4287 section 4.1.3.2), or None.
         content_type: the media type that ``content`` element gives for it
             (``application/pdf``), lower case, or "" when it gives none usable.
+        categories: the entry's categories (tags), normalised plain text, each once, in
+            document order (see parse/categories.py); () when the feed gives none.
     """
 
     id: str
@@ -92,6 +94,7 @@ class Entry:
     language: str | None = None
     content_src: str | None = None
     content_type: str = ""
+    categories: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

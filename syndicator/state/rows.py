@@ -121,6 +121,8 @@ def entry_to_json(entry: Entry) -> str:
     data["enclosures"] = [
         {name: getattr(enclosure, name) for name in _ENCLOSURE_FIELDS} for enclosure in entry.enclosures
     ]
+    if not entry.categories:
+        del data["categories"]  # rows of entries without categories stay as they were stored before
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -144,6 +146,8 @@ def entry_from_json(text: str) -> Entry:
         if data.get(key):
             data[key] = datetime.fromisoformat(data[key])
     data["enclosures"] = _enclosures_from_json(data.get("enclosures"))
+    categories = data.get("categories")
+    data["categories"] = tuple(c for c in categories if isinstance(c, str)) if isinstance(categories, list) else ()
     known = {f.name for f in fields(Entry)}
     return Entry(**{k: v for k, v in data.items() if k in known})
 
