@@ -3,7 +3,8 @@
 Text elements (titles, descriptions, summaries, content, in or out of
 line), RSS source, the media elements (media:group, media:content,
 media:thumbnail, media:title, media:description), links, guids and ids,
-authors and itunes:owner: :class:`Elements` stores each into the feed or
+authors and itunes:owner, categories (RSS and Atom ``category``, ``dc:subject``,
+``media:category``, nested ``itunes:category``): :class:`Elements` stores each into the feed or
 entry mapping with feedparser's keys and values, or raises
 :class:`fastnames.Unsure`. Which handler an element goes to is decided by
 :mod:`fastreader`'s walk; the state they share is :class:`fastscope.Scope`.
@@ -15,6 +16,7 @@ import re
 from typing import Any
 
 from syndicator.parse import feedreader
+from syndicator.parse.categories import ITUNES_SCHEME
 from syndicator.parse.fastnames import Unsure, name_of, text_of
 from syndicator.parse.fastscope import Scope
 from syndicator.parse.fastxhtml import xhtml
@@ -199,8 +201,52 @@ class Elements(Scope):
             child_attributes = self._enter(child)
             if child_name in ("media_content", "media_thumbnail", "media_group", "media_title", "media_description"):
                 self._media(child, child_name, child_attributes, context, depths)
+            elif child_name == "media_category":
+                self._category(child, child_name, child_attributes, context)
             else:
                 self._check_skipped(child)
+            self._leave()
+
+    def _category(self, element: Any, name: str, attributes: dict[str, str], context: dict[str, Any]) -> None:
+        """A category of an entry or the feed (:data:`fastnames.CATEGORIES`), into ``tags`` as feedparser's
+        ``_start_category`` and ``_end_category`` file it (:func:`feedreader.add_tag`): the attributes
+        first (term, scheme or domain, label; itunes:category's ``text``), then the text, which is the
+        term of an attribute-made tag without one, else a tag of its own."""
+        if name == "itunes_category":
+            self._itunes_category(element, attributes, context)
+            return
+        if name == "media_category":
+            attributes.setdefault("scheme", "http://search.yahoo.com/mrss/category_schema")
+        scheme = attributes.get("scheme", attributes.get("domain"))
+        feedreader.add_tag(context, attributes.get("term"), scheme, attributes.get("label"))
+        self._category_text(element, context)
+
+    def _category_text(self, element: Any, context: dict[str, Any]) -> None:
+        """The text of a category element (feedparser's ``_end_category``): the term of the last tag
+        when that has none, else a tag of its own."""
+        value = self._value(text_of(element), "category")
+        if not value:
+            return
+        tags = context["tags"]
+        if tags and not tags[-1]["term"]:
+            tags[-1]["term"] = value
+        else:
+            feedreader.add_tag(context, value, None, None)
+
+    def _itunes_category(self, element: Any, attributes: dict[str, str], context: dict[str, Any]) -> None:
+        """itunes:category: a tag of its ``text``, then its text (a subcategory some feeds write so) or
+        the itunes:category elements inside it (Apple's subcategories); any other content is left to feedparser."""
+        feedreader.add_tag(context, attributes.get("text"), ITUNES_SCHEME, None)
+        if not len(element):
+            self._category_text(element, context)
+            return
+        if (element.text or "").strip() or any((child.tail or "").strip() for child in element):
+            raise Unsure
+        for child in element:
+            if name_of(child) != "itunes_category":
+                raise Unsure
+            child_attributes = self._enter(child)
+            self._itunes_category(child, child_attributes, context)
             self._leave()
 
     def _link(self, element: Any, attributes: dict[str, str], context: dict[str, Any], in_entry: bool) -> None:

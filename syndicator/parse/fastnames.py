@@ -44,13 +44,13 @@ READ_KEYS = frozenset(
         "source",
     }
 )
+#: The category elements, read into ``tags`` (:meth:`fastelements.Elements._category`) in an entry and in the feed.
+CATEGORIES = frozenset({"category", "dc_subject", "media_category", "itunes_category"})
 #: Elements with a handler that only fills keys nobody reads here, and holds no element that matters.
 HARMLESS = frozenset(
     {
-        "category",
         "keywords",
         "tags",
-        "dc_subject",
         "contributor",
         "rights",
         "copyright",
@@ -61,10 +61,8 @@ HARMLESS = frozenset(
         "itunes_explicit",
         "itunes_block",
         "itunes_keywords",
-        "itunes_category",
         "media_credit",
         "media_rating",
-        "media_category",
         "media_keywords",
         "media_license",
         "media_restriction",

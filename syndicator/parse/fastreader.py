@@ -30,7 +30,7 @@ from lxml import etree
 from syndicator.errors import ParseError
 from syndicator.parse import feedreader
 from syndicator.parse.fastelements import Elements
-from syndicator.parse.fastnames import ATOM, FEED_HARMLESS, Unsure, name_of, text_of
+from syndicator.parse.fastnames import ATOM, CATEGORIES, FEED_HARMLESS, Unsure, name_of, text_of
 from syndicator.parse.fastxhtml import XHTML_OR_ATOM
 from syndicator.parse.feedreader import AuthorState
 from syndicator.parse.limits import MAX_TAGS, Budget
@@ -156,6 +156,8 @@ class _Reader(Elements):
                 self._image(child, name)
             elif name in ("language", "dc_language"):
                 feed.context["language"] = self._value(text_of(child), "language")
+            elif name in CATEGORIES:
+                self._category(child, name, attributes, feed.context)
             else:
                 self._check_skipped(child, FEED_HARMLESS)
             self._leave()
@@ -219,6 +221,8 @@ class _Reader(Elements):
                 self._source(child, attributes, context, depths)
             elif name in ("itunes_image", "itunes_link"):
                 self._itunes_image(child, attributes, context)
+            elif name in CATEGORIES:
+                self._category(child, name, attributes, context)
             elif name == "itunes_duration":
                 if attributes:
                     raise Unsure
@@ -229,9 +233,12 @@ class _Reader(Elements):
         self._leave()
         self.has_content = False
         if "links" in context:
-            context["enclosures"] = [
-                {key: value for key, value in link.items() if key != "rel"}
-                for link in context["links"]
-                if link.get("rel") == "enclosure"
-            ]
+            context["enclosures"] = _enclosures(context["links"])
         return context
+
+
+def _enclosures(links: list[dict[str, str]]) -> list[dict[str, str]]:
+    """An entry's ``enclosures`` as feedparser gives them: its links of rel "enclosure", without the rel."""
+    return [
+        {key: value for key, value in link.items() if key != "rel"} for link in links if link.get("rel") == "enclosure"
+    ]

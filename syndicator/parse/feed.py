@@ -39,6 +39,10 @@ normalized here, once:
   (RSS ``<language>``, channel ``dc:language``, the root's ``xml:lang``);
   JSON Feed: the item's ``language``, then the top level's
   (:func:`xmlentry.xml_language`, :mod:`language`);
+* an entry's categories are its own (RSS and Atom ``category``, ``dc:subject``,
+  ``itunes:category``, ``media:category``; JSON Feed ``tags``), normalised by
+  :mod:`categories`; a podcast episode without any takes its show's
+  ``itunes:category`` values (Apple puts them on the channel only);
 * Atom content published out of line (``<content src>``, RFC 4287
   section 4.1.3.2) is kept as the entry's ``content_src`` and
   ``content_type`` (:func:`xmlentry.content_src`); its text is the summary;
@@ -70,6 +74,7 @@ from syndicator.errors import NotAFeedError, ParseError
 from syndicator.feedtypes import ParsedFeed
 from syndicator.language import language_tag
 from syndicator.parse import fastreader, feedreader, hints, hubs
+from syndicator.parse.categories import xml_categories
 from syndicator.parse.discover import find_alternates, looks_like_html
 from syndicator.parse.drafts import finish, shows_nothing
 from syndicator.parse.encoding import decode, prepare_xml
@@ -184,6 +189,7 @@ def _read_xml(
     feed_link = absolute(dict.get(feed, "link"), url)
     feed_author = xml_author(feed)
     feed_language = language_tag(dict.get(feed, "language"))
+    show_categories = xml_categories(feed, podcast_only=True)
     drafts = []
     for item in document.entries:
         budget.check("reading entries")
@@ -194,6 +200,7 @@ def _read_xml(
                 entry=replace(
                     draft.entry,
                     language=xml_language(item) or feed_language,
+                    categories=xml_categories(item) or show_categories,
                     **content_src(item, (draft.entry.link, feed_link, url)),
                 ),
             )

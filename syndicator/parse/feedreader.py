@@ -15,6 +15,7 @@ string is cut to :data:`limits.AUTHOR_MAX_CHARS` characters before
 feedparser searches it for an e-mail address (a search quadratic in its
 length). And ``itunes:summary`` is read into a field of its own,
 ``itunes_summary`` (:class:`_OwnSummary`), never into ``summary`` or ``content``.
+And ``tags`` holds categories only, at most :data:`TAGS_KEPT` (:class:`_OwnTags`).
 
 What feedparser raises on hostile input becomes the source's
 :class:`~syndicator.errors.ParseError` (its ``bozo`` flag covers the rest).
@@ -126,13 +127,57 @@ class _OwnSummary:
         self.pop_content("itunes_summary")  # type: ignore[attr-defined]
 
 
-class _Strict(_OwnSummary, StrictFeedParser):
+#: Raw categories (feedparser's ``tags``) kept per entry or feed: twice the most that are published
+#: (:data:`categories.MAX_CATEGORIES`), so that spellings of one category do not crowd out the others.
+TAGS_KEPT = 64
+
+
+def add_tag(context: dict[str, Any], term: str | None, scheme: str | None, label: str | None) -> None:
+    """feedparser's ``_add_tag`` on ``context`` (an entry or feed mapping), once ``tags`` holds fewer than
+    :data:`TAGS_KEPT`: feedparser looks for each new tag in the whole list, which is quadratic in a feed
+    that gives an entry 100,000 categories; past the cap a tag costs nothing."""
+    tags = context.setdefault("tags", [])
+    if (not term and not scheme and not label) or len(tags) >= TAGS_KEPT:
+        return
+    value = FeedParserDict(term=term, scheme=scheme, label=label)
+    if value not in tags:
+        tags.append(value)
+
+
+class _OwnTags:
+    """``tags`` as categories only, at most :data:`TAGS_KEPT` (:func:`add_tag`).
+
+    feedparser also files keywords as tags (``itunes:keywords``, ``media:keywords``, ``<keywords>`` and a
+    made-up ``<tags>``, split at commas): they are search terms a publisher gives, often dozens of them,
+    not the categories an entry is filed under; their text is read and dropped here.
+    """
+
+    def _add_tag(self, term: str | None, scheme: str | None, label: str | None) -> None:
+        add_tag(self._get_context(), term, scheme, label)  # type: ignore[attr-defined]
+
+    def _start_keywords(self, attrs_d: dict[str, str]) -> None:
+        self.push("keywords", 1)  # type: ignore[attr-defined]
+
+    def _end_keywords(self) -> None:
+        self.pop("keywords")  # type: ignore[attr-defined]
+
+    def _end_itunes_keywords(self) -> None:
+        self.pop("itunes_keywords")  # type: ignore[attr-defined]
+
+    def _end_media_keywords(self) -> None:
+        self.pop("media_keywords")  # type: ignore[attr-defined]
+
+    def _end_tags(self) -> None:
+        self.pop("tags")  # type: ignore[attr-defined]
+
+
+class _Strict(_OwnTags, _OwnSummary, StrictFeedParser):
     def _sync_author_detail(self, key: str = "author") -> None:
         _cap_author(self, key)
         super()._sync_author_detail(key)
 
 
-class _Loose(_OwnSummary, LooseFeedParser):
+class _Loose(_OwnTags, _OwnSummary, LooseFeedParser):
     def _sync_author_detail(self, key: str = "author") -> None:
         _cap_author(self, key)
         super()._sync_author_detail(key)

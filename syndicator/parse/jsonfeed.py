@@ -16,6 +16,8 @@ A helper of :mod:`parse`, which turns drafts into entries. Rules:
 * ``attachments`` count as enclosures for identity, and are kept as the
   entry's enclosures (:mod:`media`);
 * an item without ``authors`` (1.0: ``author``) takes the feed's;
+* an item's ``tags`` (a list of strings) are its categories, normalised by
+  :mod:`categories`;
 * an item's language is its ``language``, else the feed's top-level
   ``language`` (JSON Feed 1.1 defines both), when it is a well-formed BCP 47
   tag (:func:`language.language_tag`);
@@ -40,6 +42,7 @@ from syndicator.feedtypes import Entry
 from syndicator.language import language_tag
 from syndicator.parse import media
 from syndicator.parse.authors import author_name
+from syndicator.parse.categories import normalised
 from syndicator.parse.hubs import MAX_CANDIDATES, Advertised, collect
 from syndicator.parse.identity import Candidate, Draft
 from syndicator.parse.limits import RAW_FIELD_FACTOR, TITLE_MAX_CHARS, Budget
@@ -156,6 +159,7 @@ def _item(item: dict[str, Any], feed_link: str | None, url: str, now: datetime, 
         summary=summary,
         content=content,
         date_note=None if date else "; ".join(notes) or None,
+        categories=normalised(tags) if isinstance(tags := item.get("tags"), list) else (),
     )
     candidate = Candidate(
         guid or None, link, title, (raws[0] or raws[1])[:DATE_MAX_CHARS], enclosures, summary or content

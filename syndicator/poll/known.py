@@ -13,7 +13,14 @@ functions on values (no SQL, no clock); the values are :mod:`model`'s:
 * first dates (:func:`keep_first_date`): a seen entry whose only date moved
   forward keeps its first date (docs/reference/entries.md, "Edits");
 * new vs changed (:func:`intents`): an unseen id is new; a seen id whose
-  content hash differs is changed (an edit, updated in place);
+  content hash differs is changed (an edit, updated in place). The hash is
+  of what a reader reads: title, link, summary and content. Categories are
+  not in it: a publisher re-filing a post (WordPress re-tagging, a feed that
+  reorders or renames its tags) has not edited it, and an edit event would
+  tell every webhook of a change no reader can see. The new categories are
+  still stored (the snapshot is stored when any field of an entry differs,
+  ``decide.snapshot_hash``), so the pages, the feeds and the planets'
+  filters use them from the next build;
 * the baseline: a source's first snapshot is not news, so it has no events,
   and only its ``new_feed_items`` newest entries are published (:func:`backlog`);
 * events: one per new or changed entry, when the planet has deliveries.
