@@ -2,7 +2,7 @@
 
 The Atom feed (feed.xml) is a template like the pages; this one is built
 here, from the same page entries (:mod:`pageentry`), so its ids, titles,
-dates and content are the Atom feed's.
+dates, content and categories (``tags``) are the Atom feed's.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ def json_feed(config: Config, base: str, entries: Sequence[PageEntry]) -> Iterab
                 **_attachments(e),
                 **({"image": e.image_url} if e.image_url else {}),
                 **({"language": e.language} if e.language else {}),
+                **({"tags": list(e.categories)} if e.categories else {}),
                 "_source": {"title": e.site_name, "feed_url": e.site_feed, "home_page_url": e.site_link},
             }
         )

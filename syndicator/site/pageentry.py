@@ -4,7 +4,7 @@
 (:func:`atom_id`), a title that is never empty, the author claimed or the
 site's name, dates in RFC 3339 and in the planet's time zone, the summary
 cut to ``summary_chars``, the content led by the entry's image, its
-enclosures (:mod:`mediaview`) and its language and direction. Pure: the
+enclosures (:mod:`mediaview`), its language and direction, and its categories. Pure: the
 same entry and clock give the same page entry.
 """
 
@@ -69,6 +69,7 @@ class PageEntry:
     direction: str = "auto"  # "rtl" or "ltr" from ``language`` (language.direction), "auto" without one
     content_src: str | None = None  # where the content is when the feed published it out of line (Atom src)
     content_type: str = ""  # its media type, or ""
+    categories: tuple[str, ...] = ()  # the entry's categories (tags), plain text, each once (parse/categories.py)
 
 
 def atom_id(entry_id: str, feed: str) -> str:
@@ -129,6 +130,7 @@ def page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[...,
         direction=direction(language),
         content_src=None if entry.content else entry.content_src,
         content_type=entry.content_type,
+        categories=entry.categories,
     )
 
 
