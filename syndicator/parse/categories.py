@@ -48,7 +48,7 @@ def normalised(values: Iterable[object]) -> tuple[str, ...]:
     seen: set[str] = set()
     for value in islice(values, RAW_SEEN):
         text = category_text(value) if isinstance(value, str) else ""
-        key = _key(text)
+        key = category_key(text)
         if text and key not in seen:
             seen.add(key)
             kept.append(text)
@@ -66,8 +66,10 @@ def category_text(value: str) -> str:
     return text[:CATEGORY_MAX_CHARS].rstrip()
 
 
-def _key(text: str) -> str:
-    """What two spellings of one category share: no accents (Unicode NFKD, combining marks dropped), case folded."""
+def category_key(text: str) -> str:
+    """What two spellings of one category share (str): no accents (Unicode NFKD, combining marks dropped),
+    case folded. Anything that compares categories (a planet's filters) compares these keys, as
+    :func:`normalised` does."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
 
