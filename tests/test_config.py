@@ -52,7 +52,7 @@ def test_minimal_file_gets_documented_defaults(tmp_path: Path) -> None:
 def test_each_optional_config_field_is_one_setting_whose_default_is_the_field_default(tmp_path: Path) -> None:
     """The table of settings covers every Config field but the required ones; a file without them gets
     exactly the defaults of a Config made in code (paths resolved, the User-Agent built)."""
-    optional = {f.name for f in fields(Config)} - {"path", "title", "link", "sites"}
+    optional = {f.name for f in fields(Config)} - {"path", "title", "link", "sites", "name", "planets"}
     assert sorted(setting.attribute for setting in SETTINGS.values()) == sorted(optional)
     config = load_config(write(tmp_path, MINIMAL))
     made = Config(config.path, config.title, config.link, config.sites)
