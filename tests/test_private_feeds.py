@@ -258,6 +258,7 @@ def test_a_refused_credential_holds_the_feed_until_the_credential_changes(
     assert "an-expired-token" not in first.stderr
     shown = status(config).stdout
     assert "credentials refused" in shown and "until its credentials change" in shown
+    assert "[denied" in shown and "next due: on hold" in shown
     held = build(config, now=LATER)
     assert len(seen) == 1, held.stderr  # held: two days later, no request
     monkeypatch.setenv("SYNDICATOR_CREDENTIALS_TEAM", json.dumps({"bearer": TOKEN}))
