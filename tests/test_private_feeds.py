@@ -29,6 +29,7 @@ from syndicator.errors import FetchError
 from syndicator.fetch import private
 
 from .conftest import build, loopback_server, post, rss, write_config
+from .websub_hub import ServeProcess
 
 LATER = "2026-12-02T12:00:00Z"  # two days after NOW_ISO: every feed checked at NOW is due again
 TOKEN = "tok-3f9a1c7e-SECRET"
@@ -173,10 +174,10 @@ def every_file(folder: Path) -> Iterator[Path]:
 def test_nothing_written_or_printed_holds_a_secret(
     server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Four private feeds, one of each kind, one of them on a port where nothing listens (its error
-    would quote the URL its token is in), one refused (401): the scan covers every file written (the
+    """Private feeds of each kind, one of them also on a port where nothing listens (its error would
+    quote the URL its token is in), one refused (401): the scan covers every file written (the
     site, the cache folder with the SQLite file's bytes, the snapshot) and every line printed."""
-    for kind in ("bearer", "basic", "header"):
+    for kind in ("bearer", "basic", "header", "query"):
         server.expect_request(f"/{kind}.xml").respond_with_handler(gated(KINDS[kind][1], []))
     server.expect_request("/refused.xml").respond_with_data("no", status=401)
     with loopback_server() as closed:
@@ -186,6 +187,7 @@ def test_nothing_written_or_printed_holds_a_secret(
     (tmp_path / "secrets.yaml").chmod(0o600)
     sites = [{"name": kind, "feed": server.url_for(f"/{kind}.xml"), "credentials": kind} for kind in KINDS]
     sites[-1]["feed"] = down
+    sites.append({"name": "Query answered", "feed": server.url_for("/query.xml"), "credentials": "query"})
     sites.append({"name": "Refused", "feed": server.url_for("/refused.xml"), "credentials": "refused"})
     sites.append({"name": "Public", "feed": server.url_for("/bearer.xml")})
     config = write_config(tmp_path, sites, host_gap=0, retries=0, snapshot=True, secrets="secrets.yaml")
@@ -210,6 +212,29 @@ def test_nothing_written_or_printed_holds_a_secret(
     shown = printed[2].stdout
     assert "credentials refused" in shown  # the refused feed says so, without the token
     assert "connection failed" in shown or "connection" in printed[0].stderr
+
+
+@pytest.mark.usefixtures("no_credentials_in_environment")
+def test_serve_sends_the_credential_and_its_metrics_and_log_hold_no_secret(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    value, check = KINDS["query"]
+    seen: list[Request] = []
+    server.expect_request("/team.xml").respond_with_handler(gated(check, seen))
+    monkeypatch.setenv("SYNDICATOR_CREDENTIALS_TEAM", json.dumps(value))  # serve inherits the environment
+    config = private_planet(tmp_path, server.url_for("/team.xml"))
+    serve = ServeProcess(config, "-v", public=False)
+    try:
+        serve.wait_for(lambda: serve.metric("syndicator_renders_total") == 1.0, "the first render")
+        metrics = serve.get("/metrics").text
+        assert serve.terminate() == 0
+    finally:
+        serve.process.kill()
+    assert [check(request) for request in seen] == [True]
+    assert "syndicator_fetches_total" in metrics
+    written = [metrics, serve.log()] + [p.read_bytes().decode("latin-1") for p in every_file(tmp_path)]
+    for text in written:
+        assert TOKEN not in text
 
 
 @pytest.mark.usefixtures("no_credentials_in_environment")
