@@ -238,6 +238,30 @@ def test_serve_sends_the_credential_and_its_metrics_and_log_hold_no_secret(
 
 
 @pytest.mark.usefixtures("no_credentials_in_environment")
+def test_serve_tries_a_refused_feed_again_as_soon_as_the_secrets_file_changes(
+    server: HTTPServer, tmp_path: Path
+) -> None:
+    value, check = KINDS["bearer"]
+    seen: list[Request] = []
+    server.expect_request("/team.xml").respond_with_handler(gated(check, seen))
+    config = private_planet(tmp_path, server.url_for("/team.xml"), secrets={"team": {"bearer": "an-expired-token"}})
+    serve = ServeProcess(config, public=False)
+    try:
+        serve.wait_for(lambda: len(seen) == 1, "the first request")
+        secrets = tmp_path / "secrets.yaml"
+        secrets.write_text(yaml.safe_dump({"team": value}), encoding="utf-8")
+        stamp = secrets.stat().st_mtime_ns + 1_000_000_000  # a time of its own, however coarse the clock
+        os.utime(secrets, ns=(stamp, stamp))
+        serve.wait_for(lambda: len(seen) == 2, "a request with the new credential")
+        serve.wait_for(lambda: serve.metric("syndicator_renders_total") == 1.0, "the render of its entries")
+        assert serve.terminate() == 0
+    finally:
+        serve.process.kill()
+    assert [check(request) for request in seen] == [False, True]
+    assert "an-expired-token" not in serve.log() and TOKEN not in serve.log()
+
+
+@pytest.mark.usefixtures("no_credentials_in_environment")
 def test_a_public_site_of_the_same_url_is_another_source_without_the_private_entries(
     server: HTTPServer, tmp_path: Path
 ) -> None:
