@@ -164,6 +164,30 @@ def test_another_port_of_the_same_host_is_another_origin(server: HTTPServer, tmp
     assert len(elsewhere) == 1 and not carries_any(elsewhere[0])
 
 
+@pytest.mark.usefixtures("no_credentials_in_environment")
+def test_a_feed_moved_within_its_origin_keeps_its_credential_and_a_repeated_token_is_not_stored(
+    server: HTTPServer, tmp_path: Path
+) -> None:
+    """A 301 to a URL of the same origin that repeats the query token: the credential goes on to the new
+    URL, at this build and the next (which asks the new URL directly), and no stored URL holds it."""
+    value, check = KINDS["query"]
+    moved: list[Request] = []
+    server.expect_request("/team.xml").respond_with_data(
+        "", status=301, headers={"Location": f"/moved.xml?page=1&token={TOKEN}"}
+    )
+    server.expect_request("/moved.xml").respond_with_handler(gated(check, moved))
+    config = private_planet(tmp_path, server.url_for("/team.xml"), secrets={"team": value})
+    assert build(config).exit_code == 0
+    assert build(config, now=LATER).exit_code == 0
+    assert [check(request) for request in moved] == [True, True]
+    assert [request.args.get("page") for request in moved] == ["1", "1"]
+    assert len(server.log) == 3  # the second build went to the new URL at once
+    shown = status(config, "--json").stdout
+    assert "moved.xml?page=1" in shown
+    assert TOKEN not in shown
+    assert TOKEN.encode() not in (tmp_path / "cache" / "state.sqlite").read_bytes()
+
+
 def every_file(folder: Path) -> Iterator[Path]:
     for path in sorted(folder.rglob("*")):
         if path.is_file():

@@ -268,7 +268,9 @@ class Fetcher:
                 if response.status_code in _REDIRECT:
                     requests.cookies.extract_cookies_to_jar(jar, response.request, response.raw)
                     intact = True
-                    url = answer.redirect_target(request.source, url, response)
+                    url = private.without_token(
+                        request.credential, answer.redirect_target(request.source, url, response)
+                    )
                     permanent = permanent and response.status_code in _PERMANENT
                     if (url, _cookies(jar)) in seen:  # the same URL again with a new cookie is no loop
                         raise FetchError(request.source, f"redirect loop at {url}", kind="redirect")

@@ -7,7 +7,8 @@ configured feed's own origin, and kept out of every message.
   parameter, and syndicator follows redirects by hand, so the rule is applied here on every hop.
 * ``bearer``: ``Authorization: Bearer TOKEN`` (RFC 6750 section 2.1); ``basic``: ``Authorization:
   Basic`` of ``user:password`` in UTF-8 (RFC 7617 section 2); ``header``: that header; ``query``:
-  ``name=value`` added to the URL of the request only, never to a URL that is stored or shown.
+  ``name=value`` added to the URL of the request only, never to a URL that is stored or shown (a
+  redirect to a URL repeating it is stored without it: :func:`without_token`).
 * Errors quote URLs (requests' do: ``Max retries exceeded with url: /feed?token=...``): every failure
   of a private fetch is scrubbed (:func:`scrub`) before it leaves the fetcher.
 """
@@ -15,13 +16,13 @@ configured feed's own origin, and kept out of every message.
 from __future__ import annotations
 
 import base64
-from urllib.parse import quote, quote_plus, urlencode
+from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus, urlencode
 
 from syndicator import urls
 from syndicator.configtypes import Credential
 from syndicator.errors import FeedError
 
-__all__ = ["MASK", "headers_for", "same_origin", "scrub", "url_for"]
+__all__ = ["MASK", "headers_for", "same_origin", "scrub", "url_for", "without_token"]
 
 #: What a secret is replaced with in a message.
 MASK = "***"
@@ -63,6 +64,20 @@ def url_for(credential: Credential | None, source: str, url: str) -> str:
     if credential is None or credential.kind != "query" or not same_origin(source, url):
         return url
     return f"{url}{'&' if '?' in url else '?'}{urlencode({credential.key: credential.secret})}"
+
+
+def without_token(credential: Credential | None, url: str) -> str:
+    """``url`` (a redirect's target) without the ``query`` credential's parameter when it holds the
+    secret: a server that redirects to a URL repeating the token does not get it stored as the fetch
+    URL or the validators' URL; :func:`url_for` adds it again when that URL is requested (str)."""
+    if credential is None or credential.kind != "query" or credential.secret not in unquote_plus(url):
+        return url
+    base, _, fragment = url.partition("#")
+    path, _, query = base.partition("?")
+    kept = [
+        (k, v) for k, v in parse_qsl(query, keep_blank_values=True) if (k, v) != (credential.key, credential.secret)
+    ]
+    return path + (f"?{urlencode(kept)}" if kept else "") + (f"#{fragment}" if fragment else "")
 
 
 def scrub(error: FeedError, credential: Credential | None) -> FeedError:
