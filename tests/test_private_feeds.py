@@ -12,7 +12,9 @@ import base64
 import gzip
 import json
 import os
+import signal
 import sqlite3
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,9 +29,11 @@ from syndicator.cli import main
 from syndicator.configtypes import Credential
 from syndicator.errors import FetchError
 from syndicator.fetch import private
+from syndicator.state.store import Store
 
 from .conftest import build, loopback_server, post, rss, write_config
-from .websub_hub import ServeProcess
+from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
+from .websub_hub import SYNDICATOR, WAIT, ServeProcess, wait_for
 
 LATER = "2026-12-02T12:00:00Z"  # two days after NOW_ISO: every feed checked at NOW is due again
 TOKEN = "tok-3f9a1c7e-SECRET"
@@ -283,6 +287,36 @@ def test_serve_tries_a_refused_feed_again_as_soon_as_the_secrets_file_changes(
         serve.process.kill()
     assert [check(request) for request in seen] == [False, True]
     assert "an-expired-token" not in serve.log() and TOKEN not in serve.log()
+
+
+@pytest.mark.usefixtures("no_credentials_in_environment")
+def test_a_worker_sends_the_credential_and_stores_none_of_it(
+    server: HTTPServer, tmp_path: Path, pg_database: str
+) -> None:
+    value, check = KINDS["header"]
+    seen: list[Request] = []
+    server.expect_request("/team.xml").respond_with_handler(gated(check, seen))
+    config = private_planet(tmp_path, server.url_for("/team.xml"), secrets={"team": value}, state=pg_database)
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and k != "SYNDICATOR_STATE"}
+    log = tmp_path / "worker.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [str(SYNDICATOR), "worker", "--config", str(config), "--name", "a", "-v"],
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+            env=env,
+        )
+    try:
+        wait_for(lambda: len(seen) == 1, "the worker's request")
+        with Store.connect(pg_database) as store:
+            wait_for(lambda: any(s.last_success for s in store.states().values()), "the feed stored")
+            states = repr(store.states())
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=WAIT)
+    assert check(seen[0])
+    assert "#credentials=team" in states
+    assert TOKEN not in states and TOKEN not in log.read_text(encoding="utf-8")
 
 
 @pytest.mark.usefixtures("no_credentials_in_environment")
