@@ -11,6 +11,7 @@ Units: durations are seconds (float), sizes are bytes (int).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +22,46 @@ from typing import Any
 #: themes/classic_fancy/config.ini, and Planet 2.0's examples): RSS 2.0, RSS 1.0 and Atom 1.0 feeds of
 #: the entries, and the FOAF list of the sites (opml.xml, the other one, is always published).
 OLD_FEEDS = ("rss20.xml", "rss10.xml", "atom.xml", "foafroll.xml")
+
+
+#: The kinds of credential a private feed may use (docs/private-feeds.md): an ``Authorization: Bearer``
+#: token, HTTP basic authentication (RFC 7617), a request header, a query parameter.
+CREDENTIAL_KINDS = ("bearer", "basic", "header", "query")
+#: What a private site's source key adds to its feed URL: a fragment, which HTTP never sends (RFC 9110
+#: section 4.2.5), naming the credential, so that a site of the same URL without it is another source.
+PRIVATE_FRAGMENT = "#credentials="
+
+
+@dataclass(frozen=True)
+class Credential:
+    """What a private feed sends to its own origin, from the environment or the secrets file.
+
+    Attributes:
+        name: the name sites.yaml gives it (``credentials: team``); shown in messages and source keys.
+        kind: one of :data:`CREDENTIAL_KINDS`.
+        key: the header name (``header``), the query parameter's name (``query``), the user
+            (``basic``); "" for ``bearer``.
+        secret: the token, password or value; never shown, logged or stored. The repr shows only
+            :attr:`digest`, so the schedule's fingerprint of a site (schedule.site_fingerprints)
+            changes when the secret does, and a feed held after a refusal is tried again.
+    """
+
+    name: str
+    kind: str
+    key: str = ""
+    secret: str = field(default="", repr=False)
+
+    def __repr__(self) -> str:
+        return f"Credential(name={self.name!r}, kind={self.kind!r}, digest={self.digest!r})"
+
+    @cached_property
+    def digest(self) -> str:
+        """A one-way digest of the credential (16 hex characters): PBKDF2-HMAC-SHA256 (RFC 8018),
+        50,000 rounds salted with the name, so a weak password cannot be guessed back from a stored
+        fingerprint in reasonable time."""
+        material = f"{self.kind}\n{self.key}\n{self.secret}".encode()
+        salt = f"syndicator credential {self.name}".encode()
+        return hashlib.pbkdf2_hmac("sha256", material, salt, 50_000)[:8].hex()
 
 
 @dataclass(frozen=True)
@@ -48,6 +89,10 @@ class Site:
         new_feed_items: the site's own ``new_feed_items`` (see :class:`Config`), or None (the
             planet's stands). Not in the repr: it is no part of the fingerprint that retries a
             feed gone for good (schedule.site_fingerprints), as it changes nothing of fetching.
+        credential: what a private feed sends to its origin (``credentials:`` in sites.yaml), or
+            None. A private site's ``feed`` is its URL plus :data:`PRIVATE_FRAGMENT` and the
+            credential's name, so it is a source of its own, never shared with a site of the same
+            URL without that credential; :attr:`url` is the URL as written.
     """
 
     name: str
@@ -59,6 +104,7 @@ class Site:
     enabled: bool = True
     line: int = field(default=0, compare=False, repr=False)
     new_feed_items: int | None = field(default=None, repr=False)
+    credential: Credential | None = None
 
     @property
     def local(self) -> bool:
@@ -66,9 +112,26 @@ class Site:
         return is_local(self.feed)
 
     @property
+    def private(self) -> bool:
+        """True when the feed needs credentials (``credentials:`` in sites.yaml) (bool)."""
+        return self.credential is not None
+
+    @property
+    def url(self) -> str:
+        """The feed URL as sites.yaml gives it (str): :attr:`feed` without a private site's fragment."""
+        return feed_url(self.feed)
+
+    @property
     def public_feed(self) -> str | None:
-        """The feed URL to publish (str), or None for a local file, whose path is not published."""
-        return None if self.local else self.feed
+        """The feed URL to publish (str), or None for a local file, whose path is not published, and
+        for a private feed, which subscribers cannot read."""
+        return None if self.local or self.private else self.feed
+
+
+def feed_url(source: str) -> str:
+    """The feed URL of a source key (str -> str): a private site's key without its
+    :data:`PRIVATE_FRAGMENT`; any other key as it is."""
+    return source.split(PRIVATE_FRAGMENT, 1)[0]
 
 
 def is_local(url: str) -> bool:
@@ -149,6 +212,7 @@ class Config:
         planets: the other planets the same file defines (``planets:``), each a whole Config of
             its own (its sites, output, settings), sharing this one's state and poller; () for a
             file of one planet. A planet in ``planets`` has no ``planets`` of its own.
+        secrets: the secrets file private feeds' credentials are read from (``secrets:``), or None.
     """
 
     path: Path
@@ -193,6 +257,7 @@ class Config:
     deliveries: tuple[Delivery, ...] = ()
     name: str = ""
     planets: tuple[Config, ...] = ()
+    secrets: Path | None = None
 
     def all_planets(self) -> tuple[Config, ...]:
         """This planet, then those of ``planets``, in file order (tuple of Config)."""
@@ -212,6 +277,21 @@ class Config:
             if site.new_feed_items is not None:
                 given.setdefault(site.feed, site.new_feed_items)
         return given
+
+    def credential(self, source: str) -> Credential | None:
+        """The credential a request for the source ``source`` (a site's ``feed``) carries, from the
+        sites of every planet (:meth:`all_planets`); None for a feed that is not private."""
+        return self._credentials.get(source)
+
+    @cached_property
+    def _credentials(self) -> dict[str, Credential]:
+        """{source: credential} of the private sites of every planet, read once."""
+        found: dict[str, Credential] = {}
+        for planet in self.all_planets():
+            for site in planet.sites:
+                if site.credential is not None:
+                    found.setdefault(site.feed, site.credential)
+        return found
 
     @property
     def sources(self) -> tuple[str, ...]:

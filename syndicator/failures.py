@@ -17,7 +17,10 @@ database, written in report.json and shown by ``status``. Per kind:
     challenge or a rate wall that lifts on its own; a URL learned from the
     network that leads to a private network; check less often);
   - ``hold``: no automatic attempt until the site's entry in sites.yaml
-    changes (410 Gone only: the server says the feed is gone for good);
+    changes (410 Gone: the server says the feed is gone for good; a 401 or
+    403 to a private feed's credential, which changes the entry's fingerprint
+    when it changes: seed 000, "an authorization failure should stop
+    automated retries until credentials change");
   - ``cadence``: the normal schedule, for a document that did not parse (the
     publisher may fix it); the identical body is not parsed again;
 
@@ -105,6 +108,13 @@ _TABLE = (
         advice="access denied: the server refuses syndicator (a login, a bot challenge or a rate "
         "wall); it is asked less and less often, at most a week apart; check the URL in a "
         "browser, or ask the publisher to let the syndicator User-Agent through",
+    ),
+    FailureKind(
+        "credentials",
+        "credentials refused (401/403)",
+        "hold",
+        advice="the server refused the private feed's credentials: check or renew them (the environment's "
+        "SYNDICATOR_CREDENTIALS_<NAME>, or the secrets file); the feed is not asked again until they change",
     ),
     FailureKind(
         "http_404",

@@ -40,7 +40,8 @@ class SiteStatus:
     @property
     def health(self) -> str:
         """The site's health as ``syndicator status`` names it (str): ``paused`` (``enabled: false``),
-        ``new`` (never attempted), ``gone`` (410, on hold), ``denied`` (401 or 403), ``failing``
+        ``new`` (never attempted), ``gone`` (410, on hold), ``denied`` (401 or 403, a private feed's
+        credentials refused included), ``failing``
         (another failure) or ``ok``."""
         if not self.site.enabled:
             return "paused"
@@ -49,9 +50,8 @@ class SiteStatus:
         kind = self.state.error_kind
         if kind is None:
             return "ok"
-        return {"http_410": "gone" if self.state.hold is not None else "failing", "http_401": "denied"}.get(
-            kind, "failing"
-        )
+        gone = "gone" if self.state.hold is not None else "failing"
+        return {"http_410": gone, "http_401": "denied", "credentials": "denied"}.get(kind, "failing")
 
 
 def by_health(statuses: Sequence[SiteStatus]) -> list[SiteStatus]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from syndicator.configtypes import Credential
 from syndicator.errors import FeedError
 from syndicator.failures import Verdict, host_verdict
 from syndicator.feedtypes import Entry, FeedHints, ParsedFeed
@@ -53,6 +54,8 @@ class FetchRequest:
         etag, last_modified: validators to send back byte for byte, or None.
         validators_url: the URL the validators came from; they are sent
             only on a request to that URL (seed 000).
+        credential: a private feed's credential, sent only to the origin of ``source``
+            (:mod:`fetch.private`); None for a public feed. Not in the repr.
     """
 
     source: str
@@ -60,6 +63,7 @@ class FetchRequest:
     etag: str | None = None
     last_modified: str | None = None
     validators_url: str | None = None
+    credential: Credential | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from syndicator.cli.options import (
     with_state,
 )
 from syndicator.cli.style import Command, CommandError
+from syndicator.config.credentials import secrets_warnings
 from syndicator.config.duplicates import duplicate_feeds
 from syndicator.config.load import load_config
 from syndicator.configtypes import Config
@@ -64,7 +65,7 @@ def status(
     now = current_time(now_given)
     try:
         config = load_config(config_path)
-        for line in duplicate_feeds(config):
+        for line in [*duplicate_feeds(config), *secrets_warnings(config)]:
             click.echo(f"syndicator: warning: {line}", err=True)
         if cache is not None:
             config = replace(config, cache=cache)

@@ -4,6 +4,7 @@ Two sites have the same feed when their feed URLs are equal as :func:`urls.canon
 (RFC 3986 section 6.2: case of scheme and host, default port, fragment, tracking parameters), as
 ``syndicator import`` and ``add`` compare a new feed with those listed. Such sites share one copy
 of the feed, and each post shows once, under one of the names (``site/selection.py``, rule 2 and 3).
+A private feed (``credentials:``) is another feed than the same URL without those credentials.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ def duplicate_feeds(config: Config) -> list[str]:
     <https://a.example.org/feed>; each post shows once, under one of the names: keep one (syndicator
     remove 'Beta')``.
     """
-    first: dict[str, int] = {}
+    first: dict[tuple[str, str | None], int] = {}
     lines = []
     for index, site in enumerate(config.sites):
-        key = canonical(site.feed)
+        key = (canonical(site.url), site.credential.name if site.credential else None)
         if key not in first:
             first[key] = index
             continue

@@ -9,12 +9,14 @@ The planet's settings are :data:`settings.SETTINGS`; its sites are read by :mod:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from syndicator import __version__
+from syndicator.config.credentials import Secrets
 from syndicator.config.fields import FieldError, check_duplicates, http_url, text
 from syndicator.config.settings import SETTINGS, read_setting
 from syndicator.config.sites import read_sites
@@ -85,13 +87,16 @@ def _build(path: Path, data: Any) -> Config:
     base = path.parent
     for key in ("output", "cache"):
         settings[key] = base / settings.get(key, SETTINGS[key].default)
+    if "secrets" in settings:
+        settings["secrets"] = base / settings["secrets"]
     contact = settings.pop("user_agent", None) or link
     _check_intervals(data, settings)
+    secrets = Secrets(settings.get("secrets"), os.environ, data.lines.get("secrets", 0))
     return Config(
         path=path,
         title=title,
         link=link,
-        sites=read_sites(data, base),
+        sites=read_sites(data, base, secrets.find),
         user_agent=f"syndicator/{__version__} (+{contact})",
         **{SETTINGS[key].attribute: value for key, value in settings.items()},
     )

@@ -127,6 +127,14 @@ def read_path(field: Field) -> str:
     return field.value.strip()
 
 
+@takes("a file, relative to the folder of sites.yaml")
+def read_file(field: Field) -> str:
+    """A file path, stripped (str); the loader resolves it against the folder of sites.yaml."""
+    if not isinstance(field.value, str) or not field.value.strip():
+        raise field.error("must be a file path")
+    return field.value.strip()
+
+
 @takes("`true` or `false`")
 def read_bool(field: Field) -> bool:
     """``true`` or ``false`` (bool)."""

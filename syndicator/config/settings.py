@@ -22,6 +22,7 @@ from syndicator.config.readers import (
     read_bool,
     read_date_format,
     read_deliveries,
+    read_file,
     read_free_text,
     read_hubs,
     read_image,
@@ -218,6 +219,13 @@ SETTINGS: dict[str, Setting] = {
             "deliveries",
             read_deliveries,
             means="webhooks each new or changed entry is POSTed to as JSON, signed with the `secret`",
+        ),
+        # Private feeds (docs/private-feeds.md): where the credentials that sites name are kept.
+        Setting(
+            "secrets",
+            read_file,
+            means="a YAML file of the credentials private feeds name with `credentials:`; an environment variable "
+            "(`SYNDICATOR_CREDENTIALS_TEAM` for `team`) wins over it. Keep it out of version control, mode 600",
         ),
     )
 }

@@ -2,23 +2,26 @@
 
 A site has a ``name`` (unique, shown in every output), a ``feed`` (an http(s) URL, or a local file's
 path), and optionally ``link``, ``face``, ``language``, ``enabled`` (``false`` pauses it),
-``new_feed_items`` (how many entries of its first fetch are published) and ``extra``; anything else
-is refused.
+``new_feed_items`` (how many entries of its first fetch are published), ``credentials`` (the name of
+what a private feed sends, :mod:`config.credentials`) and ``extra``; anything else is refused.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image, new_items, plain, text
 from syndicator.config.yamlfile import LineDict
-from syndicator.configtypes import Site
+from syndicator.configtypes import PRIVATE_FRAGMENT, Credential, Site
 from syndicator.language import language_tag
-from syndicator.values import strip_control
+from syndicator.values import NO_CREDENTIALS, strip_control
 
-_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "new_feed_items", "extra")
+_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "new_feed_items", "credentials", "extra")
+#: Finds a credential by its name for a site (name, where, line): :meth:`config.credentials.Secrets.find`.
+Finder = Callable[[Any, str, int], Credential]
 #: A site's name is shown in every output: at most this many characters, none of them control
 #: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
@@ -30,9 +33,9 @@ NAME_MAX_CHARS = 200
 NAME_HIDDEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
-def read_sites(data: LineDict, base: Path) -> tuple[Site, ...]:
+def read_sites(data: LineDict, base: Path, find: Finder) -> tuple[Site, ...]:
     """The sites of the top-level mapping ``data`` (its ``sites`` key), a local feed's path read against
-    the folder ``base`` of sites.yaml.
+    the folder ``base`` of sites.yaml, a private feed's credential found by ``find``.
 
     Raises:
         FieldError: ``sites`` is not a non-empty list of sites, or a site is invalid (naming its line and
@@ -54,6 +57,7 @@ def read_sites(data: LineDict, base: Path) -> tuple[Site, ...]:
             raise FieldError(item.lines["name"], f"{where}.name", problem)
         seen[name] = index
         feed = _feed(item, item["feed"], where, base)
+        credential = _credential(item, feed, where, find)
         link = http_url(item, "link", item["link"], where) if item.get("link") is not None else None
         face = image(item, "face", item["face"], where) if item.get("face") is not None else None
         first = new_items(item, "new_feed_items", item["new_feed_items"], where) if "new_feed_items" in item else None
@@ -61,7 +65,7 @@ def read_sites(data: LineDict, base: Path) -> tuple[Site, ...]:
         sites.append(
             Site(
                 name=name,
-                feed=feed,
+                feed=feed if credential is None else f"{feed}{PRIVATE_FRAGMENT}{credential.name}",
                 link=link,
                 face=face,
                 extra=extra,
@@ -69,6 +73,7 @@ def read_sites(data: LineDict, base: Path) -> tuple[Site, ...]:
                 enabled=_enabled(item, where),
                 line=item.lines["feed"],
                 new_feed_items=first,
+                credential=credential,
             )
         )
     return tuple(sites)
@@ -131,7 +136,26 @@ def _feed(mapping: LineDict, value: Any, where: str, base: Path) -> str:
                 f"{path_text!r} is neither an http(s) URL nor a file (a path is relative to the folder of sites.yaml)",
             )
         return path.as_uri()
-    return http_url(mapping, "feed", value, where)
+    try:
+        return http_url(mapping, "feed", value, where)
+    except FieldError as error:
+        if not error.problem.endswith(NO_CREDENTIALS):
+            raise
+        problem = "a user:password@ in the URL would be published; give credentials: instead (docs/private-feeds.md)"
+        raise FieldError(error.line, error.field, problem) from None
+
+
+def _credential(item: LineDict, feed: str, where: str, find: Finder) -> Credential | None:
+    """A site's ``credentials``: the credential its name finds, for an http(s) feed without a
+    fragment; None when not given."""
+    if item.get("credentials") is None:
+        return None
+    line = item.lines["credentials"]
+    if feed.startswith("file:"):
+        raise FieldError(line, f"{where}.credentials", "a local file is read without credentials: remove them")
+    if "#" in feed:
+        raise FieldError(item.lines["feed"], f"{where}.feed", "a private feed's URL must not have a #fragment")
+    return find(item["credentials"], where, line)
 
 
 def _language(item: LineDict, where: str) -> str | None:

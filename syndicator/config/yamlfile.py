@@ -187,17 +187,26 @@ def read_yaml(path: Path) -> Any:
             line when PyYAML knows it), or its aliases or nesting go past :data:`ALIAS_VALUES_MAX` or
             :data:`NESTING_MAX` (naming the line).
     """
-    text = read_text(path)
+    return parse_yaml(read_text(path), str(path))
+
+
+def parse_yaml(text: str, where: str) -> Any:
+    """The YAML document ``text`` as :func:`read_yaml` reads a file's, ``where`` naming it in messages
+    (a path, or ``$VARIABLE`` for the environment).
+
+    Raises:
+        ConfigError: as :func:`read_yaml` (never quoting the text).
+    """
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except _NodeError as e:
-        raise ConfigError(f"{path}:{e.line}: {e.field}: {e.problem}") from None
+        raise ConfigError(f"{where}:{e.line}: {e.field}: {e.problem}") from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         line = f"{mark.line + 1}:" if mark is not None else ""
-        raise ConfigError(f"{path}:{line} invalid YAML: {e.problem}") from None
+        raise ConfigError(f"{where}:{line} invalid YAML: {e.problem}") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: invalid YAML: {e}") from None
+        raise ConfigError(f"{where}: invalid YAML: {e}") from None
 
 
 # --- editing sites.yaml round trip (ruamel.yaml) -------------------------------------------------------

@@ -8,9 +8,9 @@ again); a broken file is one error line and the running configuration stays.
 ``serve`` also refuses a file that moves its output or cache folder
 (:meth:`Watch.reread`): it holds their locks for its whole life.
 
-:class:`Watch` tells ``serve``'s loop when sites.yaml changed, looking at its
-modification time every :data:`CONFIG_CHECK` seconds, and stops serve when
-its state database was removed meanwhile.
+:class:`Watch` tells ``serve``'s loop when sites.yaml or its secrets file (``secrets:``, the
+credentials of private feeds) changed, looking at their modification times every
+:data:`CONFIG_CHECK` seconds, and stops serve when its state database was removed meanwhile.
 """
 
 from __future__ import annotations
@@ -62,13 +62,15 @@ def _same_places(new: Config, old: Config) -> bool:
 
 
 class Watch:
-    """The files ``serve`` watches while it runs: sites.yaml (read again when changed) and the state database.
+    """The files ``serve`` watches while it runs: sites.yaml and its secrets file (read again when either
+    changed) and the state database.
 
     Use: :meth:`changed` every turn of the loop; :meth:`reread` when it says so (or on SIGHUP).
     """
 
     def __init__(self, path: Path) -> None:
         self._mtime = _mtime(path)
+        self._secrets: int | None = None  # the secrets file's time, first taken by changed()
         self._checked = 0.0
 
     def reread(self, running: Config, overrides: Mapping[str, Any]) -> Config | None:
@@ -76,7 +78,7 @@ class Watch:
         the output or cache folder (serve holds their locks: a restart uses it), is one error line, and
         ``running`` stays. Only a later change of the file counts again (:meth:`changed`)."""
         path = running.path
-        self._mtime = _mtime(path)
+        self._mtime, self._secrets = _mtime(path), _secrets_mtime(running)
         config = read_again(running, overrides, "serve")
         if config is None:
             return None
@@ -90,7 +92,8 @@ class Watch:
         return config
 
     def changed(self, config: Config) -> bool:
-        """True when sites.yaml's modification time changed (looked at every CONFIG_CHECK seconds).
+        """True when the modification time of sites.yaml or of its secrets file changed (looked at every
+        CONFIG_CHECK seconds).
 
         Raises:
             StoreError: the state database is gone: whatever is stored from now on would be lost.
@@ -105,7 +108,15 @@ class Watch:
                 f"{database} was removed while serving; stopped so that nothing more is lost "
                 "(start serve again to begin from an empty state)"
             )
-        return _mtime(config.path) != self._mtime
+        secrets = _secrets_mtime(config)
+        if self._secrets is None:
+            self._secrets = secrets
+        return _mtime(config.path) != self._mtime or secrets != self._secrets
+
+
+def _secrets_mtime(config: Config) -> int:
+    """The modification time of the secrets file of ``config`` (ns); 0 without one."""
+    return _mtime(config.secrets) if config.secrets is not None else 0
 
 
 def _mtime(path: Path) -> int:

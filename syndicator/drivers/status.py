@@ -161,6 +161,11 @@ def _status_totals(rows: list[dict[str, Any]]) -> str:
 _ON_HOLD = ("gone",)
 
 
+def _held(row: dict[str, Any]) -> bool:
+    """True when the site waits: gone (410), or its credentials refused and not changed since."""
+    return row["health"] in _ON_HOLD or (row["failure_class"] == "credentials" and not row["due_now"])
+
+
 def status_text(row: dict[str, Any]) -> str:
     """A site's status (a row of :func:`status`) as a few indented lines of text."""
     flags = [row["health"]] + (["stale"] if row["stale"] else [])
@@ -175,7 +180,7 @@ def status_text(row: dict[str, Any]) -> str:
         f"   last change: {_when(row['last_change'])}"
     )
     interval = duration_text(row["interval_seconds"]) if row["interval_seconds"] else "-"
-    if row["health"] in _ON_HOLD:
+    if _held(row):
         interval = "on hold"  # no interval applies until the site's entry in sites.yaml changes
     lines.append(f"  next due: {_next_due(row)}   interval: {interval}   reason: {row['reason'] or '-'}")
     if row["failure_class"]:
@@ -206,7 +211,7 @@ def _next_due(row: dict[str, Any]) -> str:
     ``every build`` (a local file), or a time, ``(due now)`` if past."""
     if row["health"] == "paused":
         return "not while paused (enabled: false in sites.yaml)"
-    if row["health"] in _ON_HOLD:
+    if _held(row):
         return "on hold"
     if is_local(row["feed"]):
         return "every build (a local file)"

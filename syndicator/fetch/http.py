@@ -38,6 +38,9 @@ Policy, all from seed 000 and RFC 9110:
   or attempts: a fresh fetch sends no cookie. Revisiting a URL is a loop
   only when no cookie changed in between.
 * No Referer is sent, the URL is requested as given.
+* A private feed's credential goes only to the configured feed's origin, on every hop; a 401 or 403
+  to a request that carried it is a ``credentials`` failure (held until the credential changes), and
+  no message holds its secret (:mod:`private`).
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ import urllib3
 from syndicator import __version__, urls
 from syndicator.configtypes import Config
 from syndicator.errors import FeedError, FetchError, HTTPStatusError
-from syndicator.fetch import answer, keepalive, netguard, outbound
+from syndicator.fetch import answer, keepalive, netguard, outbound, private
 from syndicator.fetch.deadline import DEADLINES, Resolver, resolve
 from syndicator.model import Failed, FetchRequest, FetchResult
 
@@ -226,7 +229,8 @@ class Fetcher:
         while True:
             try:
                 return self._attempt(request, started)
-            except FeedError as error:
+            except FeedError as raised:
+                error = private.scrub(raised, request.credential)
                 out_of_time = time.monotonic() + self.retry_delay >= deadline
                 if attempt >= self.retries or not answer.transient(error) or out_of_time:
                     return Failed(error, elapsed=time.monotonic() - started)
@@ -249,7 +253,7 @@ class Fetcher:
                 headers["If-None-Match"] = request.etag
             if request.last_modified is not None:
                 headers["If-Modified-Since"] = request.last_modified
-        return headers
+        return headers | private.headers_for(request.credential, request.source, url)
 
     def _attempt(self, request: FetchRequest, started: float) -> FetchResult:
         url, permanent = request.url, True
@@ -264,7 +268,9 @@ class Fetcher:
                 if response.status_code in _REDIRECT:
                     requests.cookies.extract_cookies_to_jar(jar, response.request, response.raw)
                     intact = True
-                    url = answer.redirect_target(request.source, url, response)
+                    url = private.without_token(
+                        request.credential, answer.redirect_target(request.source, url, response)
+                    )
                     permanent = permanent and response.status_code in _PERMANENT
                     if (url, _cookies(jar)) in seen:  # the same URL again with a new cookie is no loop
                         raise FetchError(request.source, f"redirect loop at {url}", kind="redirect")
@@ -273,8 +279,11 @@ class Fetcher:
                 result = self._finish(request, url, response, permanent, started)
                 intact = True
                 return result
-            except HTTPStatusError:
+            except HTTPStatusError as error:
                 intact = True
+                sent = request.credential is not None and private.same_origin(request.source, url)
+                if sent and error.kind == "http_401":  # the credential was sent, and refused
+                    error.kind = "credentials"
                 raise
             finally:
                 keepalive.recycle(response, intact)
@@ -303,7 +312,7 @@ class Fetcher:
                 if screened and proxies and requests.utils.select_proxy(url, proxies):
                     self._screen_name(url)
                 return self._session().get(
-                    url,
+                    private.url_for(request.credential, request.source, url),
                     headers=self._headers(request, url),
                     cookies=jar,
                     stream=True,

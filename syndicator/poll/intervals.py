@@ -114,10 +114,9 @@ def plan(
         return _success_plan(state, now, policy, http_hint)
     kind, count = kind_of(state.error_kind), max(1, state.failures)
     if kind.hold:
+        changed = "credentials change" if kind.name == "credentials" else "sites.yaml entry changes"
         return Plan(
-            None,
-            state.interval or policy.default_interval,
-            f"{kind.text}: no automatic attempts until its sites.yaml entry changes",
+            None, state.interval or policy.default_interval, f"{kind.text}: no automatic attempts until its {changed}"
         )
     floor, ceiling = policy.min_interval, policy.max_interval
     if kind.ladder == "cadence":

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from syndicator.configtypes import is_local
+from syndicator.configtypes import Credential, is_local
 from syndicator.errors import FeedError, FetchError, InternalError, NotAFeedError, ParseError
 from syndicator.fetch import localfile, netguard
 from syndicator.fetch.hosts import host_key
@@ -53,10 +53,11 @@ class Job:
     state: SourceState | None
 
 
-def job_for(url: str, state: SourceState | None) -> Job:
-    """The Job of the configured feed ``url``: its request carries the stored fetch URL and validators."""
+def job_for(url: str, state: SourceState | None, credential: Credential | None = None) -> Job:
+    """The Job of the configured feed ``url``: its request carries the stored fetch URL and validators,
+    and a private feed's ``credential`` (:meth:`configtypes.Config.credential`)."""
     if state is None:
-        return Job(FetchRequest(source=url, url=url), None)
+        return Job(FetchRequest(source=url, url=url, credential=credential), None)
     return Job(
         FetchRequest(
             source=url,
@@ -64,6 +65,7 @@ def job_for(url: str, state: SourceState | None) -> Job:
             etag=state.etag,
             last_modified=state.last_modified,
             validators_url=state.validators_url,
+            credential=credential,
         ),
         state,
     )
@@ -219,6 +221,7 @@ def _follow(
         etag=state.etag if state else None,
         last_modified=state.last_modified if state else None,
         validators_url=state.validators_url if state else None,
+        credential=job.request.credential,
     )
     result = fetcher.fetch(request, budget)
     if isinstance(result, Fetched | NotModified):

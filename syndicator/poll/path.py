@@ -252,7 +252,7 @@ class Poller:
         """
         from syndicator.poll.observe import job_for
 
-        jobs = [job_for(url, states.get(url)) for url in sources]
+        jobs = [job_for(url, states.get(url), self.config.credential(url)) for url in sources]
         for observation in self.observe(jobs, now, started):
             source = observation.request.source
             state = states.get(source) or SourceState(source, source)

@@ -156,12 +156,15 @@ class Subscriber:
         return {item.entry.id for item in store.snapshots([source]).get(source, [])}
 
     def learn(self, before: SourceState, observation: Observation, known: set[str] | None, now: datetime) -> None:
-        """Subscribe, follow a hub change, or count a change push missed, after one poll.
+        """Subscribe, follow a hub change, or count a change push missed, after one poll (never for a
+        private feed: a hub could not read it, docs/private-feeds.md).
 
         ``before`` is the source's state before the poll; ``known`` holds the entry ids stored before it
         (:meth:`known`) when the source had a live subscription: a poll that finds an id not among them,
         although the lease ran since the poll before, found a post that push did not deliver.
         """
+        if observation.request.credential is not None:  # a private feed is polled: a hub cannot read it
+            return
         source = observation.request.source
         current = self.current.get(source)
         result, parsed = observation.result, observation.parsed
