@@ -48,6 +48,14 @@ class Site:
         new_feed_items: the site's own ``new_feed_items`` (see :class:`Config`), or None (the
             planet's stands). Not in the repr: it is no part of the fingerprint that retries a
             feed gone for good (schedule.site_fingerprints), as it changes nothing of fetching.
+        items_per_feed, min_interval, max_interval (seconds), timeout (seconds): the site's own
+            values of the planet's settings of those names, or None (the planet's stand).
+        user_agent: the whole User-Agent header its feed is fetched with (made from the site's
+            contact URL), or None (the planet's).
+        headers: extra request headers its feed is fetched with, ((name, value), ...) in file order.
+        summary_only: publish each entry's summary, never its content (pages and feeds).
+        The per-site settings from ``items_per_feed`` on are not in the repr (which the schedule's
+        fingerprints and the site key hash): :attr:`own_settings` adds those given.
     """
 
     name: str
@@ -59,6 +67,21 @@ class Site:
     enabled: bool = True
     line: int = field(default=0, compare=False, repr=False)
     new_feed_items: int | None = field(default=None, repr=False)
+    items_per_feed: int | None = field(default=None, repr=False)
+    min_interval: float | None = field(default=None, repr=False)
+    max_interval: float | None = field(default=None, repr=False)
+    timeout: float | None = field(default=None, repr=False)
+    user_agent: str | None = field(default=None, repr=False)
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    summary_only: bool = field(default=False, repr=False)
+
+    @property
+    def own_settings(self) -> tuple[tuple[str, Any], ...]:
+        """The per-site settings this site gives, ((name, value), ...) in a fixed order; () for none.
+        For the fingerprints that must move when a site's entry in sites.yaml changes."""
+        names = ("items_per_feed", "min_interval", "max_interval", "timeout", "user_agent", "headers")
+        given = tuple((name, getattr(self, name)) for name in names if getattr(self, name) not in (None, ()))
+        return (*given, ("summary_only", True)) if self.summary_only else given
 
     @property
     def local(self) -> bool:
@@ -212,6 +235,63 @@ class Config:
             if site.new_feed_items is not None:
                 given.setdefault(site.feed, site.new_feed_items)
         return given
+
+    def items_for(self, feed: str) -> int:
+        """How many newest entries the source ``feed`` contributes to the merged stream: the
+        ``items_per_feed`` of the first site naming it (the one its entries are credited to), else
+        the planet's (int)."""
+        first = self._first_sites.get(feed)
+        return first.items_per_feed if first is not None and first.items_per_feed is not None else self.items_per_feed
+
+    def summary_only_for(self, feed: str) -> bool:
+        """True when the entries of the source ``feed`` are published as summaries only: the
+        ``summary_only`` of the first site naming it, the one they are credited to (bool)."""
+        first = self._first_sites.get(feed)
+        return first is not None and first.summary_only
+
+    def intervals_for(self, feed: str) -> tuple[float, float]:
+        """(min_interval, max_interval) of the source ``feed``, seconds: the smallest of each among
+        the sites naming it, a site without its own counting the planet's (the fastest need wins)."""
+        sites = self._sites_of.get(feed, ())
+        if not sites:
+            return self.min_interval, self.max_interval
+        low = min(self.min_interval if site.min_interval is None else site.min_interval for site in sites)
+        high = min(self.max_interval if site.max_interval is None else site.max_interval for site in sites)
+        return low, high
+
+    def timeout_for(self, feed: str) -> float | None:
+        """The timeout (seconds) the source ``feed`` is fetched with when a site naming it gives its
+        own: the largest among those sites, one without its own counting the planet's; None when none
+        gives one (the fetcher's own stands)."""
+        sites = self._sites_of.get(feed, ())
+        if all(site.timeout is None for site in sites):
+            return None
+        return max(self.timeout if site.timeout is None else site.timeout for site in sites)
+
+    def request_for(self, feed: str) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+        """(User-Agent, extra headers) the source ``feed`` is fetched with: those of the first site
+        naming it (config/duplicates.py warns when another site of it gives others); (None, ()) when
+        it gives neither (the planet's User-Agent stands)."""
+        first = self._first_sites.get(feed)
+        return (None, ()) if first is None else (first.user_agent, first.headers)
+
+    @property
+    def longest_timeout(self) -> float:
+        """The longest timeout any source is fetched with, seconds: the planet's or a site's (float)."""
+        return max([self.timeout, *(site.timeout for site in self.sites if site.timeout is not None)])
+
+    @cached_property
+    def _sites_of(self) -> dict[str, tuple[Site, ...]]:
+        """{feed URL: the sites naming it, in file order}, made once per Config."""
+        sites: dict[str, tuple[Site, ...]] = {}
+        for site in self.sites:
+            sites[site.feed] = (*sites.get(site.feed, ()), site)
+        return sites
+
+    @cached_property
+    def _first_sites(self) -> dict[str, Site]:
+        """{feed URL: the first site naming it}, made once per Config."""
+        return {feed: sites[0] for feed, sites in self._sites_of.items()}
 
     @property
     def sources(self) -> tuple[str, ...]:

@@ -2,8 +2,9 @@
 
 A site has a ``name`` (unique, shown in every output), a ``feed`` (an http(s) URL, or a local file's
 path), and optionally ``link``, ``face``, ``language``, ``enabled`` (``false`` pauses it),
-``new_feed_items`` (how many entries of its first fetch are published) and ``extra``; anything else
-is refused.
+``new_feed_items`` (how many entries of its first fetch are published), its own values of some of
+the planet's settings and its extra request headers (:mod:`config.sitesettings`), and ``extra``;
+anything else is refused.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image, new_items, plain, text
+from syndicator.config.sitesettings import SITE_SETTINGS, read_site_settings
 from syndicator.config.yamlfile import LineDict
-from syndicator.configtypes import Site
+from syndicator.configtypes import Config, Site
 from syndicator.language import language_tag
 from syndicator.values import strip_control
 
-_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "new_feed_items", "extra")
+_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "new_feed_items", *SITE_SETTINGS, "extra")
 #: A site's name is shown in every output: at most this many characters, none of them control
 #: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
@@ -30,9 +32,12 @@ NAME_MAX_CHARS = 200
 NAME_HIDDEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
-def read_sites(data: LineDict, base: Path) -> tuple[Site, ...]:
+def read_sites(
+    data: LineDict, base: Path, bounds: tuple[float, float] = (Config.min_interval, Config.max_interval)
+) -> tuple[Site, ...]:
     """The sites of the top-level mapping ``data`` (its ``sites`` key), a local feed's path read against
-    the folder ``base`` of sites.yaml.
+    the folder ``base`` of sites.yaml; ``bounds`` are the planet's (min_interval, max_interval), seconds,
+    that a site's own intervals must agree with.
 
     Raises:
         FieldError: ``sites`` is not a non-empty list of sites, or a site is invalid (naming its line and
@@ -69,6 +74,7 @@ def read_sites(data: LineDict, base: Path) -> tuple[Site, ...]:
                 enabled=_enabled(item, where),
                 line=item.lines["feed"],
                 new_feed_items=first,
+                **read_site_settings(item, where, bounds),
             )
         )
     return tuple(sites)
