@@ -243,12 +243,6 @@ class Config:
         first = self._first_sites.get(feed)
         return first.items_per_feed if first is not None and first.items_per_feed is not None else self.items_per_feed
 
-    def summary_only_for(self, feed: str) -> bool:
-        """True when the entries of the source ``feed`` are published as summaries only: the
-        ``summary_only`` of the first site naming it, the one they are credited to (bool)."""
-        first = self._first_sites.get(feed)
-        return first is not None and first.summary_only
-
     def intervals_for(self, feed: str) -> tuple[float, float]:
         """(min_interval, max_interval) of the source ``feed``, seconds: the smallest of each among
         the sites naming it, a site without its own counting the planet's (the fastest need wins)."""

@@ -53,6 +53,11 @@ class FetchRequest:
         etag, last_modified: validators to send back byte for byte, or None.
         validators_url: the URL the validators came from; they are sent
             only on a request to that URL (seed 000).
+        user_agent: the User-Agent to send instead of the fetcher's, or None (a site's own:
+            :meth:`configtypes.Config.request_for`).
+        headers: extra request headers, ((name, value), ...): a site's ``headers``.
+        timeout: seconds to connect and between bytes instead of the fetcher's (the whole fetch
+            is cut at twice this), or None (:meth:`configtypes.Config.timeout_for`).
     """
 
     source: str
@@ -60,6 +65,9 @@ class FetchRequest:
     etag: str | None = None
     last_modified: str | None = None
     validators_url: str | None = None
+    user_agent: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,6 @@ def test_a_site_reads_each_setting_as_the_planet_does(tmp_path: Path) -> None:
     assert alpha.summary_only is True
     assert (config.items_for(FEED), config.intervals_for(FEED), config.timeout_for(FEED)) == (2, (60.0, 600.0), 3.0)
     assert config.request_for(FEED) == (alpha.user_agent, alpha.headers)
-    assert config.summary_only_for(FEED)
 
 
 def test_a_site_without_its_own_settings_gets_the_planets(tmp_path: Path) -> None:
@@ -65,7 +64,6 @@ def test_a_site_without_its_own_settings_gets_the_planets(tmp_path: Path) -> Non
     assert (config.items_for(FEED), config.intervals_for(FEED)) == (7, (900.0, 86400.0))
     assert config.timeout_for(FEED) is None  # the fetcher's own (the planet's) stands
     assert config.request_for(FEED) == (None, ())
-    assert not config.summary_only_for(FEED)
 
 
 def test_sites_of_one_feed_resolve_to_the_fastest_need_and_the_first_sites_request(tmp_path: Path) -> None:

@@ -77,10 +77,11 @@ class WorkerOptions:
 
 
 def lease_seconds(config: Config, options: WorkerOptions) -> float:
-    """The lease a claim takes (seconds): --lease, else twice a fetch's deadline (timeout x 2 per attempt), >= 60."""
+    """The lease a claim takes (seconds): --lease, else twice the longest fetch's deadline (timeout x 2 per
+    attempt, the longest timeout of the planet's and its sites'), >= 60."""
     if options.lease is not None:
         return options.lease
-    return max(60.0, 2 * 2 * config.timeout * (config.retries + 1))
+    return max(60.0, 2 * 2 * config.longest_timeout * (config.retries + 1))
 
 
 def run_worker(
