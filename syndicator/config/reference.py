@@ -51,10 +51,9 @@ def settings_table() -> str:
 
 def site_settings_table() -> str:
     """Every setting a site may give as a Markdown table, in the order they are read (str, one row each):
-    its name, the planet setting it overrides, what it takes and what it means."""
-    rows = ["| site setting | overrides | takes | meaning |", "|---|---|---|---|"]
+    its name, whether it overrides the planet's setting of that name, what it takes and what it means."""
+    rows = ["| site setting | overrides the planet's | takes | meaning |", "|---|---|---|---|"]
     for setting in SITE_SETTINGS.values():
-        overrides = f"`{setting.name}`" if setting.planet else "none"
-        cells = (f"`{setting.name}`", overrides, TAKES[setting.read], setting.means)
+        cells = (f"`{setting.name}`", "yes" if setting.planet else "no", TAKES[setting.read], setting.means)
         rows.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     return "\n".join(rows) + "\n"

@@ -88,8 +88,9 @@ def _header_problem(name: str, value: Any, earlier: list[str]) -> str | None:
 
 @dataclass(frozen=True)
 class SiteSetting:
-    """One setting a site may give: its ``name`` (the planet's setting of that name, when ``planet``),
-    its reader and what it means in the user's words (``means``, one line of Markdown)."""
+    """One setting a site may give: its ``name``, its reader, what it means in the user's words
+    (``means``, one line of Markdown), and whether it overrides the planet's setting of that name
+    (``planet``; False for a setting only a site has)."""
 
     name: str
     read: Reader
@@ -121,7 +122,7 @@ SITE_SETTINGS: dict[str, SiteSetting] = {
         SiteSetting(
             "summary_only",
             read_bool,
-            "publish its entries' summaries only, never their content: front page, `feed.xml`, `feed.json`, old feeds",
+            "publish its entries' summaries only, never their content (in `feed.xml`, `feed.json` and old feeds too)",
             planet=False,
         ),
     )
