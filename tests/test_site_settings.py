@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from syndicator import __version__
 from syndicator.cli import main
 
 from .conftest import ATOM, NOW_ISO, atom_entries, build, entry_titles, post, rss, write_config
+from .test_serve import Clock, feeds, in_process  # noqa: F401 - a fixture
+from .websub_hub import FeedServer
 
 
 def status_rows(config: Path, now: str = NOW_ISO) -> dict[str, dict[str, Any]]:
@@ -184,3 +187,25 @@ def test_a_summary_only_site_publishes_summaries_and_never_its_content(server: H
     write_config(tmp_path, [brief, full], host_gap=0, old_feeds=["rss20.xml"])  # summary_only taken out
     assert build(config, now="2026-11-30T12:01:00Z").exit_code == 0
     assert f"{FULL} (1)" in (public / "feed.xml").read_text(encoding="utf-8")  # rendered again without a fetch
+
+
+def test_serve_fetches_each_feed_with_its_sites_user_agent_and_plans_it_within_its_bounds(
+    tmp_path: Path, feeds: FeedServer
+) -> None:
+    alpha, beta = feeds.feed("alpha", advertise=None), feeds.feed("beta", advertise=None)
+    sites = [
+        {"name": "Alpha", "feed": alpha.url, "user_agent": "https://alpha.example.org/contact", "max_interval": "20m"},
+        {"name": "Beta", "feed": beta.url},
+    ]
+    config = write_config(tmp_path, sites, host_gap=0)
+    with in_process(config, Clock()) as serve:
+        serve.wait_for(lambda: feeds.syndicator_gets("alpha") and feeds.syndicator_gets("beta"), "both feeds fetched")
+        serve.wait_for(lambda: all(row["last_success"] for row in status_rows(config).values()), "both stored")
+    assert {hit.user_agent for hit in feeds.syndicator_gets("alpha")} == {
+        f"syndicator/{__version__} (+https://alpha.example.org/contact)"
+    }
+    assert {hit.user_agent for hit in feeds.syndicator_gets("beta")} == {
+        f"syndicator/{__version__} (+https://planet.example.org/)"
+    }
+    rows = status_rows(config, now=datetime.now(UTC).isoformat())
+    assert rows["Alpha"]["interval_seconds"] <= 1200 < rows["Beta"]["interval_seconds"], rows
