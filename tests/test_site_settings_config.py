@@ -14,6 +14,7 @@ from syndicator.config.load import load_config
 from syndicator.config.readers import TAKES
 from syndicator.config.reference import site_settings_table
 from syndicator.config.sitesettings import SITE_SETTINGS
+from syndicator.drivers.worker import WorkerOptions, lease_seconds
 from syndicator.errors import ConfigError
 
 from .conftest import write_config
@@ -148,3 +149,8 @@ def test_the_docs_table_has_a_row_per_site_setting_saying_what_it_takes() -> Non
     for row, setting in zip(rows, SITE_SETTINGS.values(), strict=True):
         assert TAKES[setting.read] in row.replace("\\|", "|") and setting.means.split("`")[0] in row
     assert "a duration from 1 second to 5 minutes" in dict(zip(SITE_SETTINGS, rows, strict=True))["timeout"]
+
+
+def test_a_workers_lease_outlasts_the_longest_fetch_a_site_asks_for(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, [site(timeout="2m")], timeout=10, retries=1))
+    assert lease_seconds(config, WorkerOptions()) == 2 * 2 * 120 * 2

@@ -153,13 +153,14 @@ class _Worker:
         self.lease = lease_seconds(config, options)
         self.batch = options.batch or 2 * config.workers
         self.poller = Poller(config)
-        if self.lease < 2 * self.poller.open().deadline:
+        deadline = max(self.poller.open().deadline, 2 * config.longest_timeout)  # a site's own timeout too
+        if self.lease < 2 * deadline:
             log.warning(
                 "worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
                 "outlive its lease, and another worker fetch the same source",
                 options.name,
                 self.lease,
-                self.poller.fetcher.deadline,
+                deadline,
             )
         self.policy: tuple[float, Any] | None = None
         self.stored = 0
