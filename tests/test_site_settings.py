@@ -211,3 +211,18 @@ def test_serve_fetches_each_feed_with_its_sites_user_agent_and_plans_it_within_i
     rows = status_rows(config, now=datetime.now(UTC).isoformat())
     assert rows["Alpha"]["interval_seconds"] == 1200.0
     assert rows["Beta"]["interval_seconds"] > 3600.0, rows["Beta"]["reason"]
+
+
+def test_two_sites_of_one_feed_asking_for_other_headers_are_one_warning_and_one_fetch(
+    server: HTTPServer, tmp_path: Path
+) -> None:
+    feed = feed_of(server, "/shared.xml", post(1))
+    sites = [
+        {"name": "Alpha", "feed": feed, "headers": {"X-Planet": "alpha"}},
+        {"name": "Beta", "feed": feed, "headers": {"X-Planet": "beta"}, "timeout": 30},
+    ]
+    result = build(write_config(tmp_path, sites, host_gap=0))
+    assert result.exit_code == 0
+    warned = [line for line in result.stderr.splitlines() if "other request headers" in line]
+    assert len(warned) == 1 and "sites[1] 'Beta'" in warned[0] and "with those of sites[0]" in warned[0]
+    assert [request.headers.get("X-Planet") for request, _ in server.log] == ["alpha"]  # once, the first site's
