@@ -54,8 +54,9 @@ class Site:
             contact URL), or None (the planet's).
         headers: extra request headers its feed is fetched with, ((name, value), ...) in file order.
         summary_only: publish each entry's summary, never its content (pages and feeds).
-        The per-site settings from ``items_per_feed`` on are not in the repr (which the schedule's
-        fingerprints and the site key hash): :attr:`own_settings` adds those given.
+        The per-site settings from ``items_per_feed`` on are not in the repr, so a site that gives
+        none hashes as it did before they existed; the schedule's fingerprints and the site key
+        (``site/sitekey.py``) add :attr:`own_settings`.
     """
 
     name: str
@@ -122,9 +123,11 @@ class Config:
         sites: the subscriptions, in file order.
         workers: size of the fetch pool (threads).
         timeout: connect and read timeout per request, seconds; a whole
-            fetch, retries included, is cut at ``timeout * 2`` seconds.
+            fetch, retries included, is cut at ``timeout * 2`` seconds. A site's own
+            overrides it for its feed (:meth:`timeout_for`).
         retries: extra attempts after a transient failure within one build.
-        items_per_feed: newest entries each feed contributes (seed 004: 5).
+        items_per_feed: newest entries each feed contributes (seed 004: 5); a site's own
+            overrides it (:meth:`items_for`).
         new_feed_items: how many entries of a source's first fetch are published, its newest
             (Planet Venus's setting of that name); the others are stored, never published; 0:
             all of them. A site's own value overrides it (:meth:`new_items`).
@@ -132,12 +135,14 @@ class Config:
         summary_chars: front-page summaries are cut on a word boundary to
             about this many characters of text.
         stale_after: seconds without success before a "last seen" badge.
-        user_agent: the full User-Agent header sent with every request.
+        user_agent: the full User-Agent header sent with every request (a site's own instead
+            for its feed: :meth:`request_for`).
         max_bytes: cap on a response body after decompression, bytes.
         output: folder the site is published to; cache: the state folder.
         default_interval: seconds between checks of a source with no
             history yet; min_interval, max_interval: bounds, seconds, of
-            every interval the schedule chooses (max at most 7 days).
+            every interval the schedule chooses (max at most 7 days); a site's own
+            bound its feed instead (:meth:`intervals_for`).
         requests_per_feed_per_day: the request budget the schedule
             keeps to on average over the sources (schedule.spend).
         per_host_concurrency: requests to one host key at once.
