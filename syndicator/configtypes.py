@@ -93,6 +93,15 @@ class Site:
             None. A private site's ``feed`` is its URL plus :data:`PRIVATE_FRAGMENT` and the
             credential's name, so it is a source of its own, never shared with a site of the same
             URL without that credential; :attr:`url` is the URL as written.
+        items_per_feed, min_interval, max_interval (seconds), timeout (seconds): the site's own
+            values of the planet's settings of those names, or None (the planet's stand).
+        user_agent: the whole User-Agent header its feed is fetched with (made from the site's
+            contact URL), or None (the planet's).
+        headers: extra request headers its feed is fetched with, ((name, value), ...) in file order.
+        summary_only: publish each entry's summary, never its content (pages and feeds).
+        The per-site settings from ``items_per_feed`` on are not in the repr, so a site that gives
+        none hashes as it did before they existed; the schedule's fingerprints and the site key
+        (``site/sitekey.py``) add :attr:`own_settings`.
     """
 
     name: str
@@ -105,6 +114,21 @@ class Site:
     line: int = field(default=0, compare=False, repr=False)
     new_feed_items: int | None = field(default=None, repr=False)
     credential: Credential | None = None
+    items_per_feed: int | None = field(default=None, repr=False)
+    min_interval: float | None = field(default=None, repr=False)
+    max_interval: float | None = field(default=None, repr=False)
+    timeout: float | None = field(default=None, repr=False)
+    user_agent: str | None = field(default=None, repr=False)
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    summary_only: bool = field(default=False, repr=False)
+
+    @property
+    def own_settings(self) -> tuple[tuple[str, Any], ...]:
+        """The per-site settings this site gives, ((name, value), ...) in a fixed order; () for none.
+        For the fingerprints that must move when a site's entry in sites.yaml changes."""
+        names = ("items_per_feed", "min_interval", "max_interval", "timeout", "user_agent", "headers")
+        given = tuple((name, getattr(self, name)) for name in names if getattr(self, name) not in (None, ()))
+        return (*given, ("summary_only", True)) if self.summary_only else given
 
     @property
     def local(self) -> bool:
@@ -162,9 +186,11 @@ class Config:
         sites: the subscriptions, in file order.
         workers: size of the fetch pool (threads).
         timeout: connect and read timeout per request, seconds; a whole
-            fetch, retries included, is cut at ``timeout * 2`` seconds.
+            fetch, retries included, is cut at ``timeout * 2`` seconds. A site's own
+            overrides it for its feed (:meth:`timeout_for`).
         retries: extra attempts after a transient failure within one build.
-        items_per_feed: newest entries each feed contributes (seed 004: 5).
+        items_per_feed: newest entries each feed contributes (seed 004: 5); a site's own
+            overrides it (:meth:`items_for`).
         new_feed_items: how many entries of a source's first fetch are published, its newest
             (Planet Venus's setting of that name); the others are stored, never published; 0:
             all of them. A site's own value overrides it (:meth:`new_items`).
@@ -172,12 +198,14 @@ class Config:
         summary_chars: front-page summaries are cut on a word boundary to
             about this many characters of text.
         stale_after: seconds without success before a "last seen" badge.
-        user_agent: the full User-Agent header sent with every request.
+        user_agent: the full User-Agent header sent with every request (a site's own instead
+            for its feed: :meth:`request_for`).
         max_bytes: cap on a response body after decompression, bytes.
         output: folder the site is published to; cache: the state folder.
         default_interval: seconds between checks of a source with no
             history yet; min_interval, max_interval: bounds, seconds, of
-            every interval the schedule chooses (max at most 7 days).
+            every interval the schedule chooses (max at most 7 days); a site's own
+            bound its feed instead (:meth:`intervals_for`).
         requests_per_feed_per_day: the request budget the schedule
             keeps to on average over the sources (schedule.spend).
         per_host_concurrency: requests to one host key at once.
@@ -292,6 +320,57 @@ class Config:
                 if site.credential is not None:
                     found.setdefault(site.feed, site.credential)
         return found
+
+    def items_for(self, feed: str) -> int:
+        """How many newest entries the source ``feed`` contributes to the merged stream: the
+        ``items_per_feed`` of the first site naming it (the one its entries are credited to), else
+        the planet's (int)."""
+        first = self._first_sites.get(feed)
+        return first.items_per_feed if first is not None and first.items_per_feed is not None else self.items_per_feed
+
+    def intervals_for(self, feed: str) -> tuple[float, float]:
+        """(min_interval, max_interval) of the source ``feed``, seconds: the smallest of each among
+        the sites naming it, a site without its own counting the planet's (the fastest need wins)."""
+        sites = self._sites_of.get(feed, ())
+        if not sites:
+            return self.min_interval, self.max_interval
+        low = min(self.min_interval if site.min_interval is None else site.min_interval for site in sites)
+        high = min(self.max_interval if site.max_interval is None else site.max_interval for site in sites)
+        return low, high
+
+    def timeout_for(self, feed: str) -> float | None:
+        """The timeout (seconds) the source ``feed`` is fetched with when a site naming it gives its
+        own: the largest among those sites, one without its own counting the planet's; None when none
+        gives one (the fetcher's own stands)."""
+        sites = self._sites_of.get(feed, ())
+        if all(site.timeout is None for site in sites):
+            return None
+        return max(self.timeout if site.timeout is None else site.timeout for site in sites)
+
+    def request_for(self, feed: str) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+        """(User-Agent, extra headers) the source ``feed`` is fetched with: those of the first site
+        naming it (config/duplicates.py warns when another site of it gives others); (None, ()) when
+        it gives neither (the planet's User-Agent stands)."""
+        first = self._first_sites.get(feed)
+        return (None, ()) if first is None else (first.user_agent, first.headers)
+
+    @property
+    def longest_timeout(self) -> float:
+        """The longest timeout any source is fetched with, seconds: the planet's or a site's (float)."""
+        return max([self.timeout, *(site.timeout for site in self.sites if site.timeout is not None)])
+
+    @cached_property
+    def _sites_of(self) -> dict[str, tuple[Site, ...]]:
+        """{feed URL: the sites naming it, in file order}, made once per Config."""
+        sites: dict[str, tuple[Site, ...]] = {}
+        for site in self.sites:
+            sites[site.feed] = (*sites.get(site.feed, ()), site)
+        return sites
+
+    @cached_property
+    def _first_sites(self) -> dict[str, Site]:
+        """{feed URL: the first site naming it}, made once per Config."""
+        return {feed: sites[0] for feed, sites in self._sites_of.items()}
 
     @property
     def sources(self) -> tuple[str, ...]:

@@ -56,6 +56,11 @@ class FetchRequest:
             only on a request to that URL (seed 000).
         credential: a private feed's credential, sent only to the origin of ``source``
             (:mod:`fetch.private`); None for a public feed. Not in the repr.
+        user_agent: the User-Agent to send instead of the fetcher's, or None (a site's own:
+            :meth:`configtypes.Config.request_for`).
+        headers: extra request headers, ((name, value), ...): a site's ``headers``.
+        timeout: seconds to connect and between bytes instead of the fetcher's (the whole fetch
+            is cut at twice this), or None (:meth:`configtypes.Config.timeout_for`).
     """
 
     source: str
@@ -64,6 +69,9 @@ class FetchRequest:
     last_modified: str | None = None
     validators_url: str | None = None
     credential: Credential | None = field(default=None, repr=False)
+    user_agent: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ committed. A page holds a block from a line ``<!-- generated: NAME -->`` to a li
 hook puts in its place the Markdown that :data:`GENERATORS` makes for NAME:
 
 - ``settings``: every optional setting of sites.yaml, from the config table (syndicator/config/settings.py);
+- ``sitesettings``: the settings a site may give, from syndicator/config/sitesettings.py;
 - ``commands``: every command with its synopsis, help and options, from the click commands (syndicator/cli).
 
 An unknown NAME fails the build. The build runs in the project's venv, which has syndicator installed.
@@ -16,9 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 from syndicator.cli.reference import commands_reference
-from syndicator.config.reference import settings_table
+from syndicator.config.reference import settings_table, site_settings_table
 
-GENERATORS: dict[str, Callable[[], str]] = {"settings": settings_table, "commands": commands_reference}
+GENERATORS: dict[str, Callable[[], str]] = {
+    "settings": settings_table,
+    "sitesettings": site_settings_table,
+    "commands": commands_reference,
+}
 MARKER = re.compile(r"^<!-- generated: ([a-z]+) -->\n.*?^<!-- end generated -->$", re.MULTILINE | re.DOTALL)
 
 

@@ -19,6 +19,9 @@ def duplicate_feeds(config: Config) -> list[str]:
     """One warning line per site whose feed an earlier site of ``config`` already lists, in file order,
     naming both sites and their lines in sites.yaml (list of str; empty when every feed is listed once).
 
+    A site of the same feed URL that gives another ``user_agent`` or other ``headers`` than the first
+    gets one more line: the feed is fetched once, with the first site's (:meth:`Config.request_for`).
+
     For example: ``sites.yaml:12: sites[3] 'Beta' lists the feed of sites[0] 'Alpha' (line 5),
     <https://a.example.org/feed>; each post shows once, under one of the names: keep one (syndicator
     remove 'Beta')``.
@@ -31,6 +34,12 @@ def duplicate_feeds(config: Config) -> list[str]:
             first[key] = index
             continue
         earlier = config.sites[first[key]]
+        if site.feed == earlier.feed and (site.user_agent, site.headers) != (earlier.user_agent, earlier.headers):
+            lines.append(
+                f"{config.path}:{site.line}: sites[{index}] {site.name!r} asks for another user_agent or other "
+                f"request headers than sites[{first[key]}] {earlier.name!r} (line {earlier.line}) for the same feed; "
+                f"the feed is fetched once, with those of sites[{first[key]}]"
+            )
         lines.append(
             f"{config.path}:{site.line}: sites[{index}] {site.name!r} lists the feed of sites[{first[key]}] "
             f"{earlier.name!r} (line {earlier.line}), <{site.public_feed or site.feed}>; each post shows once, "

@@ -96,10 +96,16 @@ def _build(path: Path, data: Any) -> Config:
         path=path,
         title=title,
         link=link,
-        sites=read_sites(data, base, secrets.find),
+        sites=read_sites(data, base, secrets.find, _bounds(settings)),
         user_agent=f"syndicator/{__version__} (+{contact})",
         **{SETTINGS[key].attribute: value for key, value in settings.items()},
     )
+
+
+def _bounds(settings: dict[str, Any]) -> tuple[float, float]:
+    """The planet's (min_interval, max_interval), seconds: as sites.yaml gives them, else the defaults."""
+    low, high = (settings.get(key, SETTINGS[key].default) for key in ("min_interval", "max_interval"))
+    return float(low), float(high)
 
 
 def _check_intervals(data: LineDict, settings: dict[str, Any]) -> None:

@@ -3,7 +3,8 @@
 A site has a ``name`` (unique, shown in every output), a ``feed`` (an http(s) URL, or a local file's
 path), and optionally ``link``, ``face``, ``language``, ``enabled`` (``false`` pauses it),
 ``new_feed_items`` (how many entries of its first fetch are published), ``credentials`` (the name of
-what a private feed sends, :mod:`config.credentials`) and ``extra``; anything else is refused.
+what a private feed sends, :mod:`config.credentials`), its own values of some of the planet's settings
+and its extra request headers (:mod:`config.sitesettings`), and ``extra``; anything else is refused.
 """
 
 from __future__ import annotations
@@ -14,12 +15,24 @@ from pathlib import Path
 from typing import Any
 
 from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image, new_items, plain, text
+from syndicator.config.sitesettings import SITE_SETTINGS, read_site_settings
 from syndicator.config.yamlfile import LineDict
-from syndicator.configtypes import PRIVATE_FRAGMENT, Credential, Site
+from syndicator.configtypes import PRIVATE_FRAGMENT, Config, Credential, Site
 from syndicator.language import language_tag
 from syndicator.values import NO_CREDENTIALS, strip_control
 
-_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "new_feed_items", "credentials", "extra")
+_SITE_KEYS = (
+    "name",
+    "feed",
+    "link",
+    "face",
+    "language",
+    "enabled",
+    "new_feed_items",
+    "credentials",
+    *SITE_SETTINGS,
+    "extra",
+)
 #: Finds a credential by its name for a site (name, where, line): :meth:`config.credentials.Secrets.find`.
 Finder = Callable[[Any, str, int], Credential]
 #: A site's name is shown in every output: at most this many characters, none of them control
@@ -33,9 +46,12 @@ NAME_MAX_CHARS = 200
 NAME_HIDDEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
-def read_sites(data: LineDict, base: Path, find: Finder) -> tuple[Site, ...]:
+def read_sites(
+    data: LineDict, base: Path, find: Finder, bounds: tuple[float, float] = (Config.min_interval, Config.max_interval)
+) -> tuple[Site, ...]:
     """The sites of the top-level mapping ``data`` (its ``sites`` key), a local feed's path read against
-    the folder ``base`` of sites.yaml, a private feed's credential found by ``find``.
+    the folder ``base`` of sites.yaml, a private feed's credential found by ``find``; ``bounds`` are the
+    planet's (min_interval, max_interval), seconds, that a site's own intervals must agree with.
 
     Raises:
         FieldError: ``sites`` is not a non-empty list of sites, or a site is invalid (naming its line and
@@ -74,6 +90,7 @@ def read_sites(data: LineDict, base: Path, find: Finder) -> tuple[Site, ...]:
                 line=item.lines["feed"],
                 new_feed_items=first,
                 credential=credential,
+                **read_site_settings(item, where, bounds),
             )
         )
     return tuple(sites)

@@ -199,11 +199,11 @@ FEED_UNSUPPORTED: dict[str, str] = {
     ),
     **dict.fromkeys(
         ("items_per_page", "days_per_page", "cache_keep_entries", "maxage", "keepmin"),
-        "per-site counts: items_per_feed is one setting for every site",
+        "per-site counts of entries kept or shown: not carried over; a site's items_per_feed can be given by hand",
     ),
     "new_feed_items": "not carried over per site yet: write the site's new_feed_items in sites.yaml by hand",
     "activity_threshold": "activity_threshold is one setting for every site",
-    "feed_timeout": "timeout is one setting for every site",
+    "feed_timeout": "not carried over per site yet: write the site's timeout in sites.yaml by hand",
     "encoding": "a feed's encoding is read from the feed itself",
     "charset": "a feed's encoding is read from the feed itself",
     "period": "syndicator learns how often each feed changes, between min_interval and max_interval",

@@ -125,7 +125,7 @@ class Planner:
         from syndicator.poll import observe
 
         self.policy(store, states, now)
-        jobs = [observe.job_for(url, self._examining(url, states.get(url)), self.config.credential(url)) for url in due]
+        jobs = [observe.job_for(url, self._examining(url, states.get(url)), self.config) for url in due]
         self.in_flight = set(due)
         for url in due:
             self._release.pop(url, None)

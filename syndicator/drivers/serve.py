@@ -324,7 +324,7 @@ class Server:
             return
         before = states.get(source) or SourceState(source, source)
         # sites.yaml read again while this batch was fetched drops the policy: made again from the new one
-        policy = planner.policy(store, states, now)
+        policy = planner.policy(store, states, now).within(self.config.intervals_for(source))
         planner.settled(source)
         known = self._subscriber.known(store, observation, now)
         fingerprint, names = planner.fingerprints.get(source), self.config.site_names.get(source, ())

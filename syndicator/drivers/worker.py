@@ -77,10 +77,11 @@ class WorkerOptions:
 
 
 def lease_seconds(config: Config, options: WorkerOptions) -> float:
-    """The lease a claim takes (seconds): --lease, else twice a fetch's deadline (timeout x 2 per attempt), >= 60."""
+    """The lease a claim takes (seconds): --lease, else twice the longest fetch's deadline (timeout x 2 per
+    attempt, the longest timeout of the planet's and its sites'), >= 60."""
     if options.lease is not None:
         return options.lease
-    return max(60.0, 2 * 2 * config.timeout * (config.retries + 1))
+    return max(60.0, 2 * 2 * config.longest_timeout * (config.retries + 1))
 
 
 def run_worker(
@@ -152,13 +153,14 @@ class _Worker:
         self.lease = lease_seconds(config, options)
         self.batch = options.batch or 2 * config.workers
         self.poller = Poller(config)
-        if self.lease < 2 * self.poller.open().deadline:
+        deadline = max(self.poller.open().deadline, 2 * config.longest_timeout)  # a site's own timeout too
+        if self.lease < 2 * deadline:
             log.warning(
                 "worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
                 "outlive its lease, and another worker fetch the same source",
                 options.name,
                 self.lease,
-                self.poller.fetcher.deadline,
+                deadline,
             )
         self.policy: tuple[float, Any] | None = None
         self.stored = 0

@@ -41,6 +41,8 @@ Policy, all from seed 000 and RFC 9110:
 * A private feed's credential goes only to the configured feed's origin, on every hop; a 401 or 403
   to a request that carried it is a ``credentials`` failure (held until the credential changes), and
   no message holds its secret (:mod:`private`).
+* A request may carry its own User-Agent, extra headers and timeout (a site's own settings,
+  :class:`model.FetchRequest`): they replace the fetcher's for that fetch, on every hop and retry.
 """
 
 from __future__ import annotations
@@ -198,6 +200,10 @@ class Fetcher:
         """Seconds a whole fetch may take, name resolution, redirects and retry included (float)."""
         return 2 * self.timeout
 
+    def deadline_of(self, request: FetchRequest) -> float:
+        """Seconds the fetch of ``request`` may take: twice its own timeout, else :attr:`deadline` (float)."""
+        return self.deadline if request.timeout is None else 2 * request.timeout
+
     def fetch(self, request: FetchRequest, budget: float | None = None) -> FetchResult:
         """Fetch ``request.url`` with conditional headers.
 
@@ -213,9 +219,11 @@ class Fetcher:
         """
         started = time.monotonic()
         self._local.requests = 0
-        self._local.total = self.deadline if budget is None else min(budget, self.deadline)
+        self._local.timeout = self.timeout if request.timeout is None else request.timeout
+        deadline = self.deadline_of(request)
+        self._local.total = deadline if budget is None else min(budget, deadline)
         if self._local.total <= 0:
-            error = FetchError(request.url, f"no time left within {self.deadline:g} s", kind="timeout")
+            error = FetchError(request.url, f"no time left within {deadline:g} s", kind="timeout")
             return Failed(error, requests=0)
         timer = DEADLINES.start(self._local.total, self.resolver)
         try:
@@ -246,14 +254,19 @@ class Fetcher:
             self._local.session = session
         return session
 
-    def _headers(self, request: FetchRequest, url: str) -> dict[str, str]:
-        headers = {"User-Agent": self.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
+    def _headers(self, request: FetchRequest, url: str) -> requests.structures.CaseInsensitiveDict[str]:
+        headers = requests.structures.CaseInsensitiveDict({"User-Agent": request.user_agent or self.user_agent})
+        headers["Accept"] = ACCEPT
+        headers.update(request.headers)  # a site's own, Accept included (config/sitesettings.py refuses the rest)
+        headers["Accept-Encoding"] = ACCEPT_ENCODING
         if url == (request.validators_url or request.url):  # validators are bound to their URL
             if request.etag is not None:
                 headers["If-None-Match"] = request.etag
             if request.last_modified is not None:
                 headers["If-Modified-Since"] = request.last_modified
-        return headers | private.headers_for(request.credential, request.source, url)
+        # Last: a site's own headers never replace a private feed's credential.
+        headers.update(private.headers_for(request.credential, request.source, url))
+        return headers
 
     def _attempt(self, request: FetchRequest, started: float) -> FetchResult:
         url, permanent = request.url, True
@@ -317,7 +330,7 @@ class Fetcher:
                     cookies=jar,
                     stream=True,
                     allow_redirects=False,
-                    timeout=self.timeout,
+                    timeout=self._local.timeout,
                     proxies=proxies,
                 )
         except (
@@ -344,13 +357,13 @@ class Fetcher:
 
     def _failure(self, url: str, error: Exception, redirected: bool = False) -> FetchError:
         """Classify a requests/urllib3 exception (:func:`answer.failure`)."""
-        return answer.failure(url, error, self.timeout, self._local.total, redirected)
+        return answer.failure(url, error, self._local.timeout, self._local.total, redirected)
 
     def _finish(
         self, request: FetchRequest, url: str, response: requests.Response, permanent: bool, started: float
     ) -> FetchResult:
         def read() -> bytes:
-            return answer.read_body(url, response, self.max_bytes, self.timeout, self._local.total)
+            return answer.read_body(url, response, self.max_bytes, self._local.timeout, self._local.total)
 
         return answer.outcome(request, url, response, permanent, started, read)
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from syndicator.configtypes import Credential, is_local
+from syndicator.configtypes import Config, is_local
 from syndicator.errors import FeedError, FetchError, InternalError, NotAFeedError, ParseError
 from syndicator.fetch import localfile, netguard
 from syndicator.fetch.hosts import host_key
@@ -53,19 +53,25 @@ class Job:
     state: SourceState | None
 
 
-def job_for(url: str, state: SourceState | None, credential: Credential | None = None) -> Job:
+def job_for(url: str, state: SourceState | None, config: Config | None = None) -> Job:
     """The Job of the configured feed ``url``: its request carries the stored fetch URL and validators,
-    and a private feed's ``credential`` (:meth:`configtypes.Config.credential`)."""
+    the User-Agent, headers and timeout the sites of ``config`` naming it ask for, and a private feed's
+    credential (:meth:`configtypes.Config.credential`); None: none of those."""
+    user_agent, headers = config.request_for(url) if config is not None else (None, ())
+    timeout = config.timeout_for(url) if config is not None else None
+    credential = config.credential(url) if config is not None else None
+    request = FetchRequest(
+        source=url, url=url, user_agent=user_agent, headers=headers, timeout=timeout, credential=credential
+    )
     if state is None:
-        return Job(FetchRequest(source=url, url=url, credential=credential), None)
+        return Job(request, None)
     return Job(
-        FetchRequest(
-            source=url,
+        replace(
+            request,
             url=state.fetch_url,
             etag=state.etag,
             last_modified=state.last_modified,
             validators_url=state.validators_url,
-            credential=credential,
         ),
         state,
     )
@@ -120,7 +126,7 @@ def observe(job: Job, fetcher: Fetcher, now: datetime, build_started: float) -> 
         feeds = _advertised(observation, fetcher.allow_private)
         if not feeds or not isinstance(result, Fetched):
             return _refused(observation, fetcher.allow_private)
-        return _follow_any(job, result, feeds, fetcher, fetcher.deadline + clock, now, started)
+        return _follow_any(job, result, feeds, fetcher, fetcher.deadline_of(job.request) + clock, now, started)
     except Exception as error:  # a bug of ours while handling this source: contained to it
         return internal(
             Observation(job.request, result or Failed(FeedError(job.request.source, ""), requests=0), started=started),
@@ -215,8 +221,8 @@ def _follow(
     permanent redirect (the fetch URL stays the page's) and both requests counted.
     """
     state = job.state
-    request = FetchRequest(
-        source=job.request.source,
+    request = replace(  # the source's own User-Agent, headers and timeout, the feed's URL
+        job.request,
         url=feed,
         etag=state.etag if state else None,
         last_modified=state.last_modified if state else None,

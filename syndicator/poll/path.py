@@ -252,12 +252,13 @@ class Poller:
         """
         from syndicator.poll.observe import job_for
 
-        jobs = [job_for(url, states.get(url), self.config.credential(url)) for url in sources]
+        jobs = [job_for(url, states.get(url), self.config) for url in sources]
         for observation in self.observe(jobs, now, started):
             source = observation.request.source
             state = states.get(source) or SourceState(source, source)
             first, names = self.config.new_items(source), self.config.site_names.get(source, ())
-            yield decide_and_store(store, state, observation, now, policy, fingerprints.get(source), first, names)
+            mine = policy.within(self.config.intervals_for(source))  # its sites' own intervals, if any
+            yield decide_and_store(store, state, observation, now, mine, fingerprints.get(source), first, names)
 
     def close(self) -> None:
         """Close the Fetcher's connections (one made here; a fetcher passed in is left open)."""

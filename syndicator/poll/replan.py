@@ -1,4 +1,6 @@
-"""A changed ``min_interval``, ``max_interval`` or ``default_interval`` re-plans every source at once.
+"""A changed ``min_interval``, ``max_interval`` or ``default_interval`` re-plans every source at once; a
+site's own ``min_interval`` or ``max_interval`` changed re-plans its source (the bounds of a source are
+those of its sites, :meth:`configtypes.Config.intervals_for`).
 
 Each source's next check was planned with the intervals sites.yaml had then (:mod:`intervals`);
 without this, lowering ``max_interval`` from a day to two hours would leave checks planned a day
@@ -45,21 +47,29 @@ _REPLANNED = "; re-planned: "
 
 
 def planned_with(config: Config) -> str:
-    """The intervals ``config`` plans with, as the store keeps them (JSON text, seconds)."""
+    """The intervals ``config`` plans with, as the store keeps them (JSON text, seconds): the planet's,
+    and under ``sources`` the (min_interval, max_interval) of each source whose sites give their own."""
     names = ("default_interval", "min_interval", "max_interval")
-    return json.dumps({name: getattr(config, name) for name in names}, sort_keys=True)
+    data: dict[str, object] = {name: getattr(config, name) for name in names}
+    planet = (config.min_interval, config.max_interval)
+    own = {url: list(bounds) for url in config.listed_sources if (bounds := config.intervals_for(url)) != planet}
+    if own:
+        data["sources"] = own
+    return json.dumps(data, sort_keys=True)
 
 
-def _policy(text: str | None) -> Policy | None:
-    """The intervals :func:`planned_with` wrote, as a Policy; None for no text or text that is not that."""
+def _policy(text: str | None) -> tuple[Policy, dict[str, tuple[float, float]]] | None:
+    """The intervals :func:`planned_with` wrote, as a Policy and {source URL: its own bounds}; None for
+    no text or text that is not that."""
     try:
         data = json.loads(text or "")
         values = [float(data[name]) for name in ("default_interval", "min_interval", "max_interval")]
-    except (ValueError, TypeError, KeyError, RecursionError):
+        own = {str(url): (float(low), float(high)) for url, (low, high) in data.get("sources", {}).items()}
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
     if not all(math.isfinite(value) and value > 0 for value in values):
         return None
-    return Policy(default_interval=values[0], min_interval=values[1], max_interval=values[2])
+    return Policy(default_interval=values[0], min_interval=values[1], max_interval=values[2]), own
 
 
 def replan(store: Store, config: Config) -> int:
@@ -77,11 +87,21 @@ def replan(store: Store, config: Config) -> int:
     stored = store.value(PLANNED_WITH_KEY)
     if stored == text:
         return 0
-    old = _policy(stored)
+    before = _policy(stored)
     new = Policy(config.default_interval, config.min_interval, config.max_interval)
     states: Mapping[str, SourceState] = store.states()
-    changed = [(state, fresh) for state in states.values() if (fresh := rebound(state, old, new)) is not None]
+    changed = []
+    for state in states.values():
+        old = None if before is None else before[0].within(before[1].get(state.url, _bounds(before[0])))
+        fresh = rebound(state, old, new.within(config.intervals_for(state.url)))
+        if fresh is not None:
+            changed.append((state, fresh))
     return write_replanned(store, changed, PLANNED_WITH_KEY, text)
+
+
+def _bounds(policy: Policy) -> tuple[float, float]:
+    """The (min_interval, max_interval) of ``policy``, seconds."""
+    return policy.min_interval, policy.max_interval
 
 
 def rebound(state: SourceState, old: Policy | None, new: Policy) -> SourceState | None:

@@ -51,15 +51,27 @@ class Policy:
     at_one_per_day: float = habits.AT_ONE_PER_DAY
     prior: habits.Prior = field(default_factory=habits.Prior)
 
+    def within(self, bounds: tuple[float, float]) -> Policy:
+        """This policy for one source whose sites set its own ``bounds``, (min_interval, max_interval)
+        seconds (:meth:`configtypes.Config.intervals_for`): those bounds, and ``default_interval`` kept
+        inside them; the policy itself when they are its own."""
+        low, high = bounds
+        if (low, high) == (self.min_interval, self.max_interval):
+            return self
+        return replace(
+            self, min_interval=low, max_interval=high, default_interval=min(max(self.default_interval, low), high)
+        )
+
 
 def site_fingerprints(sites: Iterable[Site]) -> dict[str, str]:
     """{feed URL: fingerprint of every sites.yaml entry naming that feed} (hex str).
 
-    A held source (410) is retried when its fingerprint changes.
+    A held source (410) is retried when its fingerprint changes: any field of a site naming it, its
+    own settings (:attr:`configtypes.Site.own_settings`) included.
     """
     entries: dict[str, list[str]] = {}
-    for site in sites:
-        entries.setdefault(site.feed, []).append(repr(site))
+    for site in sites:  # a site's own settings are not in its repr: added when it gives some
+        entries.setdefault(site.feed, []).append(repr(site) + (repr(site.own_settings) if site.own_settings else ""))
     return {feed: hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16] for feed, texts in entries.items()}
 
 

@@ -89,7 +89,8 @@ def atom_id(entry_id: str, feed: str) -> str:
 
 def page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[..., str]) -> PageEntry:
     """The entry ``selected`` as templates see it (PageEntry), its summary cut to ``summary_chars``
-    characters; ``local(moment, form=None)`` writes a time as the pages show it (str)."""
+    characters; ``local(moment, form=None)`` writes a time as the pages show it (str). The entry of a
+    site with ``summary_only`` has that summary as its content too, and no out-of-line content."""
     entry, site = selected.entry, selected.site
     date = selected.date
     day = local(date, "%Y-%m-%d")
@@ -98,6 +99,8 @@ def page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[...,
     body = entry.content or summary_source
     language = site.language or entry.language
     summary = truncate_html(summary_source, summary_chars)
+    if site.summary_only:  # its summary, never its content: the pages' and every feed's
+        body, summary_source = summary, entry.summary or summary
     # author_name again: snapshots stored by earlier versions may hold an e-mail address.
     author = shorten(author_name(entry.author) or "", AUTHOR_CHARS)
     alt = shorten(entry.title, TITLE_CHARS) or f"Image from {site.name}"
@@ -128,7 +131,7 @@ def page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[...,
         image_url=shown_image("", entry.image),
         language=language,
         direction=direction(language),
-        content_src=None if entry.content else entry.content_src,
+        content_src=None if entry.content or site.summary_only else entry.content_src,
         content_type=entry.content_type,
         categories=entry.categories,
     )

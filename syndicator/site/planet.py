@@ -5,7 +5,7 @@ step per function, called by the drivers in this order:
 
 - :func:`published_entries`: is the site in the output folder still what a
   render would write (:mod:`sitekey`)? Then nothing is rendered;
-- :func:`select_site`: store.snapshots | select (``items_per_feed`` per
+- :func:`select_site`: store.snapshots | select (``items_per_feed``, the planet's or the site's, per
   feed, merge, sort, ``feed_entries`` in all), and each site's status;
 - :func:`render_planet`: render | swap (:mod:`render`, :mod:`publish`),
   with the state file when ``snapshot`` is set (:mod:`statefile`);
@@ -72,7 +72,7 @@ def select_site(
     """
     sites = with_home_pages(config.sites, states)
     snapshots = store.light_snapshots(config.listed_sources)  # a paused site's posts stay published
-    condensed = {url: condense(stored, config.items_per_feed) for url, stored in snapshots}
+    condensed = {url: condense(stored, config.items_for(url)) for url, stored in snapshots}  # a site's own count
     chosen = select_condensed(sites, condensed)[: config.feed_entries]
     selected = [
         replace(entry, stored=stored)

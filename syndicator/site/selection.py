@@ -2,7 +2,8 @@
 
 Rules (seed 004, and the entries issue for duplicates):
 
-1. Each source contributes its ``items_per_feed`` newest entries (default 5);
+1. Each source contributes its ``items_per_feed`` newest entries (default 5; the
+   first site naming it may give its own);
    "newest" uses the entry's date, else its first-seen time. Entries held
    back from its first fetch (``new_feed_items``) are never published.
 2. A source named by several sites counts once and is credited to the first

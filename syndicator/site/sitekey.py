@@ -53,7 +53,8 @@ def site_key(config: Config, templates: Path | None, generation: int, stale: Ite
         stale: each site's stale flag, in sites.yaml order (they move with the clock).
     """
     digest = hashlib.sha256()
-    for part in (__version__, repr(config), str(generation), "".join("1" if flag else "0" for flag in stale)):
+    own = repr([site.own_settings for site in config.sites if site.own_settings])  # not in a Site's repr
+    for part in (__version__, repr(config), own, str(generation), "".join("1" if flag else "0" for flag in stale)):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     for folder in (*template_folders(templates), Path(config.path).parent / "static"):
         digest.update(f"{folder}\0".encode("utf-8", "surrogateescape"))
