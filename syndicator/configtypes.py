@@ -23,6 +23,50 @@ from typing import Any
 OLD_FEEDS = ("rss20.xml", "rss10.xml", "atom.xml", "foafroll.xml")
 
 
+#: The kinds of a filter rule that name text values, in the order a reason names them (:class:`Rule`).
+RULE_KINDS = ("category", "keyword", "author", "language", "link")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of a ``keep`` or ``drop`` list of ``filters`` (docs/filters.md): it matches an entry when
+    every kind it gives matches; a kind given a list matches when any of its values does.
+
+    Attributes:
+        category, keyword, author, language, link: the values of each kind as written in sites.yaml
+            (stripped; language tags in canonical case), () when the rule does not name that kind.
+        older_than, newer_than: the entry's age bounds, seconds (its date, else when it was first seen,
+            against the build's clock), or None.
+        where: the rule's path in sites.yaml (``filters.drop[0]``, ``sites[2].filters.keep[1]``) and
+            line: where a reason points. Neither is part of the rule's identity (equality, repr).
+    """
+
+    category: tuple[str, ...] = ()
+    keyword: tuple[str, ...] = ()
+    author: tuple[str, ...] = ()
+    language: tuple[str, ...] = ()
+    link: tuple[str, ...] = ()
+    older_than: float | None = None
+    newer_than: float | None = None
+    where: str = field(default="", compare=False, repr=False)
+    line: int = field(default=0, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The ``filters`` of a planet or of a site: its ``keep`` and ``drop`` rules (tuples of :class:`Rule`).
+
+    An entry matching a ``drop`` rule is dropped; else, when there are ``keep`` rules, only an entry
+    matching one of them is kept (site/filters.py; docs/filters.md).
+    """
+
+    keep: tuple[Rule, ...] = ()
+    drop: tuple[Rule, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.keep or self.drop)
+
+
 @dataclass(frozen=True)
 class Site:
     """One subscription in sites.yaml.
@@ -48,6 +92,8 @@ class Site:
         new_feed_items: the site's own ``new_feed_items`` (see :class:`Config`), or None (the
             planet's stands). Not in the repr: it is no part of the fingerprint that retries a
             feed gone for good (schedule.site_fingerprints), as it changes nothing of fetching.
+        filters: the site's own ``filters``, applied as well as the planet's (:class:`Filters`). Not
+            in the repr either, for the same reason; the render key adds them (sitekey.site_key).
     """
 
     name: str
@@ -59,6 +105,7 @@ class Site:
     enabled: bool = True
     line: int = field(default=0, compare=False, repr=False)
     new_feed_items: int | None = field(default=None, repr=False)
+    filters: Filters = field(default=Filters(), repr=False)
 
     @property
     def local(self) -> bool:
@@ -149,6 +196,8 @@ class Config:
         planets: the other planets the same file defines (``planets:``), each a whole Config of
             its own (its sites, output, settings), sharing this one's state and poller; () for a
             file of one planet. A planet in ``planets`` has no ``planets`` of its own.
+        filters: the planet's ``filters``: which stored entries it publishes (:class:`Filters`; none:
+            every one). Each site's own apply as well (:attr:`Site.filters`).
     """
 
     path: Path
@@ -193,6 +242,7 @@ class Config:
     deliveries: tuple[Delivery, ...] = ()
     name: str = ""
     planets: tuple[Config, ...] = ()
+    filters: Filters = Filters()
 
     def all_planets(self) -> tuple[Config, ...]:
         """This planet, then those of ``planets``, in file order (tuple of Config)."""

@@ -105,3 +105,22 @@ _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800
 def strip_control(text: str) -> str:
     """Remove characters XML 1.0 forbids (and C1 controls) from ``text`` (str -> str)."""
     return _XML_FORBIDDEN.sub("", text)
+
+
+#: A word, as filters compare text (:func:`words`): a run of letters, digits and ``_``.
+_WORD = re.compile(r"\w+")
+
+
+def folded(text: str) -> str:
+    """``text`` as filters compare it: case- and accent-insensitive (Unicode NFKD, combining marks
+    removed, case folded: ``Café`` and ``CAFE`` are ``cafe``; ``ﬁ`` is ``fi``), runs of white space one
+    space, stripped (str)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(char for char in decomposed if not unicodedata.combining(char))
+    return " ".join(bare.casefold().split())
+
+
+def words(text: str) -> list[str]:
+    """The words of plain ``text`` (:func:`folded`, then each run of letters, digits and ``_``), in order:
+    ``"Machine-Learning, café!"`` -> ``["machine", "learning", "cafe"]`` (list of str)."""
+    return _WORD.findall(folded(text))

@@ -16,7 +16,7 @@ from pytest_httpserver import HTTPServer
 from syndicator.config.load import load_config
 from syndicator.site.sitekey import site_key
 
-from .conftest import build, post, rss, tree, write_config
+from .conftest import NOW, build, post, rss, tree, write_config
 
 
 def report(tmp_path: Path) -> dict[str, object]:
@@ -131,11 +131,11 @@ def test_a_build_that_publishes_nothing_reports_nothing_rendered(server: HTTPSer
 
 def test_a_site_turning_stale_changes_the_key(tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}]))
-    key = site_key(config, None, 7, [False])
-    assert site_key(config, None, 7, [False]) == key
-    assert site_key(config, None, 7, [True]) != key
-    assert site_key(config, None, 8, [False]) != key
-    assert site_key(replace(config, title="Other"), None, 7, [False]) != key
+    key = site_key(config, None, 7, [False], NOW)
+    assert site_key(config, None, 7, [False], NOW) == key
+    assert site_key(config, None, 7, [True], NOW) != key
+    assert site_key(config, None, 8, [False], NOW) != key
+    assert site_key(replace(config, title="Other"), None, 7, [False], NOW) != key
 
 
 def test_a_build_with_nothing_due_loads_no_http_feed_or_template_library(server: HTTPServer, tmp_path: Path) -> None:

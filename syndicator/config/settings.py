@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
+from syndicator.config.filters import read_filters
 from syndicator.config.readers import (
     Field,
     Reader,
@@ -218,6 +219,13 @@ SETTINGS: dict[str, Setting] = {
             "deliveries",
             read_deliveries,
             means="webhooks each new or changed entry is POSTed to as JSON, signed with the `secret`",
+        ),
+        # Curation (docs/filters.md): which stored entries the planet publishes; a site's own apply as well.
+        Setting(
+            "filters",
+            read_filters,
+            means="which stored entries are published: `drop` rules, and `keep` rules an entry must match "
+            "(by category, keyword, author, language, link or age); changing them needs no fetch",
         ),
     )
 }

@@ -2,7 +2,8 @@
 
 A site has a ``name`` (unique, shown in every output), a ``feed`` (an http(s) URL, or a local file's
 path), and optionally ``link``, ``face``, ``language``, ``enabled`` (``false`` pauses it),
-``new_feed_items`` (how many entries of its first fetch are published) and ``extra``; anything else
+``new_feed_items`` (how many entries of its first fetch are published), ``filters`` (its own keep and
+drop rules, config/filters.py) and ``extra``; anything else
 is refused.
 """
 
@@ -13,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image, new_items, plain, text
+from syndicator.config.filters import filters_of
 from syndicator.config.yamlfile import LineDict
-from syndicator.configtypes import Site
+from syndicator.configtypes import Filters, Site
 from syndicator.language import language_tag
 from syndicator.values import strip_control
 
-_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "new_feed_items", "extra")
+_SITE_KEYS = ("name", "feed", "link", "face", "language", "enabled", "new_feed_items", "filters", "extra")
 #: A site's name is shown in every output: at most this many characters, none of them control
 #: characters (runs of white space, line breaks and tabs included, are one space).
 NAME_MAX_CHARS = 200
@@ -69,6 +71,7 @@ def read_sites(data: LineDict, base: Path) -> tuple[Site, ...]:
                 enabled=_enabled(item, where),
                 line=item.lines["feed"],
                 new_feed_items=first,
+                filters=filters_of(item, "filters", where) if "filters" in item else Filters(),
             )
         )
     return tuple(sites)
