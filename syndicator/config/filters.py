@@ -9,12 +9,14 @@ site/filters.py's; docs/filters.md says it for users. Every error names the line
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from syndicator.config.fields import FieldError, check_duplicate, field_name
 from syndicator.config.readers import Field, takes
-from syndicator.config.yamlfile import LineDict
+from syndicator.config.yamlfile import LineDict, parse_yaml
 from syndicator.configtypes import RULE_KINDS, Filters, Rule
+from syndicator.errors import ConfigError
 from syndicator.language import language_tag
 from syndicator.values import parse_duration, strip_control, words
 
@@ -59,6 +61,22 @@ def filters_of(mapping: LineDict, key: str, where: str) -> Filters:
         if name not in ("keep", "drop"):
             raise FieldError(value.lines[str(name)], f"{path}.{name}", "unknown key; expected keep or drop")
     return Filters(*(_rules(value, name, path) if name in value else () for name in ("keep", "drop")))
+
+
+def rule_from_text(text: str, option: str) -> Rule:
+    """A rule given on the command line as YAML (``--drop 'keyword: crypto'``), read as one of sites.yaml,
+    named by ``option`` and its text in reasons.
+
+    Raises:
+        ConfigError: not YAML, or not a rule (one line, naming the option: ``--drop: colour: unknown kind...``).
+    """
+    data = parse_yaml(text, option)
+    try:
+        rule = _rule(data, 1, option)
+    except FieldError as error:
+        field = error.field.removeprefix(option).lstrip(".")
+        raise ConfigError(f"{option}: {field + ': ' if field else ''}{error.problem}") from None
+    return replace(rule, where=f"{option} {text.strip()!r}", line=0)
 
 
 def _rules(mapping: LineDict, key: str, where: str) -> tuple[Rule, ...]:

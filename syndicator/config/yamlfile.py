@@ -187,17 +187,26 @@ def read_yaml(path: Path) -> Any:
             line when PyYAML knows it), or its aliases or nesting go past :data:`ALIAS_VALUES_MAX` or
             :data:`NESTING_MAX` (naming the line).
     """
-    text = read_text(path)
+    return parse_yaml(read_text(path), str(path))
+
+
+def parse_yaml(text: str, name: str) -> Any:
+    """The YAML document ``text`` as :func:`read_yaml` reads a file's, its errors naming ``name`` (the
+    file, or the command-line option the text came from).
+
+    Raises:
+        ConfigError: the text is not YAML, or its aliases or nesting go past the bounds (naming the line).
+    """
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except _NodeError as e:
-        raise ConfigError(f"{path}:{e.line}: {e.field}: {e.problem}") from None
+        raise ConfigError(f"{name}:{e.line}: {e.field}: {e.problem}") from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         line = f"{mark.line + 1}:" if mark is not None else ""
-        raise ConfigError(f"{path}:{line} invalid YAML: {e.problem}") from None
+        raise ConfigError(f"{name}:{line} invalid YAML: {e.problem}") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: invalid YAML: {e}") from None
+        raise ConfigError(f"{name}: invalid YAML: {e}") from None
 
 
 # --- editing sites.yaml round trip (ruamel.yaml) -------------------------------------------------------
