@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import inspect
 import re
+from collections.abc import Mapping
 
 import click
 
@@ -76,7 +77,7 @@ def commands_reference() -> str:
     return "\n".join(parts)
 
 
-def _commands(commands: dict[str, click.Command], prefix: str = "") -> list[tuple[str, click.Command]]:
+def _commands(commands: Mapping[str, click.Command], prefix: str = "") -> list[tuple[str, click.Command]]:
     """(name, command) of every command, in order, a group's commands in its place: ``filter test``."""
     found = []
     for name, command in commands.items():
