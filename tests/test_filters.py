@@ -148,7 +148,7 @@ def test_the_sites_rules_and_the_planets_must_both_let_an_entry_through(tmp_path
     said = verdict(config, config.sites[0], stored(categories=("python",)), NOW).reason
     site_said, planet_said = said.split("; ")
     assert site_said == "kept by sites[0].filters.keep[0] (line 11): category 'python'"
-    assert planet_said == "kept: no rule of filters.drop drops it"
+    assert planet_said == "kept: no rule of filters.drop (line 5) drops it"
     said = verdict(config, config.sites[0], stored(categories=("rust",)), NOW).reason
     assert said == "dropped: matches none of the 1 rules of sites[0].filters.keep (line 11)"
 

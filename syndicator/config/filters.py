@@ -70,7 +70,7 @@ def rule_from_text(text: str, option: str) -> Rule:
     Raises:
         ConfigError: not YAML, or not a rule (one line, naming the option: ``--drop: colour: unknown kind...``).
     """
-    data = parse_yaml(text, option)
+    data = parse_yaml(text, option, lines=False)
     try:
         rule = _rule(data, 1, option)
     except FieldError as error:

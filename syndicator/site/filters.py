@@ -103,15 +103,17 @@ def _judge(filters: Filters, facts: _Facts) -> Verdict:
         if matched is not None:
             return Verdict(True, f"kept by {_place(rule)}: {matched}")
     if filters.keep:
-        first = filters.keep[0]
-        where = first.where.rsplit("[", 1)[0]
-        return Verdict(False, f"dropped: matches none of the {len(filters.keep)} rules of {where} (line {first.line})")
-    return Verdict(True, f"kept: no rule of {filters.drop[0].where.rsplit('[', 1)[0]} drops it")
+        return Verdict(
+            False, f"dropped: matches none of the {len(filters.keep)} rules of {_place(filters.keep[0], True)}"
+        )
+    return Verdict(True, f"kept: no rule of {_place(filters.drop[0], True)} drops it")
 
 
-def _place(rule: Rule) -> str:
-    """Where a rule is written: ``filters.drop[0] (line 12)``."""
-    return f"{rule.where} (line {rule.line})" if rule.line else rule.where or "a rule"
+def _place(rule: Rule, whole_list: bool = False) -> str:
+    """Where a rule is written: ``filters.drop[0] (line 12)``; with ``whole_list``, its list's
+    (``filters.drop (line 12)``, the line of its first rule). A rule given on the command line is its text."""
+    where = rule.where.rsplit("[", 1)[0] if whole_list and rule.line else rule.where or "a rule"
+    return f"{where} (line {rule.line})" if rule.line else where
 
 
 def _match(rule: Rule, facts: _Facts) -> str | None:
