@@ -68,7 +68,7 @@ def commands_reference() -> str:
     section per command with its synopsis, its whole help and its options."""
     parent = click.Context(main, info_name="syndicator", **main.context_settings)
     parts = []
-    for name, command in _commands(main.commands):
+    for name, command in leaf_commands(main.commands):
         ctx = click.Context(command, info_name=name, parent=parent)
         helps = inspect.cleandoc(command.help or "").replace("\b\n", "").split("\n\n")
         parts += [f"## `syndicator {name}`", "", "```", synopsis(name, command), "```", ""]
@@ -77,12 +77,13 @@ def commands_reference() -> str:
     return "\n".join(parts)
 
 
-def _commands(commands: Mapping[str, click.Command], prefix: str = "") -> list[tuple[str, click.Command]]:
-    """(name, command) of every command, in order, a group's commands in its place: ``filter test``."""
+def leaf_commands(commands: Mapping[str, click.Command], prefix: str = "") -> list[tuple[str, click.Command]]:
+    """(name, command) of every command of ``commands`` (``main.commands``), in order, a group's commands
+    in its place, named with it: ``filter test``."""
     found = []
     for name, command in commands.items():
         if isinstance(command, click.Group):
-            found += _commands(command.commands, f"{prefix}{name} ")
+            found += leaf_commands(command.commands, f"{prefix}{name} ")
         else:
             found.append((prefix + name, command))
     return found

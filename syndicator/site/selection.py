@@ -2,6 +2,8 @@
 
 Rules (seed 004, and the entries issue for duplicates):
 
+0. Only the entries the planet's filters let through are candidates (site/filters.py, applied by
+   :func:`condense`), so a dropped entry leaves room for the next one.
 1. Each source contributes its ``items_per_feed`` newest entries (default 5);
    "newest" uses the entry's date, else its first-seen time. Entries held
    back from its first fetch (``new_feed_items``) are never published.
