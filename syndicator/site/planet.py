@@ -95,13 +95,17 @@ def filtered_snapshots(config: Config, store: Store, now: datetime) -> dict[str,
     {feed URL: Condensed}.
 
     Light snapshots carry only what the rules read (:func:`filters.fields_needed`); the text a keyword
-    rule reads is let go once a snapshot is judged, so a build holds one snapshot's text at a time.
+    rule reads is let go once a snapshot is judged, so a build holds one snapshot's text at a time
+    (on SQLite, which reads as it goes; PostgreSQL's client holds the query's whole result). A feed
+    that no rule judges is not asked about.
     """
     fields = fields_needed(config)
     first = {site.feed: site for site in reversed(config.sites)}  # the first site of each feed wins
     condensed = {}
     for url, stored in store.light_snapshots(config.listed_sources, fields):
-        judged = condense(stored, config.items_per_feed, partial(passes, config, first[url], now=now))
+        site = first[url]
+        judge = partial(passes, config, site, now=now) if config.filters or site.filters else None
+        judged = condense(stored, config.items_per_feed, judge)
         condensed[url] = (
             replace(judged, newest=tuple((at, _light(one)) for at, one in judged.newest)) if fields else judged
         )
