@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from syndicator.urls import MAX_LENGTH, WEB_SCHEMES, plain_web, split
@@ -116,8 +117,15 @@ def folded(text: str) -> str:
     removed, case folded: ``Café`` and ``CAFE`` are ``cafe``; ``ﬁ`` is ``fi``), runs of white space one
     space, stripped (str)."""
     decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(char for char in decomposed if not unicodedata.combining(char))
+    bare = decomposed if decomposed.isascii() else decomposed.translate(_marks())
     return " ".join(bare.casefold().split())
+
+
+@lru_cache(maxsize=1)
+def _marks() -> dict[int, None]:
+    """A str.translate table removing the combining marks (a canonical combining class above 0: accents,
+    diacritics), all of them below U+1F000 in Unicode 15; made once, in about 10 ms."""
+    return {code: None for code in range(0x300, 0x1F000) if unicodedata.combining(chr(code))}
 
 
 def words(text: str) -> list[str]:

@@ -77,6 +77,8 @@ def test_a_keyword_phrase_matches_consecutive_words_accents_and_case_aside(tmp_p
     assert not kept(config, title="Learning machine")
     assert not kept(config, title="A machine", summary="<p>Learning</p>")  # a phrase stays within one part
     assert not kept(config, title="A cafeteria")
+    assert kept(config, summary="<p>ma<b>chine</b> learning</p>")  # one word to a reader
+    assert kept(config, summary="<p>caf&eacute;</p>") and kept(config, summary="<p>a &lt;3 machine &gt; learning</p>")
 
 
 def test_author_compares_the_whole_name(tmp_path: Path) -> None:

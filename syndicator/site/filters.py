@@ -22,6 +22,8 @@ several values matches when any one does:
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from fnmatch import fnmatchcase
@@ -35,6 +37,8 @@ from syndicator.values import bound_text, folded, words
 #: (state.snapshots.light_snapshots loads them only when a rule needs them).
 FIELDS_READ = {"category": ("categories",), "author": ("author",), "language": ("language",)}
 TEXT_FIELDS = ("title", "summary", "content")
+#: A tag, roughly: what :attr:`_Facts.rough_untagged` takes out.
+_TAG = re.compile(r"<[^<>]*>")
 
 
 @dataclass(frozen=True)
@@ -149,7 +153,9 @@ class _Facts:
         if kind == "category":
             return _folded(value) in self.categories
         if kind == "keyword":
-            return f" {' '.join(_words(value))} " in self.text
+            phrase = _words(value)
+            may = all(word in self.rough or word in self.rough_untagged for word in phrase)
+            return may and f" {' '.join(phrase)} " in self.text
         if kind == "author":
             return entry.author is not None and folded(entry.author) == _folded(value)
         if kind == "language":
@@ -160,6 +166,21 @@ class _Facts:
     @cached_property
     def categories(self) -> frozenset[str]:
         return frozenset(folded(category) for category in self.stored.entry.categories)
+
+    @cached_property
+    def rough(self) -> str:
+        """The entry's title, summary and content as written, references decoded, :func:`values.folded`:
+        every word of its text is in this or in :attr:`rough_untagged` (a word an inline tag splits,
+        ``ma<b>chine</b>``), so a keyword in neither is not looked for in the text, and most entries
+        are judged without reading their markup (str)."""
+        entry = self.stored.entry
+        return folded(html.unescape(f"{entry.title} {entry.summary} {entry.content}"))
+
+    @cached_property
+    def rough_untagged(self) -> str:
+        """:attr:`rough` with everything between ``<`` and ``>`` taken out (str)."""
+        entry = self.stored.entry
+        return folded(html.unescape(_TAG.sub("", f"{entry.title} {entry.summary} {entry.content}")))
 
     @cached_property
     def text(self) -> str:
