@@ -9,10 +9,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
+from syndicator.config.load import load_config
+from syndicator.configtypes import Filters, Rule
+from syndicator.drivers.filtering import planet_named
+from syndicator.errors import ConfigError
 from syndicator.feedtypes import Entry
 from syndicator.model import SourceState
 from syndicator.poll.path import save
@@ -156,3 +161,14 @@ def test_filter_test_judges_categories_of_the_stored_entries(tmp_path: Path) -> 
         in tried.stdout
     )
     assert "KEEP  2026-11-29  Blog  Post 1  (kept by filters.keep[0] (line 7): category 'Python')" in tried.stdout
+
+
+def test_filter_test_names_a_planet_of_the_file(tmp_path: Path) -> None:
+    config = load_config(planet(tmp_path, "https://blog.example.org/feed.xml"))
+    python = replace(config, name="python", filters=Filters(keep=(Rule(category=("python",)),)))
+    many = replace(config, planets=(python,))
+    assert planet_named(many, "python") is python and planet_named(many, None) is many
+    with pytest.raises(ConfigError, match="no planet is named 'rust' \\(planets: 'python'\\)"):
+        planet_named(many, "rust")
+    result = filter_test(tmp_path / "sites.yaml", "--planet", "python")
+    assert result.exit_code == 2 and "no planet is named 'python' (planets: none)" in result.stderr

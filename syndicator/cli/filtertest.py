@@ -12,7 +12,7 @@ from syndicator.cli.options import STATE_OPTION, config_option, current_time, no
 from syndicator.cli.style import Command, CommandError, Group
 from syndicator.config.filters import rule_from_text
 from syndicator.config.load import load_config
-from syndicator.drivers.filtering import totals_line, tried_line, try_filters, with_rules
+from syndicator.drivers.filtering import planet_named, totals_line, tried_line, try_filters, with_rules
 from syndicator.errors import SyndicatorError
 
 
@@ -23,6 +23,12 @@ def filter_() -> None:
 
 @filter_.command(name="test", cls=Command)
 @config_option("The site list to read.")
+@click.option(
+    "--planet",
+    "planet_name",
+    metavar="NAME",
+    help="Try the filters of this planet of `planets:` in sites.yaml (default: the file's own planet).",
+)
 @click.option(
     "--site", "site_name", metavar="NAME", help="Show only this site's entries; --keep and --drop add to its rules."
 )
@@ -44,6 +50,7 @@ def filter_() -> None:
 @STATE_OPTION
 def test(
     config_path: Path,
+    planet_name: str | None,
     site_name: str | None,
     keep: tuple[str, ...],
     drop: tuple[str, ...],
@@ -60,7 +67,7 @@ def test(
     """
     now = current_time(now_given)
     try:
-        config = with_state(load_config(config_path), state, os.environ)
+        config = with_state(planet_named(load_config(config_path), planet_name), state, os.environ)
         rules = ([rule_from_text(text, "--keep") for text in keep], [rule_from_text(text, "--drop") for text in drop])
         config = with_rules(config, site_name, *rules)
         tried = try_filters(config, now, site_name)

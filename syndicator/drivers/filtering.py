@@ -32,6 +32,21 @@ class Tried:
     published: bool
 
 
+def planet_named(config: Config, name: str | None) -> Config:
+    """The planet of ``config`` named ``name`` (one of ``planets:``), or ``config`` itself for None (Config).
+
+    Raises:
+        ConfigError: no planet of sites.yaml has that name.
+    """
+    if name is None:
+        return config
+    for planet_config in config.planets:
+        if planet_config.name == name:
+            return planet_config
+    named = ", ".join(repr(other.name) for other in config.planets) or "none"
+    raise ConfigError(f"{config.path}: no planet is named {name!r} (planets: {named})")
+
+
 def with_rules(config: Config, site_name: str | None, keep: Sequence[Rule], drop: Sequence[Rule]) -> Config:
     """``config`` with the rules ``keep`` and ``drop`` added to the filters of the site named ``site_name``,
     or to the planet's when None (Config).
