@@ -9,11 +9,13 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 
 from syndicator.config.load import load_config
+from syndicator.configtypes import Filters, Rule
 from syndicator.site.sitekey import site_key
 
 from .conftest import NOW, build, post, rss, tree, write_config
@@ -154,3 +156,14 @@ def test_a_build_with_nothing_due_loads_no_http_feed_or_template_library(server:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.splitlines()[-1] == "none", done.stderr
     assert report(tmp_path)["rendered"] is False
+
+
+def test_filters_are_part_of_the_key_and_an_age_rule_makes_the_clock_part_of_it(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}]))
+    key = site_key(config, None, 7, [False], NOW)
+    assert site_key(config, None, 7, [False], NOW + timedelta(hours=1)) == key  # no rule reads the clock
+    site = replace(config.sites[0], filters=Filters(drop=(Rule(keyword=("crypto",)),)))
+    assert site_key(replace(config, sites=(site,)), None, 7, [False], NOW) != key
+    aged = replace(config, filters=Filters(drop=(Rule(older_than=86400.0),)))
+    assert site_key(aged, None, 7, [False], NOW) != key
+    assert site_key(aged, None, 7, [False], NOW + timedelta(hours=1)) != site_key(aged, None, 7, [False], NOW)
