@@ -137,7 +137,7 @@ def test_drop_wins_over_keep_and_keep_rules_must_match(tmp_path: Path) -> None:
     assert not kept(config, categories=("python",), title="Crypto in Python")
     assert not kept(config, categories=("rust",))
     reason = verdict(config, config.sites[0], stored(categories=("rust",)), NOW).reason
-    assert reason == "dropped: matches none of the 1 rules of filters.keep (line 5)"
+    assert reason == "dropped: matches no rule of filters.keep (line 5)"
     reason = verdict(config, config.sites[0], stored(categories=("python",)), NOW).reason
     assert reason == "kept by filters.keep[0] (line 5): category 'python'"
 
@@ -152,7 +152,7 @@ def test_the_sites_rules_and_the_planets_must_both_let_an_entry_through(tmp_path
     assert site_said == "kept by sites[0].filters.keep[0] (line 11): category 'python'"
     assert planet_said == "kept: no rule of filters.drop (line 5) drops it"
     said = verdict(config, config.sites[0], stored(categories=("rust",)), NOW).reason
-    assert said == "dropped: matches none of the 1 rules of sites[0].filters.keep (line 11)"
+    assert said == "dropped: matches no rule of sites[0].filters.keep (line 11)"
 
 
 def test_a_site_without_filters_is_judged_by_the_planets_alone(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from datetime import datetime
 from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
 
-from syndicator.configtypes import Config, Filters, Rule, Site
+from syndicator.configtypes import RULE_KINDS, Config, Filters, Rule, Site
 from syndicator.feedtypes import StoredEntry
 from syndicator.values import bound_text, folded, words
 
@@ -107,9 +107,7 @@ def _judge(filters: Filters, facts: _Facts) -> Verdict:
         if matched is not None:
             return Verdict(True, f"kept by {_place(rule)}: {matched}")
     if filters.keep:
-        return Verdict(
-            False, f"dropped: matches none of the {len(filters.keep)} rules of {_place(filters.keep[0], True)}"
-        )
+        return Verdict(False, f"dropped: matches no rule of {_place(filters.keep[0], True)}")
     return Verdict(True, f"kept: no rule of {_place(filters.drop[0], True)} drops it")
 
 
@@ -123,7 +121,7 @@ def _place(rule: Rule, whole_list: bool = False) -> str:
 def _match(rule: Rule, facts: _Facts) -> str | None:
     """What of ``rule`` matched (``category 'python', keyword 'django'``), or None when any of its kinds does not."""
     said = []
-    for kind in ("category", "keyword", "author", "language", "link"):
+    for kind in RULE_KINDS:
         values: tuple[str, ...] = getattr(rule, kind)
         if values:
             hit = next((value for value in values if facts.has(kind, value)), None)
