@@ -169,3 +169,21 @@ def test_filter_test_names_a_planet_of_the_file(tmp_path: Path) -> None:
         planet_named(many, "rust")
     result = filter_test(tmp_path / "sites.yaml", "--planet", "python")
     assert result.exit_code == 2 and "no planet is named 'python' (planets: none)" in result.stderr
+
+
+def test_language_rules_in_a_build_read_the_sites_language_first(server: HTTPServer, tmp_path: Path) -> None:
+    english = rss(post(1, day=1), post(2, day=2), extra="<language>en-GB</language>")
+    french = rss(post(3, day=3, host="fr.example.org"), extra="<language>fr</language>")
+    server.expect_request("/en.xml").respond_with_data(english)
+    server.expect_request("/fr.xml").respond_with_data(french)
+    sites = [
+        {"name": "English", "feed": server.url_for("/en.xml")},
+        {"name": "French", "feed": server.url_for("/fr.xml")},
+    ]
+    config = write_config(tmp_path, sites, new_feed_items="all", filters={"keep": [{"language": "en"}]})
+    assert build(config).exit_code == 0
+    assert published(tmp_path) == ["Post 2", "Post 1"]
+    sites[1]["language"] = "en-US"  # the site says better than its feed
+    write_config(tmp_path, sites, new_feed_items="all", filters={"keep": [{"language": "en"}]})
+    assert build(config, now=LATER).exit_code == 0
+    assert published(tmp_path) == ["Post 3", "Post 2", "Post 1"] and len(server.log) == 2
