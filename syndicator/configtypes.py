@@ -11,57 +11,19 @@ Units: durations are seconds (float), sizes are bytes (int).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from syndicator.credential import PRIVATE_FRAGMENT, Credential
+from syndicator.rules import Filters
+
 #: The files an old planet published that ``old_feeds`` may name (Planet Venus's default theme,
 #: themes/classic_fancy/config.ini, and Planet 2.0's examples): RSS 2.0, RSS 1.0 and Atom 1.0 feeds of
 #: the entries, and the FOAF list of the sites (opml.xml, the other one, is always published).
 OLD_FEEDS = ("rss20.xml", "rss10.xml", "atom.xml", "foafroll.xml")
-
-
-#: The kinds of credential a private feed may use (docs/private-feeds.md): an ``Authorization: Bearer``
-#: token, HTTP basic authentication (RFC 7617), a request header, a query parameter.
-CREDENTIAL_KINDS = ("bearer", "basic", "header", "query")
-#: What a private site's source key adds to its feed URL: a fragment, which HTTP never sends (RFC 9110
-#: section 4.2.5), naming the credential, so that a site of the same URL without it is another source.
-PRIVATE_FRAGMENT = "#credentials="
-
-
-@dataclass(frozen=True)
-class Credential:
-    """What a private feed sends to its own origin, from the environment or the secrets file.
-
-    Attributes:
-        name: the name sites.yaml gives it (``credentials: team``); shown in messages and source keys.
-        kind: one of :data:`CREDENTIAL_KINDS`.
-        key: the header name (``header``), the query parameter's name (``query``), the user
-            (``basic``); "" for ``bearer``.
-        secret: the token, password or value; never shown, logged or stored. The repr shows only
-            :attr:`digest`, so the schedule's fingerprint of a site (schedule.site_fingerprints)
-            changes when the secret does, and a feed held after a refusal is tried again.
-    """
-
-    name: str
-    kind: str
-    key: str = ""
-    secret: str = field(default="", repr=False)
-
-    def __repr__(self) -> str:
-        return f"Credential(name={self.name!r}, kind={self.kind!r}, digest={self.digest!r})"
-
-    @cached_property
-    def digest(self) -> str:
-        """A one-way digest of the credential (16 hex characters): PBKDF2-HMAC-SHA256 (RFC 8018),
-        50,000 rounds salted with the name, so a weak password cannot be guessed back from a stored
-        fingerprint in reasonable time."""
-        material = f"{self.kind}\n{self.key}\n{self.secret}".encode()
-        salt = f"syndicator credential {self.name}".encode()
-        return hashlib.pbkdf2_hmac("sha256", material, salt, 50_000)[:8].hex()
 
 
 @dataclass(frozen=True)
@@ -102,6 +64,8 @@ class Site:
         The per-site settings from ``items_per_feed`` on are not in the repr, so a site that gives
         none hashes as it did before they existed; the schedule's fingerprints and the site key
         (``site/sitekey.py``) add :attr:`own_settings`.
+        filters: the site's own ``filters``, applied as well as the planet's (:class:`Filters`). Not
+            in the repr either, for the same reason; the render key adds them (sitekey.site_key).
     """
 
     name: str
@@ -129,6 +93,8 @@ class Site:
         names = ("items_per_feed", "min_interval", "max_interval", "timeout", "user_agent", "headers")
         given = tuple((name, getattr(self, name)) for name in names if getattr(self, name) not in (None, ()))
         return (*given, ("summary_only", True)) if self.summary_only else given
+
+    filters: Filters = field(default=Filters(), repr=False)
 
     @property
     def local(self) -> bool:
@@ -241,6 +207,8 @@ class Config:
             its own (its sites, output, settings), sharing this one's state and poller; () for a
             file of one planet. A planet in ``planets`` has no ``planets`` of its own.
         secrets: the secrets file private feeds' credentials are read from (``secrets:``), or None.
+        filters: the planet's ``filters``: which stored entries it publishes (:class:`Filters`; none:
+            every one). Each site's own apply as well (:attr:`Site.filters`).
     """
 
     path: Path
@@ -286,6 +254,7 @@ class Config:
     name: str = ""
     planets: tuple[Config, ...] = ()
     secrets: Path | None = None
+    filters: Filters = Filters()
 
     def all_planets(self) -> tuple[Config, ...]:
         """This planet, then those of ``planets``, in file order (tuple of Config)."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from syndicator.configtypes import Credential
+from syndicator.credential import Credential
 from syndicator.errors import FeedError
 from syndicator.failures import Verdict, host_verdict
 from syndicator.feedtypes import Entry, FeedHints, ParsedFeed

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from syndicator.urls import MAX_LENGTH, WEB_SCHEMES, plain_web, split
@@ -105,3 +106,29 @@ _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800
 def strip_control(text: str) -> str:
     """Remove characters XML 1.0 forbids (and C1 controls) from ``text`` (str -> str)."""
     return _XML_FORBIDDEN.sub("", text)
+
+
+#: A word, as filters compare text (:func:`words`): a run of letters, digits and ``_``.
+_WORD = re.compile(r"\w+")
+
+
+def folded(text: str) -> str:
+    """``text`` as filters compare it: case- and accent-insensitive (Unicode NFKD, combining marks
+    removed, case folded: ``Café`` and ``CAFE`` are ``cafe``; ``ﬁ`` is ``fi``), runs of white space one
+    space, stripped (str)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = decomposed if decomposed.isascii() else decomposed.translate(_marks())
+    return " ".join(bare.casefold().split())
+
+
+@lru_cache(maxsize=1)
+def _marks() -> dict[int, None]:
+    """A str.translate table removing the combining marks (a canonical combining class above 0: accents,
+    diacritics), all of them below U+1F000 in Unicode 15; made once, in about 10 ms."""
+    return {code: None for code in range(0x300, 0x1F000) if unicodedata.combining(chr(code))}
+
+
+def words(text: str) -> list[str]:
+    """The words of plain ``text`` (:func:`folded`, then each run of letters, digits and ``_``), in order:
+    ``"Machine-Learning, café!"`` -> ``["machine", "learning", "cafe"]`` (list of str)."""
+    return _WORD.findall(folded(text))

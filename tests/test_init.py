@@ -133,7 +133,7 @@ def test_init_writes_a_whole_sites_yaml_from_a_venus_config(tmp_path: Path) -> N
     for expected in (
         "not supported: owner_email = zoe@example.org (the pages show no e-mail address",
         "not supported: log_level = DEBUG (",
-        "not supported: per-site filters, on 1 sites (syndicator has no entry filters)",
+        "not supported: per-site filters, on 1 sites (write them again as rules of filters, see docs/filters.md)",
         "not supported: [index.html.tmpl] section (",
         "not supported: reading list <https://lists.example.org/blogroll.opml> (",
         "note: 1 faces are image files (alex.png): put them in a static/ folder beside sites.yaml",
@@ -226,7 +226,10 @@ def test_init_keeps_pluto_avatars_and_authors_and_needs_a_link(tmp_path: Path) -
         ),
         Site("Joe", "https://joe.example.org/atom.xml", "https://joe.example.org/", "joe.png"),
     )
-    assert "not supported: per-site includes, on 1 sites (syndicator has no entry filters)" in result.stdout
+    assert (
+        "not supported: per-site includes, on 1 sites (write them again as rules of filters, see docs/filters.md)"
+        in result.stdout
+    )
 
 
 def test_import_keeps_pluto_avatars_and_authors(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from syndicator.cli import main
-from syndicator.configtypes import Credential
+from syndicator.credential import Credential
 from syndicator.errors import FetchError
 from syndicator.fetch import private
 from syndicator.state.store import Store

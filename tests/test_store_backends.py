@@ -130,6 +130,23 @@ def test_light_snapshots_and_completion(open_store: Opener) -> None:
         assert store.complete([light[URL][1], light[OTHER][0]]) == [full[URL][1], full[OTHER][0]]
 
 
+def test_light_snapshots_carry_the_fields_filters_read(open_store: Opener) -> None:
+    """A light snapshot carries only the fields a filter needs (site/filters.py), read as the full one."""
+    entries = [entry(1, categories=("Python", "Sponsored"), language="en-GB"), entry(2), entry(3, author=None)]
+    fields = ("title", "author", "summary", "content", "language", "categories")
+    with open_store() as store:
+        save(store, state(), entries, NOW)
+        full = store.snapshots([URL])[URL]
+        light = dict(store.light_snapshots([URL], fields))[URL]
+        for name in fields:
+            assert [getattr(s.entry, name) for s in light] == [getattr(s.entry, name) for s in full], name
+        assert light[0].entry.categories == ("Python", "Sponsored") and light[1].entry.categories == ()
+        only = dict(store.light_snapshots([URL], ["categories"]))[URL]
+        assert only[0].entry.categories == ("Python", "Sponsored") and only[0].entry.title == ""
+        with pytest.raises(ValueError, match="enclosures"):
+            list(store.light_snapshots([URL], ["enclosures"]))
+
+
 def test_meta_values_and_the_generation_counter(open_store: Opener) -> None:
     with open_store() as store:
         assert store.value("x") is None and store.generation() == 0

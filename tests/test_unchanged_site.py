@@ -9,14 +9,16 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 from pytest_httpserver import HTTPServer
 
 from syndicator.config.load import load_config
+from syndicator.rules import Filters, Rule
 from syndicator.site.sitekey import site_key
 
-from .conftest import build, post, rss, tree, write_config
+from .conftest import NOW, build, post, rss, tree, write_config
 
 
 def report(tmp_path: Path) -> dict[str, object]:
@@ -131,11 +133,11 @@ def test_a_build_that_publishes_nothing_reports_nothing_rendered(server: HTTPSer
 
 def test_a_site_turning_stale_changes_the_key(tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}]))
-    key = site_key(config, None, 7, [False])
-    assert site_key(config, None, 7, [False]) == key
-    assert site_key(config, None, 7, [True]) != key
-    assert site_key(config, None, 8, [False]) != key
-    assert site_key(replace(config, title="Other"), None, 7, [False]) != key
+    key = site_key(config, None, 7, [False], NOW)
+    assert site_key(config, None, 7, [False], NOW) == key
+    assert site_key(config, None, 7, [True], NOW) != key
+    assert site_key(config, None, 8, [False], NOW) != key
+    assert site_key(replace(config, title="Other"), None, 7, [False], NOW) != key
 
 
 def test_a_build_with_nothing_due_loads_no_http_feed_or_template_library(server: HTTPServer, tmp_path: Path) -> None:
@@ -154,3 +156,14 @@ def test_a_build_with_nothing_due_loads_no_http_feed_or_template_library(server:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.splitlines()[-1] == "none", done.stderr
     assert report(tmp_path)["rendered"] is False
+
+
+def test_filters_are_part_of_the_key_and_an_age_rule_makes_the_clock_part_of_it(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, [{"name": "Blog", "feed": "https://blog.example.org/feed"}]))
+    key = site_key(config, None, 7, [False], NOW)
+    assert site_key(config, None, 7, [False], NOW + timedelta(hours=1)) == key  # no rule reads the clock
+    site = replace(config.sites[0], filters=Filters(drop=(Rule(keyword=("crypto",)),)))
+    assert site_key(replace(config, sites=(site,)), None, 7, [False], NOW) != key
+    aged = replace(config, filters=Filters(drop=(Rule(older_than=86400.0),)))
+    assert site_key(aged, None, 7, [False], NOW) != key
+    assert site_key(aged, None, 7, [False], NOW + timedelta(hours=1)) != site_key(aged, None, 7, [False], NOW)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import click
 
 from syndicator import __version__
-from syndicator.cli import build, preview, serve, sitelist, status, worker
+from syndicator.cli import build, filtertest, preview, serve, sitelist, status, worker
 from syndicator.cli.style import Group
 
 
@@ -37,5 +37,6 @@ for _command in (
     serve.serve,
     preview.preview,
     worker.worker,
+    filtertest.filter_,
 ):
     main.add_command(_command)

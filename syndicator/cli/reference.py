@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import inspect
 import re
+from collections.abc import Mapping
 
 import click
 
@@ -67,10 +68,22 @@ def commands_reference() -> str:
     section per command with its synopsis, its whole help and its options."""
     parent = click.Context(main, info_name="syndicator", **main.context_settings)
     parts = []
-    for name, command in main.commands.items():
+    for name, command in leaf_commands(main.commands):
         ctx = click.Context(command, info_name=name, parent=parent)
         helps = inspect.cleandoc(command.help or "").replace("\b\n", "").split("\n\n")
         parts += [f"## `syndicator {name}`", "", "```", synopsis(name, command), "```", ""]
         parts += [*(_text(" ".join(paragraph.split())) + "\n" for paragraph in helps)]
         parts += [*_options_table(command, ctx), ""]
     return "\n".join(parts)
+
+
+def leaf_commands(commands: Mapping[str, click.Command], prefix: str = "") -> list[tuple[str, click.Command]]:
+    """(name, command) of every command of ``commands`` (``main.commands``), in order, a group's commands
+    in its place, named with it: ``filter test``."""
+    found = []
+    for name, command in commands.items():
+        if isinstance(command, click.Group):
+            found += leaf_commands(command.commands, f"{prefix}{name} ")
+        else:
+            found.append((prefix + name, command))
+    return found

@@ -77,6 +77,9 @@ class Group(click.Group):
 
     command_class = Command
 
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return first_sentence(self.help or "")
+
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
     ) -> click.Context:

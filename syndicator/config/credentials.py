@@ -23,7 +23,8 @@ from typing import Any
 
 from syndicator.config.fields import FieldError, plain
 from syndicator.config.yamlfile import parse_yaml, read_yaml
-from syndicator.configtypes import CREDENTIAL_KINDS, Config, Credential
+from syndicator.configtypes import Config
+from syndicator.credential import CREDENTIAL_KINDS, Credential
 from syndicator.errors import ConfigError
 
 __all__ = ["ENVIRONMENT_PREFIX", "Secrets", "environment_name", "secrets_warnings"]

@@ -20,7 +20,7 @@ from syndicator.values import bound_text
 def shown_default(setting: Setting) -> str:
     """The default of ``setting`` as the page shows it (Markdown): ``8``, ``4 days``, ``false``, none."""
     value: Any = setting.default
-    if value in (None, "", ()):
+    if value in (None, "", ()) or (not isinstance(value, int | float) and not value):  # Filters(): none
         return "none"
     if isinstance(value, bool):
         return f"`{str(value).lower()}`"

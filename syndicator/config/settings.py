@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
+from syndicator.config.filters import read_filters
 from syndicator.config.readers import (
     Field,
     Reader,
@@ -226,6 +227,13 @@ SETTINGS: dict[str, Setting] = {
             read_file,
             means="a YAML file of the credentials private feeds name with `credentials:`; an environment variable "
             "(`SYNDICATOR_CREDENTIALS_TEAM` for `team`) wins over it. Keep it out of version control, mode 600",
+        ),
+        # Curation (docs/filters.md): which stored entries the planet publishes; a site's own apply as well.
+        Setting(
+            "filters",
+            read_filters,
+            means="which stored entries are published: `drop` rules, and `keep` rules an entry must match "
+            "(by category, keyword, author, language, link or age); changing them needs no fetch",
         ),
     )
 }

@@ -4,7 +4,8 @@ A site has a ``name`` (unique, shown in every output), a ``feed`` (an http(s) UR
 path), and optionally ``link``, ``face``, ``language``, ``enabled`` (``false`` pauses it),
 ``new_feed_items`` (how many entries of its first fetch are published), ``credentials`` (the name of
 what a private feed sends, :mod:`config.credentials`), its own values of some of the planet's settings
-and its extra request headers (:mod:`config.sitesettings`), and ``extra``; anything else is refused.
+and its extra request headers (:mod:`config.sitesettings`), ``filters`` (its own keep and drop rules,
+config/filters.py) and ``extra``; anything else is refused.
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_url, image, new_items, plain, text
+from syndicator.config.filters import filters_of
 from syndicator.config.sitesettings import SITE_SETTINGS, read_site_settings
 from syndicator.config.yamlfile import LineDict
-from syndicator.configtypes import PRIVATE_FRAGMENT, Config, Credential, Site
+from syndicator.configtypes import Config, Site
+from syndicator.credential import PRIVATE_FRAGMENT, Credential
 from syndicator.language import language_tag
+from syndicator.rules import Filters
 from syndicator.values import NO_CREDENTIALS, strip_control
 
 _SITE_KEYS = (
@@ -30,6 +34,7 @@ _SITE_KEYS = (
     "enabled",
     "new_feed_items",
     "credentials",
+    "filters",
     *SITE_SETTINGS,
     "extra",
 )
@@ -91,6 +96,7 @@ def read_sites(
                 new_feed_items=first,
                 credential=credential,
                 **read_site_settings(item, where, bounds),
+                filters=filters_of(item, "filters", where) if "filters" in item else Filters(),
             )
         )
     return tuple(sites)

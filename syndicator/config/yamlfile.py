@@ -190,23 +190,23 @@ def read_yaml(path: Path) -> Any:
     return parse_yaml(read_text(path), str(path))
 
 
-def parse_yaml(text: str, where: str) -> Any:
-    """The YAML document ``text`` as :func:`read_yaml` reads a file's, ``where`` naming it in messages
-    (a path, or ``$VARIABLE`` for the environment).
+def parse_yaml(text: str, name: str, lines: bool = True) -> Any:
+    """The YAML document ``text`` as :func:`read_yaml` reads a file's, its errors naming ``name`` (the
+    file, or the command-line option the text came from) and, with ``lines``, the line.
 
     Raises:
-        ConfigError: as :func:`read_yaml` (never quoting the text).
+        ConfigError: the text is not YAML, or its aliases or nesting go past the bounds (naming the line).
     """
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except _NodeError as e:
-        raise ConfigError(f"{where}:{e.line}: {e.field}: {e.problem}") from None
+        raise ConfigError(f"{name}:{f'{e.line}:' * lines} {e.field}: {e.problem}") from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
-        line = f"{mark.line + 1}:" if mark is not None else ""
-        raise ConfigError(f"{where}:{line} invalid YAML: {e.problem}") from None
+        line = f"{mark.line + 1}:" if mark is not None and lines else ""
+        raise ConfigError(f"{name}:{line} invalid YAML: {e.problem}") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"{where}: invalid YAML: {e}") from None
+        raise ConfigError(f"{name}: invalid YAML: {e}") from None
 
 
 # --- editing sites.yaml round trip (ruamel.yaml) -------------------------------------------------------

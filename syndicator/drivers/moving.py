@@ -166,7 +166,10 @@ def _other_reason(other: str) -> str:
         return "reading lists are not fetched; save the list and add it with syndicator import"
     if other.startswith("include"):
         return "add that file's feeds with syndicator import"
-    return "a Venus template's or filter's own settings; syndicator has no filters, and its templates take none"
+    return (
+        "a Venus template's or filter's own settings; syndicator's templates take none, and its filters are "
+        "keep and drop rules of filters (docs/filters.md)"
+    )
 
 
 def _shown(value: str) -> str:

@@ -104,7 +104,7 @@ _TEMPLATES = (
     "Jinja2 templates; --templates names a folder of your own"
 )
 _STATIC = "copy the images and style sheets into a static/ folder beside sites.yaml"
-_FILTERS = "syndicator has no entry filters"
+_FILTERS = "write them again as rules of filters, see docs/filters.md"
 _NORMALIZE = "syndicator sanitizes, resolves URLs and reads dates itself, with no overrides"
 _LOGS = "syndicator logs when it starts and stops, warnings and errors; -v and -q ask for more or fewer lines"
 _NO_EMAIL = "the pages show no e-mail address; write it into owner or description to show it"

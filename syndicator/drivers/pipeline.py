@@ -187,7 +187,7 @@ def publish_site(
     statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
     report.stale_copies = log_health(statuses, now, said) if log_stale else 0
     report.failing_sites = sum(status.health in TROUBLE for status in statuses)
-    key = site_key(config, templates, store.generation(), (status.stale for status in statuses))
+    key = site_key(config, templates, store.generation(), (status.stale for status in statuses), now)
     entries = planet.published_entries(config, store, key)
     if entries is not None:
         report.entries = entries

@@ -19,7 +19,7 @@ import base64
 from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus, urlencode
 
 from syndicator import urls
-from syndicator.configtypes import Credential
+from syndicator.credential import Credential
 from syndicator.errors import FeedError
 
 __all__ = ["MASK", "headers_for", "same_origin", "scrub", "url_for", "without_token"]

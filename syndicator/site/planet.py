@@ -5,8 +5,8 @@ step per function, called by the drivers in this order:
 
 - :func:`published_entries`: is the site in the output folder still what a
   render would write (:mod:`sitekey`)? Then nothing is rendered;
-- :func:`select_site`: store.snapshots | select (``items_per_feed``, the planet's or the site's, per
-  feed, merge, sort, ``feed_entries`` in all), and each site's status;
+- :func:`select_site`: store.snapshots | filter (:mod:`filters`) | select (``items_per_feed``, the
+  planet's or the site's, per feed, merge, sort, ``feed_entries`` in all), and each site's status;
 - :func:`render_planet`: render | swap (:mod:`render`, :mod:`publish`),
   with the state file when ``snapshot`` is set (:mod:`statefile`);
 - :func:`keep_publication`: what was published, kept in the store for the
@@ -23,13 +23,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from syndicator.configtypes import Config
-from syndicator.feedtypes import SelectedEntry
+from syndicator.feedtypes import Entry, SelectedEntry, StoredEntry
 from syndicator.health import SiteStatus
 from syndicator.model import SourceState
-from syndicator.site.selection import condense, select_condensed, site_statuses, with_home_pages
+from syndicator.site.filters import fields_needed, passes
+from syndicator.site.selection import Condensed, condense, select_condensed, site_statuses, with_home_pages
 from syndicator.site.sitekey import Publication, output_mark
 from syndicator.site.theme import PAGE_SUFFIXES, STATIC, TEMPLATES
 from syndicator.state import statefile
@@ -41,6 +43,7 @@ __all__ = [
     "local_base",
     "missing_faces",
     "planned_names",
+    "filtered_snapshots",
     "published_entries",
     "render_planet",
     "select_site",
@@ -71,8 +74,7 @@ def select_site(
     feed's own home page (:func:`selection.with_home_pages`), on every page and feed.
     """
     sites = with_home_pages(config.sites, states)
-    snapshots = store.light_snapshots(config.listed_sources)  # a paused site's posts stay published
-    condensed = {url: condense(stored, config.items_for(url)) for url, stored in snapshots}  # a site's own count
+    condensed = filtered_snapshots(config, store, now)
     chosen = select_condensed(sites, condensed)[: config.feed_entries]
     selected = [
         replace(entry, stored=stored)
@@ -84,6 +86,36 @@ def select_site(
     latest = {url: first.date for url, first in firsts.items() if first.dated}
     statuses = site_statuses(sites, states, counts, now, config.stale_after, latest, config.activity_threshold)
     return selected, statuses
+
+
+def filtered_snapshots(config: Config, store: Store, now: datetime) -> dict[str, Condensed]:
+    """Every listed source's snapshot (a paused site's posts stay published), one at a time, reduced to
+    what selection reads, its newest taken among the entries the filters let through at ``now``
+    (:func:`filters.passes`, the filters of the first site naming the feed and the planet's):
+    {feed URL: Condensed}.
+
+    Light snapshots carry only what the rules read (:func:`filters.fields_needed`); the text a keyword
+    rule reads is let go once a snapshot is judged, so a build holds one snapshot's text at a time
+    (on SQLite, which reads as it goes; PostgreSQL's client holds the query's whole result). A feed
+    that no rule judges is not asked about.
+    """
+    fields = fields_needed(config)
+    first = {site.feed: site for site in reversed(config.sites)}  # the first site of each feed wins
+    condensed = {}
+    for url, stored in store.light_snapshots(config.listed_sources, fields):
+        site = first[url]
+        judge = partial(passes, config, site, now=now) if config.filters or site.filters else None
+        judged = condense(stored, config.items_for(url), judge)  # a site's own count
+        condensed[url] = (
+            replace(judged, newest=tuple((at, _light(one)) for at, one in judged.newest)) if fields else judged
+        )
+    return condensed
+
+
+def _light(stored: StoredEntry) -> StoredEntry:
+    """``stored`` without the text and fields a filter read (the entries published are read in full later)."""
+    entry = stored.entry
+    return replace(stored, entry=Entry(id=entry.id, link=entry.link, date=entry.date))
 
 
 def render_planet(

@@ -2,6 +2,8 @@
 
 Rules (seed 004, and the entries issue for duplicates):
 
+0. Only the entries the planet's filters let through are candidates (site/filters.py, applied by
+   :func:`condense`), so a dropped entry leaves room for the next one.
 1. Each source contributes its ``items_per_feed`` newest entries (default 5; the
    first site naming it may give its own);
    "newest" uses the entry's date, else its first-seen time. Entries held
@@ -31,7 +33,7 @@ Rules (seed 004, and the entries issue for duplicates):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -61,17 +63,21 @@ class Condensed:
     count: int = 0
 
 
-def condense(stored: Sequence[StoredEntry], items_per_feed: int) -> Condensed:
+def condense(
+    stored: Sequence[StoredEntry], items_per_feed: int, published: Callable[[StoredEntry], bool] | None = None
+) -> Condensed:
     """One feed's snapshot reduced to what selection reads, so that a build holds one whole snapshot at a time.
 
     Args:
-        stored: the snapshot, in document order; ids, links and dates suffice.
+        stored: the snapshot, in document order; ids, links and dates suffice (and what the filters read).
         items_per_feed: how many newest entries the feed contributes.
+        published: the planet's filters (site/filters.py): True for an entry they let through. The newest
+            are taken among those, so a dropped entry leaves room for the next; None: every entry.
     """
+    kept = list(range(len(stored))) if published is None else [i for i, one in enumerate(stored) if published(one)]
+    chosen = [kept[i] for i in newest([stored[i] for i in kept], items_per_feed)]
     return Condensed(
-        tuple((position, stored[position]) for position in newest(stored, items_per_feed)),
-        frozenset(_shared_keys(stored)),
-        len(stored),
+        tuple((position, stored[position]) for position in chosen), frozenset(_shared_keys(stored)), len(stored)
     )
 
 

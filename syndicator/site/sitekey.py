@@ -6,8 +6,9 @@ files (every file under each template folder and the ``static/`` folder
 beside sites.yaml, subfolders and symlinks included, by
 size, modification time and change time: a write that puts the
 modification time back still moves the change time),
-syndicator's version, and the clock. The clock shows in one place: a
-site's "stale" badge (so each site's stale flag is part of the key); the
+syndicator's version, and the clock. The clock shows in two places: a
+site's "stale" badge (so each site's stale flag is part of the key), and a filter's ``older_than`` or
+``newer_than`` (so a planet with one renders at every build); the
 pages' "Updated" time is the newest entry's (:mod:`render`). A render
 whose files come out as published writes nothing (:mod:`publish`), so the
 key is a shortcut, not what keeps a site's files unchanged. The published folder is
@@ -23,10 +24,12 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from syndicator import __version__
 from syndicator.configtypes import Config
+from syndicator.site.filters import judges_age
 from syndicator.site.output import MARKER, target_of, written_files
 
 
@@ -43,17 +46,22 @@ def template_folders(templates: Path | None) -> list[Path]:
     return ([Path(os.path.abspath(templates))] if templates else []) + [bundled_templates()]
 
 
-def site_key(config: Config, templates: Path | None, generation: int, stale: Iterable[bool]) -> str:
+def site_key(config: Config, templates: Path | None, generation: int, stale: Iterable[bool], now: datetime) -> str:
     """A digest of everything a render reads but the entries' text (hex str).
 
     Args:
-        config: the planet's settings (all of them: any change renders again).
+        config: the planet's settings (all of them, its filters and its sites' too: any change renders
+            again, and a changed filter is applied to the stored entries with no fetch).
         templates: the ``--templates`` folder, or None.
         generation: :meth:`store.Store.generation` after the build's saves.
         stale: each site's stale flag, in sites.yaml order (they move with the clock).
+        now: the build's clock (UTC), part of the key only when a filter names an age.
     """
     digest = hashlib.sha256()
     own = repr([site.own_settings for site in config.sites if site.own_settings])  # not in a Site's repr
+    own += repr([site.filters for site in config.sites])  # nor are they (configtypes.Site)
+    if judges_age(config):
+        own += now.isoformat()
     for part in (__version__, repr(config), own, str(generation), "".join("1" if flag else "0" for flag in stale)):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     for folder in (*template_folders(templates), Path(config.path).parent / "static"):

@@ -325,10 +325,12 @@ class Store:
         (:func:`state.snapshots.snapshots`)."""
         return snapshots.snapshots(self._db, sources, complete)
 
-    def light_snapshots(self, sources: Iterable[str]) -> Iterator[tuple[str, list[StoredEntry]]]:
-        """(url, snapshot) of each of ``sources`` that has entries, light, read as it goes
+    def light_snapshots(
+        self, sources: Iterable[str], fields: Iterable[str] = ()
+    ) -> Iterator[tuple[str, list[StoredEntry]]]:
+        """(url, snapshot) of each of ``sources`` that has entries, light but for ``fields``, read as it goes
         (:func:`state.snapshots.light_snapshots`). Finish iterating before writing."""
-        return snapshots.light_snapshots(self._db, sources)
+        return snapshots.light_snapshots(self._db, sources, fields)
 
     def complete(self, chosen: Sequence[StoredEntry]) -> list[StoredEntry]:
         """``chosen`` (light entries) read in full, in the same order (:func:`state.snapshots.in_full`)."""
