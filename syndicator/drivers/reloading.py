@@ -25,6 +25,7 @@ from typing import Any
 from syndicator.config.load import reread
 from syndicator.configtypes import Config
 from syndicator.errors import ConfigError, StoreError
+from syndicator.push.routes import webhooks
 from syndicator.state.store import DATABASE
 
 __all__ = ["CONFIG_CHECK", "Watch", "read_again"]
@@ -47,7 +48,9 @@ def read_again(running: Config, overrides: Mapping[str, Any], who: str) -> Confi
         ``running``).
     """
     try:
-        return reread(running, overrides)
+        fresh = reread(running, overrides)
+        webhooks(fresh)  # one secret per webhook URL across the planets
+        return fresh
     except ConfigError as error:
         log.error("%s: %s; the previous configuration stays in use", who, error)
         return None
