@@ -57,11 +57,13 @@ def read_again(running: Config, overrides: Mapping[str, Any], who: str) -> Confi
 
 
 def _same_places(new: Config, old: Config) -> bool:
-    """True when ``new`` has the output and cache folders of ``old`` (paths resolved)."""
-    return (
-        Path(new.output).resolve() == Path(old.output).resolve()
-        and Path(new.cache).resolve() == Path(old.cache).resolve()
-    )
+    """True when ``new`` has the cache folder of ``old`` and the output folders of its planets (paths
+    resolved, in order: serve holds their locks)."""
+
+    def places(config: Config) -> list[Path]:
+        return [Path(config.cache).resolve(), *(Path(planet.output).resolve() for planet in config.all_planets())]
+
+    return places(new) == places(old)
 
 
 class Watch:
@@ -76,7 +78,8 @@ class Watch:
 
     def reread(self, running: Config, overrides: Mapping[str, Any]) -> Config | None:
         """sites.yaml read again for serve (:func:`read_again`), or None: a broken file, or one that moves
-        the output or cache folder (serve holds their locks: a restart uses it), is one error line, and
+        an output folder or the cache folder, or adds or removes a planet (serve holds their locks: a
+        restart uses it), is one error line, and
         ``running`` stays. Only a later change of the file counts again (:meth:`changed`)."""
         path = running.path
         self._mtime = _mtime(path)
@@ -85,8 +88,8 @@ class Watch:
             return None
         if not _same_places(config, running):
             log.error(
-                "serve: %s: the output or cache folder changed; restart serve to use it (the previous "
-                "configuration stays in use)",
+                "serve: %s: an output folder, the cache folder or the planets changed; restart serve to use "
+                "them (the previous configuration stays in use)",
                 path,
             )
             return None
