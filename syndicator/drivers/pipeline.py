@@ -206,7 +206,7 @@ def publish_site(
     report.rendered = bool(planet.render_planet(config, store, selected, statuses, now, templates))
     report.seconds = time.monotonic() - started
     write_report(report, now, config.cache)
-    planet.keep_publication(store, config, key, report.entries)
+    planet.keep_publication(store, key, Path(config.output), report.entries)
     if announce:
         _announce(config, store)  # after the swap: only a published site is announced
 

@@ -46,20 +46,14 @@ __all__ = [
     "select_site",
 ]
 
-#: Where the store keeps what the last rendering build published (sitekey.Publication); a planet of
-#: ``planets:`` keeps its own under this key and ``.<its name>``.
+#: Where the store keeps what the last rendering build published (sitekey.Publication).
 PUBLISHED_KEY = "site.published"
-
-
-def _published_key(config: Config) -> str:
-    """The store's key of what ``config``'s planet last published: one per planet sharing the state."""
-    return f"{PUBLISHED_KEY}.{config.name}" if config.name else PUBLISHED_KEY
 
 
 def published_entries(config: Config, store: Store, key: str) -> int | None:
     """The number of entries in the published feed when the output folder holds what a render with
     ``key`` (:func:`sitekey.site_key`) would write, else None (render again)."""
-    published = Publication.read(store.value(_published_key(config)))
+    published = Publication.read(store.value(PUBLISHED_KEY))
     if published is not None and published.current(key, config.output):
         return published.entries
     return None
@@ -164,12 +158,11 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
         return []
 
 
-def keep_publication(store: Store, config: Config, key: str, entries: int) -> None:
-    """Keep in ``store`` what was just published into ``config``'s output (its render ``key`` and folder
-    mark), apart from what the other planets sharing the state published."""
-    mark = output_mark(Path(config.output))
+def keep_publication(store: Store, key: str, output: Path, entries: int) -> None:
+    """Keep in ``store`` what was just published into ``output`` (its render ``key`` and folder mark)."""
+    mark = output_mark(output)
     if mark is not None:
-        store.keep(_published_key(config), Publication(key, mark, entries).text())
+        store.keep(PUBLISHED_KEY, Publication(key, mark, entries).text())
 
 
 def local_base(config: Config) -> str:
