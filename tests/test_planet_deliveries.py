@@ -9,9 +9,10 @@ that drops a title word. The feeds and the webhooks are on loopback (pytest-http
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from pytest_httpserver import HTTPServer
 from syndicator.config.load import load_config
 from syndicator.configtypes import Config, Delivery, Site
 from syndicator.drivers.pipeline import BuildOptions, build, record_events
+from syndicator.drivers.worker import WorkerOptions, run_worker
 from syndicator.errors import ConfigError
 from syndicator.feedtypes import StoredEntry
 from syndicator.push.routes import Routes, webhooks
@@ -29,6 +31,7 @@ from syndicator.site import planet as planet_module
 from syndicator.state.store import Store
 
 from .conftest import NOW, post, rss, write_config
+from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
 from .test_deliveries import SECRETS, Hook, check_signed
 from .test_serve import Clock, feeds, hub, in_process, live_subscription  # noqa: F401 - fixtures
 from .websub_hub import FeedServer, WebSubHub
@@ -79,12 +82,12 @@ def without_off_topic(config: Config, site: Site, stored: StoredEntry, now: Any)
     return not (config.name == "django" and "off-topic" in (stored.entry.title or ""))
 
 
-def baseline_then_news(server: HTTPServer, config: Config) -> None:
-    """Build once three days before NOW (each feed's first snapshot: a baseline, no event), then serve the news:
-    a new post on each feed, and on django's an off-topic one too."""
+def baseline_then_news(server: HTTPServer, config: Config, now: datetime = NOW) -> None:
+    """Build once three days before ``now`` (each feed's first snapshot: a baseline, no event), then serve the
+    news: a new post on each feed, and on django's an off-topic one too."""
     for name in FEEDS:
         serve_feed(server, name, [item(name, 0)])
-    build(config, BuildOptions(now=NOW - timedelta(days=3)))
+    build(config, BuildOptions(now=now - timedelta(days=3)))
     for name in FEEDS:
         serve_feed(server, name, [item(name, 1), item(name, 0)])
     serve_feed(server, "django", [item("django", 2, "django off-topic post"), item("django", 1), item("django", 0)])
@@ -186,6 +189,39 @@ def test_one_webhook_with_two_secrets_is_refused_before_anything_is_stored(
     with Store.open(tmp_path / "cache") as store, pytest.raises(ConfigError):
         record_events(store, clashing)
     assert not (tmp_path / "public").exists()
+
+
+def test_workers_on_postgresql_send_each_planet_its_own_events_once(
+    server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secrets: None, pg_database: str
+) -> None:
+    monkeypatch.setattr(filters, "passes", without_off_topic)
+    universe, python, django = Hook(server, "u"), Hook(server, "p"), Hook(server, "d")
+    hooks = {"universe": [universe], "python": [python], "django": [django]}
+    config = planets(tmp_path, lambda name: server.url_for(f"/{name}.xml"), hooks, state=pg_database)
+    with Store.connect(pg_database) as store:
+        now = store._db.now()  # noqa: SLF001 - a worker's clock is the database server's
+    baseline_then_news(server, config, now)
+    stopping = threading.Event()
+    workers = [  # two workers sharing the state: each event is still sent once to each webhook
+        threading.Thread(target=run_worker, args=(config, WorkerOptions(name=name), stopping)) for name in "ab"
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        for _ in range(300):  # bounded: at most about 30 s
+            if (len(universe.received), len(python.received), len(django.received)) == (5, 2, 2):
+                break
+            threading.Event().wait(0.1)
+    finally:
+        stopping.set()
+        for worker in workers:
+            worker.join(timeout=60)
+    assert ids(universe) == sorted([*news(*FEEDS), OFF_TOPIC])
+    assert ids(python) == news("shared", "python")
+    assert ids(django) == news("shared", "django")
+    for hook in (universe, python, django):
+        for index, body in enumerate(hook.bodies()):
+            check_signed(hook, index, feed_of(server, body["id"]))
 
 
 # --- serve -------------------------------------------------------------------------------------------------------
