@@ -67,21 +67,23 @@ class Routes:
 
     def __init__(self, config: Config) -> None:
         webhooks(config)  # one secret per URL, said before anything is stored
-        self._routes: dict[str, list[tuple[Config, Site, tuple[str, ...]]]] = {}
+        #: {feed URL: [(a planet with webhooks, its sites of that feed, its webhook URLs)]}
+        self._routes: dict[str, list[tuple[Config, list[Site], tuple[str, ...]]]] = {}
         for planet in config.all_planets():
             urls = tuple(delivery.url for delivery in planet.deliveries)
             if not urls:
                 continue
+            sites: dict[str, list[Site]] = {}
             for site in planet.sites:
-                self._routes.setdefault(site.feed, []).append((planet, site, urls))
+                sites.setdefault(site.feed, []).append(site)
+            for feed, of_feed in sites.items():
+                self._routes.setdefault(feed, []).append((planet, of_feed, urls))
 
     def __call__(self, stored: StoredEntry, now: datetime) -> Sequence[str]:
-        """The webhook URLs that get ``stored``'s event: those of each planet with a site of its feed
-        that keeps it (:func:`site.filters.passes`, asked once per planet while none of its sites kept it)."""
+        """The webhook URLs that get ``stored``'s event: those of each planet one of whose sites of its feed
+        keeps it (:func:`site.filters.passes`)."""
         urls: dict[str, None] = {}
-        kept: set[int] = set()
-        for planet, site, planet_urls in self._routes.get(stored.source, ()):
-            if id(planet) not in kept and filters.passes(planet, site, stored, now):
-                kept.add(id(planet))
+        for planet, sites, planet_urls in self._routes.get(stored.source, ()):
+            if any(filters.passes(planet, site, stored, now) for site in sites):
                 urls.update(dict.fromkeys(planet_urls))
         return tuple(urls)
