@@ -8,11 +8,18 @@ text in UTC, as the rows hold them.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from syndicator.feedtypes import Entry
+from syndicator.feedtypes import Entry, StoredEntry
 
-__all__ = ["Event", "Intents", "Known", "Seen"]
+__all__ = ["Event", "Intents", "Known", "Router", "Seen"]
+
+#: Who is sent an event: the webhook URLs (each once) of the planets that publish the entry as it is
+#: stored (its source, first-seen time, backlog mark) at the save's ``now`` (UTC); () for none. Made by
+#: the drivers from sites.yaml (:class:`push.routes.Routes`), called by the store for each event it writes.
+Router = Callable[[StoredEntry, datetime], Sequence[str]]
 
 
 @dataclass(frozen=True)

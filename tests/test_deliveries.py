@@ -34,7 +34,7 @@ from syndicator.state import outbox, statefile
 from syndicator.state.schema import SCHEMA_VERSION
 from syndicator.state.store import TABLES, Store
 
-from .conftest import NOW, NOW_ISO, build, post, rss, write_config
+from .conftest import NOW, NOW_ISO, build, post, rss, sent_to, write_config
 from .postgres import pg_database, postgres_url  # noqa: F401
 
 SECRETS = {"a": "secret-of-a", "b": "secret-of-b"}
@@ -271,7 +271,7 @@ def test_events_committed_without_a_delivery_run_are_delivered_later_once_per_de
     config = load_config(config_path)
     source = "https://blog.example.org/feed.xml"
     with Store.open(tmp_path / "cache") as store:  # the build "crashed" after the commit: nothing delivered
-        store.outbox = (a.url, b.url)
+        store.outbox = sent_to(a.url, b.url)
         save(store, SourceState(source, source), [Entry(id="e0")], NOW)  # the source's baseline: no event
         save(
             store,
@@ -297,7 +297,7 @@ def test_events_committed_without_a_delivery_run_are_delivered_later_once_per_de
 def test_a_save_that_fails_writes_no_event(tmp_path: Path) -> None:
     source = "https://blog.example.org/feed.xml"
     with Store.open(tmp_path / "cache") as store:
-        store.outbox = ("https://hooks.example.org/in",)
+        store.outbox = sent_to("https://hooks.example.org/in")
         save(store, SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
         assert store._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0] == 0
         with pytest.raises(TypeError):  # an entry that cannot be stored: the transaction rolls back
@@ -348,7 +348,7 @@ def test_a_worker_delivers_the_events_committed_in_a_shared_state_once(
     config = planet(server, tmp_path, [a, b], [post(1)], built=now - timedelta(days=3), state=pg_database)
     source = "https://blog.example.org/feed.xml"
     with Store.connect(pg_database) as store:  # committed by a worker that died before delivering them
-        store.outbox = (a.url, b.url)
+        store.outbox = sent_to(a.url, b.url)
         save(store, SourceState(source, source), [Entry(id="e0")], now)  # the baseline: no event
         save(store, SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], now)
     worker = subprocess.Popen(
@@ -446,7 +446,7 @@ def test_the_delivery_thread_of_serve_and_worker_sends_on_its_own_connection(
     config = load_config(planet(server, tmp_path, [a], [post(1)]))
     source = "https://blog.example.org/feed.xml"
     with Store.open(tmp_path / "cache") as store:  # the loop's owner holds the lock, as serve does
-        store.outbox = (a.url,)
+        store.outbox = sent_to(a.url)
         save(store, SourceState(source, source), [Entry(id="e0")], NOW)  # the baseline: no event
         loop = DeliveryLoop(config, clock=after(NOW))
         loop.start()
@@ -476,15 +476,15 @@ def test_a_destination_added_later_gets_the_events_after_it_and_one_removed_gets
     with Store.open(tmp_path / "cache") as store:
         session = make_session(both)
         try:
-            store.outbox = (a.url,)
+            store.outbox = sent_to(a.url)
             save(store, SourceState(source, source), entries, NOW)  # the baseline: no event
             entries = [Entry(id="e1", title="One"), *entries]
             save(store, SourceState(source, source), entries, NOW)
-            store.outbox = (a.url, b.url)  # b is added to sites.yaml
+            store.outbox = sent_to(a.url, b.url)  # b is added to sites.yaml
             entries = [Entry(id="e2", title="Two"), *entries]
             save(store, SourceState(source, source), entries, NOW)
             assert deliver_due(store, both, NOW, session, 10).delivered == 3
-            store.outbox = (b.url,)  # a is removed
+            store.outbox = sent_to(b.url)  # a is removed
             entries = [Entry(id="e3", title="Three"), *entries]
             save(store, SourceState(source, source), entries, NOW)
             assert deliver_due(store, replace(both, deliveries=both.deliveries[1:]), NOW, session, 10).delivered == 1
@@ -502,7 +502,7 @@ def test_prune_deletes_old_events_no_destination_waits_for_and_keeps_dead_letter
     source = "https://blog.example.org/feed.xml"
     written = NOW - timedelta(days=40)
     with Store.open(tmp_path / "cache") as store:
-        store.outbox = (a.url, b.url)
+        store.outbox = sent_to(a.url, b.url)
         save(store, SourceState(source, source), [Entry(id="e0")], written)  # the baseline: no event
         save(store, SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], written)
         session = make_session(config)
@@ -607,7 +607,7 @@ def outbox_planet(tmp_path: Path, hooks: list[RawHook], timeout: float) -> Any:
         )
     )
     with Store.open(config.cache) as store:
-        store.outbox = tuple(hook.url for hook in hooks)
+        store.outbox = sent_to(*(hook.url for hook in hooks))
         save(store, SourceState(SOURCE, SOURCE), [Entry(id="e0")], NOW)  # the baseline: no event
     return config
 
@@ -621,7 +621,7 @@ def test_an_answer_trickling_a_byte_at_a_time_is_cut_at_the_timeout(
     trickle = raw_hooks("trickle")
     config = outbox_planet(tmp_path, [trickle], timeout=1)
     with Store.open(config.cache) as store:
-        store.outbox = (trickle.url,)
+        store.outbox = sent_to(trickle.url)
         save(store, SourceState(SOURCE, SOURCE), [Entry(id="e1", title="One"), Entry(id="e0")], NOW)
         with make_session(config) as session:
             counts = deliver_due(store, config, NOW, session, 10)
@@ -641,7 +641,7 @@ def test_a_healthy_destination_is_served_beside_one_that_hangs_and_one_that_tric
     hang, trickle, ok = raw_hooks("hang"), raw_hooks("trickle"), raw_hooks("ok")
     config = outbox_planet(tmp_path, [hang, trickle, ok], timeout=30)  # the slow two outlast the test
     with Store.open(config.cache) as store:
-        store.outbox = (hang.url, trickle.url, ok.url)
+        store.outbox = sent_to(hang.url, trickle.url, ok.url)
         loop = DeliveryLoop(config, clock=after(NOW + timedelta(seconds=3)))
         loop.start()
         try:

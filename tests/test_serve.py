@@ -32,6 +32,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from syndicator.config.load import load_config
+from syndicator.configtypes import Config
 from syndicator.drivers.planner import recovery_rate
 from syndicator.drivers.serve import ServeOptions, Server
 from syndicator.push import subscriptions as push
@@ -208,8 +209,11 @@ class InProcess:
 
 
 @contextmanager
-def in_process(config_path: Path, clock: Clock, heartbeat: float | None = None) -> Iterator[InProcess]:
-    """``serve`` as a :class:`Server` in a thread on a free loopback port (its own public URL), clock injected.
+def in_process(
+    config_path: Path, clock: Clock, heartbeat: float | None = None, config: Config | None = None
+) -> Iterator[InProcess]:
+    """``serve`` as a :class:`Server` in a thread on a free loopback port (its own public URL), clock injected;
+    ``config``: the configuration to serve, instead of the one ``config_path`` holds.
 
     On exit the server is stopped and its threads joined; an exception that ended one of its threads fails the
     test (``thread_errors`` holds them).
@@ -220,7 +224,7 @@ def in_process(config_path: Path, clock: Clock, heartbeat: float | None = None) 
     logger.setLevel(logging.INFO)
     port = free_port()
     server = Server(
-        load_config(config_path),
+        config or load_config(config_path),
         ServeOptions(
             host="127.0.0.1", port=port, public_url=f"http://127.0.0.1:{port}", heartbeat=heartbeat, clock=clock
         ),

@@ -21,7 +21,7 @@ from werkzeug.serving import make_server
 from syndicator.state import claims, duequeue
 from syndicator.state.store import Store
 
-from .conftest import write_config
+from .conftest import sent_to, write_config
 from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
 from .websub_hub import SYNDICATOR, WAIT, free_port, metric_samples, wait_for
 
@@ -223,7 +223,7 @@ def test_a_worker_and_its_deliveries_connect_again_when_the_server_drops_their_c
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
             source = "https://blog.example.org/feed.xml"
-            store.outbox = (hook.url,)
+            store.outbox = sent_to(hook.url)
             save(store, SourceState(source, source), [Entry(id="e0")], datetime.now(UTC))
             save(store, SourceState(source, source), [Entry(id="e1", title="One"), Entry(id="e0")], datetime.now(UTC))
         wait_for(

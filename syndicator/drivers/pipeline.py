@@ -54,6 +54,7 @@ from syndicator.model import SourceState
 from syndicator.poll import schedule
 from syndicator.poll.path import LEDGER_KEY, Poller, policy_of, save
 from syndicator.poll.transitions import transition
+from syndicator.push.routes import Routes, webhooks
 from syndicator.site import planet
 from syndicator.site.output import check_output, output_lock
 from syndicator.site.selection import site_statuses
@@ -123,7 +124,7 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         else:
             lifecycle.info("build: started; publishing from the stored state (--no-fetch)")
         publish_site(config, store, states, options.now, options.templates, report, started, said=said)
-        if config.deliveries:
+        if webhooks(config):
             _deliver(config, store, options.now)
     return report
 
@@ -278,21 +279,26 @@ def _chosen_sources(config: Config, names: Iterable[str]) -> list[str] | None:
 
 
 def record_events(store: Store, config: Config) -> None:
-    """Have ``store`` write an outbox event of each new and changed entry for each of ``config``'s
-    deliveries (their URLs; none without deliveries), from the next save on. Every driver calls it
-    when it opens the state and when sites.yaml is read again."""
-    store.outbox = tuple(delivery.url for delivery in config.deliveries)
+    """Have ``store`` write an outbox event of each new and changed entry for the webhooks of the
+    planets of ``config`` that publish it (:class:`push.routes.Routes`; none without deliveries), from
+    the next save on. Every driver calls it when it opens the state and when sites.yaml is read again.
+
+    Raises:
+        ConfigError: a webhook URL is given two secrets (:func:`push.routes.webhooks`).
+    """
+    store.outbox = Routes(config) if webhooks(config) else None
 
 
 def delivery_loop(loop: Any, config: Config) -> Any:
-    """The delivery thread (a running push.deliveries.DeliveryLoop) for ``config``'s deliveries, as
-    ``serve`` and ``worker`` keep one: ``loop`` when they are its own, else a new one (``loop`` stopped,
-    waiting up to the timeout for a POST under way), or None without deliveries."""
-    if loop is not None and loop.config.deliveries == config.deliveries:
+    """The delivery thread (a running push.deliveries.DeliveryLoop) for the webhooks of ``config``'s
+    planets (:func:`push.routes.webhooks`), as ``serve`` and ``worker`` keep one: ``loop`` when they are
+    its own, else a new one (``loop`` stopped, waiting up to the timeout for a POST under way), or None
+    without deliveries."""
+    if loop is not None and webhooks(loop.config) == webhooks(config):
         return loop
     if loop is not None:
         loop.stop(timeout=config.timeout + 2)
-    if not config.deliveries:
+    if not webhooks(config):
         return None
     from syndicator.push.deliveries import DeliveryLoop  # noqa: PLC0415 - a planet without deliveries never loads it
 

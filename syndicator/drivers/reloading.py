@@ -25,6 +25,7 @@ from typing import Any
 from syndicator.config.load import reread
 from syndicator.configtypes import Config
 from syndicator.errors import ConfigError, StoreError
+from syndicator.push.routes import webhooks
 from syndicator.state.store import DATABASE
 
 __all__ = ["CONFIG_CHECK", "Watch", "read_again"]
@@ -47,18 +48,22 @@ def read_again(running: Config, overrides: Mapping[str, Any], who: str) -> Confi
         ``running``).
     """
     try:
-        return reread(running, overrides)
+        fresh = reread(running, overrides)
+        webhooks(fresh)  # one secret per webhook URL across the planets
+        return fresh
     except ConfigError as error:
         log.error("%s: %s; the previous configuration stays in use", who, error)
         return None
 
 
 def _same_places(new: Config, old: Config) -> bool:
-    """True when ``new`` has the output and cache folders of ``old`` (paths resolved)."""
-    return (
-        Path(new.output).resolve() == Path(old.output).resolve()
-        and Path(new.cache).resolve() == Path(old.cache).resolve()
-    )
+    """True when ``new`` has the cache folder of ``old`` and the output folders of its planets (paths
+    resolved, in order: serve holds their locks)."""
+
+    def places(config: Config) -> list[Path]:
+        return [Path(config.cache).resolve(), *(Path(planet.output).resolve() for planet in config.all_planets())]
+
+    return places(new) == places(old)
 
 
 class Watch:
@@ -75,7 +80,8 @@ class Watch:
 
     def reread(self, running: Config, overrides: Mapping[str, Any]) -> Config | None:
         """sites.yaml read again for serve (:func:`read_again`), or None: a broken file, or one that moves
-        the output or cache folder (serve holds their locks: a restart uses it), is one error line, and
+        an output folder or the cache folder, or adds or removes a planet (serve holds their locks: a
+        restart uses it), is one error line, and
         ``running`` stays. Only a later change of the file counts again (:meth:`changed`)."""
         path = running.path
         self._mtime, self._secrets = _mtime(path), _secrets_mtime(running)
@@ -84,8 +90,8 @@ class Watch:
             return None
         if not _same_places(config, running):
             log.error(
-                "serve: %s: the output or cache folder changed; restart serve to use it (the previous "
-                "configuration stays in use)",
+                "serve: %s: an output folder, the cache folder or the planets changed; restart serve to use "
+                "them (the previous configuration stays in use)",
                 path,
             )
             return None

@@ -1,6 +1,6 @@
-"""When ``serve`` renders the site, and the render: ``select | render | publish | announce``, as a build does.
+"""When ``serve`` renders the planets, and the render: ``select | render | publish | announce``, as a build does.
 
-Changes are debounced: the site is rendered :data:`RENDER_QUIET` seconds
+Changes are debounced: each planet whose view changed is rendered :data:`RENDER_QUIET` seconds
 after the last change, or :data:`RENDER_MAX_WAIT` seconds after the first
 when changes keep coming. A render that fails (a template error, a full
 disk) is logged and tried again :data:`RENDER_RETRY` seconds later; the
@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 
 from syndicator.configtypes import Config
-from syndicator.drivers.pipeline import publish_site
+from syndicator.drivers.pipeline import check_folders, publish_site
 from syndicator.drivers.report import BuildReport
 from syndicator.errors import EmptyBuildError, RenderError
 from syndicator.metrics import Metrics
 from syndicator.model import SourceState
+from syndicator.site.output import output_lock
 from syndicator.state.store import Store
 
-__all__ = ["RENDER_MAX_WAIT", "RENDER_QUIET", "RENDER_RETRY", "Rendering"]
+__all__ = ["RENDER_MAX_WAIT", "RENDER_QUIET", "RENDER_RETRY", "Rendering", "planet_outputs"]
 
 log = logging.getLogger("syndicator")
 
@@ -35,8 +37,35 @@ RENDER_MAX_WAIT = 5.0
 RENDER_RETRY = 60.0
 
 
+def planet_outputs(config: Config, templates: Path | None) -> AbstractContextManager[None]:
+    """The output folders of every planet of ``config`` (:meth:`Config.all_planets`), checked now
+    (:func:`pipeline.check_folders`), locked while the returned context is held (serve's whole life).
+
+    Raises:
+        ConfigError, RenderError: a planet's folders cannot be published with (at once).
+        OutputLockedError: a build or another serve holds one of them (when entered; none stays held).
+    """
+    for planet in config.all_planets():
+        check_folders(planet, templates)
+    return _locked(config)
+
+
+@contextmanager
+def _locked(config: Config) -> Iterator[None]:
+    """Hold the output lock of every planet of ``config`` (:func:`output.output_lock`), in file order."""
+    with ExitStack() as stack:
+        for planet in config.all_planets():
+            stack.enter_context(output_lock(planet.output))
+        yield
+
+
 class Rendering:
-    """The site's renders for ``serve``: note changes (:meth:`changed`), render when :meth:`due`.
+    """The planets' renders for ``serve``: note changes (:meth:`changed`), render when :meth:`due`.
+
+    One debounce serves every planet of the file (:meth:`Config.all_planets`); a render publishes each
+    planet whose view changed: one of whose sites' feeds a change was noted for, or every planet after
+    a change that names no feed (a start, sites.yaml read again). A planet whose render fails is tried
+    again after :data:`RENDER_RETRY` seconds; the others are published meanwhile.
 
     Args:
         metrics: counts the renders and the time of the last one.
@@ -51,22 +80,27 @@ class Rendering:
         self._dirty_since: float | None = None  # time.monotonic() of the first change not rendered
         self._last_change = 0.0
         self._render_after = 0.0
+        self._sources: set[str] | None = set()  # the feeds changed since the last render; None: every planet
 
     @property
     def pending(self) -> bool:
         """True while a change is not rendered yet."""
         return self._dirty_since is not None
 
-    def changed(self) -> None:
-        """Note a change the site shows: render soon (debounced)."""
+    def changed(self, source: str | None = None) -> None:
+        """Note a change the pages show, of the feed ``source`` (its planets' views), or of every planet
+        (None): render soon (debounced)."""
         moment = time.monotonic()
         self._last_change = moment
         if self._dirty_since is None:
             self._dirty_since = moment
+        self._note(source)
 
     def outdated(self) -> None:
-        """Note that the published site may not show the state (at start): render at once, no quiet waited for."""
+        """Note that the published sites may not show the state (at start): render every planet at once,
+        no quiet waited for."""
         self._dirty_since = time.monotonic()
+        self._sources = None
 
     def due(self) -> bool:
         """True when a render is due now: quiet long enough, or changes waiting too long (never during a retry wait)."""
@@ -85,35 +119,68 @@ class Rendering:
         return max(0.0, min(longest, at - time.monotonic()))
 
     def render(self, config: Config, store: Store, states: Mapping[str, SourceState], final: bool = False) -> None:
-        """select | render | publish | announce, as a build does; trouble is logged, never fatal.
+        """select | render | publish | announce each planet of ``config`` whose view changed, as a build
+        does (:func:`pipeline.publish_site`, once per planet); trouble is logged, never fatal.
 
         ``final``: serve is stopping: nothing is announced to hubs, and a failure is not tried again.
         """
-        started = time.monotonic()
-        now = self._clock()
-        self._dirty_since = None
-        report = BuildReport(sites=len(config.sites), sources=len(config.sources))
-        try:
-            publish_site(
-                config, store, states, now, self._templates, report, started, log_stale=False, announce=not final
-            )
-        except EmptyBuildError:
-            log.info("serve: no entries yet; nothing published")
-            return
-        except (RenderError, OSError) as error:  # OSError: report.json could not be written
-            if final:
-                log.error("serve: %s; the last changes were not published (the next start publishes them)", error)
-                return
-            log.error("serve: %s; trying again in %.0f s", error, RENDER_RETRY)
+        changed, self._sources, self._dirty_since = self._sources, set(), None
+        failed = [
+            planet
+            for planet in config.all_planets()
+            if (changed is None or not changed.isdisjoint(planet.listed_sources))
+            and not self._render_one(planet, store, states, final)
+        ]
+        if failed and not final:
             self._render_after = time.monotonic() + RENDER_RETRY
             self._dirty_since = self._dirty_since or time.monotonic()
-            return
+            for planet in failed:
+                for source in planet.listed_sources:
+                    self._note(source)
+
+    def _note(self, source: str | None) -> None:
+        """Add ``source`` (None: every planet) to the feeds whose planets the next render publishes."""
+        if source is None:
+            self._sources = None
+        elif self._sources is not None:
+            self._sources.add(source)
+
+    def _render_one(self, config: Config, store: Store, states: Mapping[str, SourceState], final: bool) -> bool:
+        """Publish one planet (:meth:`render`); False when it failed and is to be tried again."""
+        started = time.monotonic()
+        report = BuildReport(sites=len(config.sites), sources=len(config.sources))
+        planet = f" {config.name}" if config.name else ""
+        try:
+            publish_site(
+                config,
+                store,
+                states,
+                self._clock(),
+                self._templates,
+                report,
+                started,
+                log_stale=False,
+                announce=not final,
+            )
+        except EmptyBuildError:
+            log.info("serve%s: no entries yet; nothing published", planet)
+            return True
+        except (RenderError, OSError) as error:  # OSError: report.json could not be written
+            if final:
+                log.error(
+                    "serve%s: %s; the last changes were not published (the next start publishes them)", planet, error
+                )
+            else:
+                log.error("serve%s: %s; trying again in %.0f s", planet, error, RENDER_RETRY)
+            return False
         if report.rendered:
             self._metrics.renders.inc()
             self._metrics.last_render.set(time.time())
             log.info(
-                "serve: published %d entries in %.2f s%s",
+                "serve%s: published %d entries in %.2f s%s",
+                planet,
                 report.entries,
                 time.monotonic() - started,
                 " (stopping)" if final else "",
             )
+        return True

@@ -29,8 +29,9 @@ SIGTERM or SIGINT stops cleanly: the HTTP server stops accepting and
 finishes the requests it holds (their notifications are committed),
 fetches still running are abandoned (their sources stay due), everything
 observed is stored, the site is rendered if it changed, and the locks are
-released. ``serve`` holds the cache lock and the output lock for its
-whole life, so it and ``build`` never run on one cache at once.
+released. ``serve`` holds the cache lock and every planet's output lock
+(each planet rendered when its view changes) for its whole life, so it and
+``build`` never run on one cache at once.
 """
 
 from __future__ import annotations
@@ -48,11 +49,11 @@ from typing import Any
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.loaded import take_config
-from syndicator.drivers.pipeline import check_folders, delivery_loop, record_events
+from syndicator.drivers.pipeline import delivery_loop, record_events
 from syndicator.drivers.planner import Planner
 from syndicator.drivers.poller import BatchPoller
 from syndicator.drivers.reloading import Watch
-from syndicator.drivers.rendering import Rendering
+from syndicator.drivers.rendering import Rendering, planet_outputs
 from syndicator.drivers.restore import restore
 from syndicator.metrics import Metrics
 from syndicator.model import Observation, SourceState
@@ -60,7 +61,6 @@ from syndicator.poll.path import decide_and_store
 from syndicator.push.callbacks import App, address, listen, stop_server
 from syndicator.push.inbox import Inbox
 from syndicator.push.subscriber import Subscriber
-from syndicator.site.output import output_lock
 from syndicator.state.pushstate import PushState
 from syndicator.state.store import Store
 
@@ -167,8 +167,8 @@ class Server:
             ConfigError: the listen address cannot be bound.
         """
         config = self.config
-        check_folders(config, self.options.templates)
-        with Store.open(config.cache, config.state) as store, output_lock(config.output):
+        outputs = planet_outputs(config, self.options.templates)  # checked before the state is opened
+        with Store.open(config.cache, config.state) as store, outputs:
             push_state = PushState.open(config.cache)
             try:
                 server = self._listen(push_state)  # before the restore: a bad --listen is the one line said
@@ -338,9 +338,9 @@ class Server:
         if observation.verdict == "stop" and not is_local(source):
             planner.throttle(observation.request.url, observation.retry_after or self.config.min_interval, now)
         if decision.changed:
-            self._rendering.changed()
+            self._rendering.changed(source)
         elif decision.state.error_kind != before.error_kind or before.last_attempt is None:
-            self._rendering.changed()  # the sites page shows the health
+            self._rendering.changed(source)  # the sites page shows the health
         if self.options.public_url and not is_local(source):
             self._subscriber.learn(before, observation, known, now)
 
@@ -351,7 +351,7 @@ class Server:
             if pushed.settle and pushed.source is not None:
                 self._planner.settle_soon(pushed.source, states, now)
             if pushed.changed:
-                self._rendering.changed()
+                self._rendering.changed(pushed.source)
 
     def _start_deliveries(self, store: Store) -> None:
         """Write events for the configured deliveries, and run the delivery thread for them (again when

@@ -19,6 +19,7 @@ from syndicator.model import SourceState
 from syndicator.poll import schedule
 from syndicator.poll.intervals import duration_text
 from syndicator.push import subscriptions as push
+from syndicator.push.routes import webhooks
 from syndicator.site.selection import site_statuses
 from syndicator.state import pushstate
 from syndicator.state.store import Store
@@ -59,12 +60,13 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
 
 def delivery_totals(config: Config) -> dict[str, int] | None:
     """The webhook deliveries to the destinations listed in each state ({"pending", "delivered", "dead"}:
-    counts), read-only; None when sites.yaml has no ``deliveries`` or there is no state yet.
+    counts; every planet's webhooks, each URL once), read-only; None when no planet of sites.yaml has
+    ``deliveries``, or there is no state yet.
 
     Raises:
         StoreError: the state database is unusable or of another version.
     """
-    if not config.deliveries:
+    if not webhooks(config):
         return None
     store = Store.open_readonly(config.cache, config.state)
     if store is None:
@@ -72,7 +74,7 @@ def delivery_totals(config: Config) -> dict[str, int] | None:
     try:
         from syndicator.state.outbox import totals  # noqa: PLC0415 - a planet without deliveries never loads it
 
-        return totals(store, [d.url for d in config.deliveries])
+        return totals(store, [d.url for d in webhooks(config)])
     finally:
         store.close()
 

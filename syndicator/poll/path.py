@@ -106,7 +106,7 @@ def save(store: Store, state: SourceState, entries: Iterable[Entry] | None, now:
 
     The source's row becomes ``state``; with ``entries``, the store reads what it knows of
     them (:func:`poll.known.lookups`), :func:`poll.known.intents` decides (new, changed,
-    aliases, first dates, the baseline, events when ``store.outbox`` has destinations) and
+    aliases, first dates, the baseline, events when ``store.outbox`` routes them) and
     the store writes the result.
 
     Args:
@@ -128,7 +128,7 @@ def save(store: Store, state: SourceState, entries: Iterable[Entry] | None, now:
             return
         snapshot = list(entries)
         known = store.read_known(state.url, *lookups(snapshot))
-        store.write_intents(state.url, intents(known, snapshot, now, bool(store.outbox), new_items), now)
+        store.write_intents(state.url, intents(known, snapshot, now, store.outbox is not None, new_items), now)
 
 
 def decide_and_store(

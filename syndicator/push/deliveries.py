@@ -3,8 +3,10 @@
 Commit before fan-out: when sites.yaml has ``deliveries``, a save (:func:`poll.path.save`)
 writes one ``outbox`` event for each entry it stores that is new (a new id)
 or changed (its content hash changed), and one pending ``deliveries`` row
-for it per configured destination, in the very transaction that stores the
-entry. A crash before that commit loses all of them (the source is fetched
+for it per destination of the planets that publish it (:mod:`push.routes`:
+a file of several planets sends each planet's webhooks its own filtered
+view, and a URL named by several planets the event once), in the very
+transaction that stores the entry. A crash before that commit loses all of them (the source is fetched
 again); a crash after it loses nothing, since they wait in the outbox. A
 destination added to sites.yaml gets the events stored after it, not the
 backlog; one removed is no longer sent anything.
@@ -61,6 +63,7 @@ from syndicator.configtypes import Config
 from syndicator.errors import StoreError
 from syndicator.fetch import outbound
 from syndicator.fetch.outbound import Session
+from syndicator.push.routes import webhooks
 from syndicator.state import outbox
 from syndicator.state.store import Store
 
@@ -153,7 +156,7 @@ def deliver_due(
     only its own events. No POST starts after the budget is spent or once
     ``stopping()`` is true; each ends within ``config.timeout`` (a total
     deadline: a destination answering a byte at a time is cut then). Nothing
-    happens without ``config.deliveries``.
+    happens when no planet has ``deliveries`` (:func:`routes.webhooks`: every planet's, each URL once).
 
     Args:
         now: the clock (aware UTC): what is due, and the times recorded.
@@ -164,7 +167,7 @@ def deliver_due(
         StoreError: the state cannot be read or written.
     """
     counts = DeliveryCounts()
-    if not config.deliveries:
+    if not webhooks(config):
         return counts
     started = clock()
     sender = _Sender(store, config, session)
@@ -197,7 +200,7 @@ class _Sender:
         self.store = store
         self.config = config
         self.session = session
-        self.secrets = {d.url: d.secret for d in config.deliveries}
+        self.secrets = {d.url: d.secret for d in webhooks(config)}
         self.queues: dict[str, deque[tuple[Any, ...]]] = {url: deque() for url in self.secrets}
         self.running: dict[Future[str | None], tuple[Any, ...]] = {}
         self._done = done
@@ -277,15 +280,15 @@ def prune(store: Store, config: Config, now: datetime) -> int:
     """Delete the events no configured destination waits for any more, with their deliveries.
 
     An event written more than :data:`KEEP_DELIVERED` before ``now`` goes when each of its
-    deliveries to a destination still in ``config.deliveries`` is delivered, or dead for more than
-    :data:`KEEP_DEAD` (the deliveries of destinations removed from sites.yaml do not hold it).
+    deliveries to a destination still in a planet's ``deliveries`` (:func:`routes.webhooks`) is delivered,
+    or dead for more than :data:`KEEP_DEAD` (the deliveries of destinations removed from sites.yaml do not hold it).
 
     Returns:
         the number of events deleted (int).
     Raises:
         StoreError: the state cannot be written.
     """
-    urls = [d.url for d in config.deliveries]
+    urls = [d.url for d in webhooks(config)]
     deleted = outbox.prune(store, urls, now - KEEP_DELIVERED, now - KEEP_DEAD)
     if deleted:
         log.info("deliveries: %d events older than %d days deleted from the outbox", deleted, KEEP_DELIVERED.days)

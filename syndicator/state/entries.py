@@ -5,8 +5,9 @@ keys it is given (those the entries being saved could resolve to; a query or
 two for the whole snapshot, not several per entry) as a :class:`saves.Known`;
 :func:`write` writes the :class:`saves.Intents` decided from it: the snapshot
 (``entries``), new and updated ``seen`` rows, new ``aliases``, and the
-``outbox`` events with one pending delivery per destination, all in the
-caller's transaction ("commit before fan-out"). Which keys to read and what
+``outbox`` events with one pending delivery per destination the router names
+for the entry as stored, all in the caller's transaction ("commit before
+fan-out"). Which keys to read and what
 they mean (aliases, first dates, new vs changed, the baseline) are
 :mod:`poll.known`'s rules, not here.
 """
@@ -14,12 +15,13 @@ they mean (aliases, first dates, new vs changed, the baseline) are
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from syndicator.saves import Event, Intents, Known
-from syndicator.state.rows import chunks, entry_to_json
+from syndicator.feedtypes import StoredEntry
+from syndicator.saves import Event, Intents, Known, Router
+from syndicator.state.rows import chunks, entry_to_json, moment
 
 __all__ = ["outbox_time", "read_known", "write"]
 
@@ -47,9 +49,10 @@ def read_known(db: Any, source: str, keys: Iterable[str], ids: Iterable[str]) ->
     return Known(seen, aliases, history)
 
 
-def write(db: Any, source: str, intents: Intents, outbox: Sequence[str], now: datetime) -> None:
+def write(db: Any, source: str, intents: Intents, outbox: Router | None, now: datetime) -> None:
     """Replace ``source``'s snapshot and record ``intents``, in the caller's transaction; each event
-    gets a pending delivery to every URL of ``outbox`` (none without destinations)."""
+    gets a pending delivery to every URL ``outbox`` names for its entry as stored (:data:`saves.Router`),
+    and no ``outbox`` row when it names none (nor without a router)."""
     db.execute("DELETE FROM entries WHERE source = ?", (source,))
     db.executemany(
         "INSERT INTO entries (source, id, position, data) VALUES (?, ?, ?, ?)",
@@ -70,9 +73,12 @@ def write(db: Any, source: str, intents: Intents, outbox: Sequence[str], now: da
         "INSERT INTO aliases (source, key, id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
         [(source, key, entry_id) for key, entry_id in intents.aliases],
     )
-    if not outbox:
+    if outbox is None:
         return
     for event in intents.events:
+        urls = list(dict.fromkeys(outbox(_as_stored(db, source, event), now)))
+        if not urls:
+            continue
         row = _outbox_row(source, event, now)
         (outbox_id,) = db.execute(
             "INSERT INTO outbox (source, entry_id, version, kind, payload, created) VALUES (?, ?, ?, ?, ?, ?) "
@@ -81,8 +87,17 @@ def write(db: Any, source: str, intents: Intents, outbox: Sequence[str], now: da
         ).fetchone()
         db.executemany(
             "INSERT INTO deliveries (outbox_id, url, state, attempts, next_try) VALUES (?, ?, 'pending', 0, ?)",
-            [(outbox_id, url, row[5]) for url in outbox],
+            [(outbox_id, url, row[5]) for url in urls],
         )
+
+
+def _as_stored(db: Any, source: str, event: Event) -> StoredEntry:
+    """The entry of ``event`` as the save just stored it, with its ``seen`` row's first-seen time, change
+    time and backlog mark: what a planet's selection sees of it."""
+    first_seen, changed, backlog = db.execute(
+        "SELECT first_seen, changed, backlog FROM seen WHERE source = ? AND id = ?", (source, event.entry.id)
+    ).fetchone()
+    return StoredEntry(source, event.entry, datetime.fromisoformat(first_seen), moment(changed), backlog)
 
 
 def _outbox_row(source: str, event: Event, now: datetime) -> tuple[str, str, str, str, str, str]:

@@ -66,7 +66,7 @@ from typing import Any
 from syndicator.errors import CacheLockedError, StoreError
 from syndicator.feedtypes import StoredEntry
 from syndicator.model import SourceState
-from syndicator.saves import Intents, Known
+from syndicator.saves import Intents, Known, Router
 from syndicator.state import cachefiles, locks, snapshots
 from syndicator.state import entries as stored_entries
 from syndicator.state.rows import ROWS_PER_QUERY, STATE_COLUMNS, STATE_FIELDS, UPDATE_SET, chunks, state_from_row, to_db
@@ -102,10 +102,11 @@ class Store:
         self._db = connection  # sqlite3.Connection, or pgstate.Connection
         self._lock = lock
         self.path = path or Path(DATABASE)
-        #: The webhook URLs (sites.yaml's ``deliveries``) each new or changed entry a save stores is
-        #: written for: an ``outbox`` event and a pending delivery per URL. Empty (a planet without
-        #: deliveries): nothing is written and nothing is paid. Set by the drivers.
-        self.outbox: tuple[str, ...] = ()
+        #: Who is sent each new or changed entry a save stores (:data:`saves.Router`: the webhook URLs of
+        #: the planets that publish it): an ``outbox`` event and a pending delivery per URL, no event when
+        #: it names none. None (no planet has deliveries): nothing is written and nothing is paid. Set by
+        #: the drivers.
+        self.outbox: Router | None = None
 
     @classmethod
     def connect(cls, url: str) -> Store:
@@ -382,6 +383,6 @@ class Store:
 
     def write_intents(self, source: str, intents: Intents, now: datetime) -> None:
         """Replace ``source``'s snapshot and record ``intents`` (decided by :func:`poll.known.intents`),
-        in the caller's :meth:`transaction`: each event gets a pending delivery to every URL of
-        :attr:`outbox`; ``now`` (UTC) is the events' time (:func:`state.entries.write`)."""
+        in the caller's :meth:`transaction`: each event gets a pending delivery to every URL
+        :attr:`outbox` names for it; ``now`` (UTC) is the events' time (:func:`state.entries.write`)."""
         stored_entries.write(self._db, source, intents, self.outbox, now)
