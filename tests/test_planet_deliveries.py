@@ -2,8 +2,8 @@
 that planet publishes (its sites, after its filters), from one outbox; ``serve`` publishes every planet.
 
 Everything is real but the file format of ``planets:``: the planets are attached in code to a Config the loader
-read (:func:`planets`), and a planet's filter is a stand-in for :func:`site.filters.passes` (keeps all as shipped)
-that drops a title word. The feeds and the webhooks are on loopback (pytest-httpserver).
+read (:func:`planets`), and the django planet's ``filters`` drop a title phrase (a real rule, as sites.yaml would
+give it). The feeds and the webhooks are on loopback (pytest-httpserver).
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ from syndicator.configtypes import Config, Delivery, Site
 from syndicator.drivers.pipeline import BuildOptions, build, record_events
 from syndicator.drivers.worker import WorkerOptions, run_worker
 from syndicator.errors import ConfigError
-from syndicator.feedtypes import StoredEntry
 from syndicator.push.routes import Routes, webhooks
-from syndicator.site import filters
+from syndicator.rules import Filters, Rule
 from syndicator.site import planet as planet_module
 from syndicator.state.store import Store
 
@@ -73,14 +72,16 @@ def planets(tmp_path: Path, url: Callable[[str], str], hooks: dict[str, list[Hoo
     def planet(name: str) -> Config:
         own: tuple[Site, ...] = (by_name["Shared"], by_name[name.capitalize()])
         sent = tuple(Delivery(hook.url, SECRETS[hook.name]) for hook in hooks.get(name, []))
-        return replace(universe, name=name, sites=own, deliveries=sent, output=tmp_path / name, planets=())
+        rules = OFF_TOPIC_RULE if name == "django" else Filters()
+        return replace(
+            universe, name=name, sites=own, deliveries=sent, output=tmp_path / name, planets=(), filters=rules
+        )
 
     return replace(universe, planets=(planet("python"), planet("django")))
 
 
-def without_off_topic(config: Config, site: Site, stored: StoredEntry, now: Any) -> bool:
-    """A stand-in for a planet's filter (issue 27's filters): the django planet drops titles saying off-topic."""
-    return not (config.name == "django" and "off-topic" in (stored.entry.title or ""))
+#: The django planet's filters: drop a post whose text says "off-topic" (the words "off" then "topic").
+OFF_TOPIC_RULE = Filters(drop=(Rule(keyword=("off-topic",), where="filters.drop[0]"),))
 
 
 def baseline_then_news(server: HTTPServer, config: Config, now: datetime = NOW) -> None:
@@ -133,7 +134,6 @@ def secrets(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_each_planets_webhooks_get_exactly_the_events_of_what_it_publishes(
     server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secrets: None
 ) -> None:
-    monkeypatch.setattr(filters, "passes", without_off_topic)
     universe, python, django, both = (Hook(server, name) for name in ("u", "p", "d", "both"))
     config = planets(
         tmp_path,
@@ -164,7 +164,6 @@ def test_each_planets_webhooks_get_exactly_the_events_of_what_it_publishes(
 def test_an_entry_no_planet_with_webhooks_publishes_writes_no_event(
     server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secrets: None
 ) -> None:
-    monkeypatch.setattr(filters, "passes", without_off_topic)
     django = Hook(server, "d")
     config = planets(
         tmp_path, lambda name: server.url_for(f"/{name}.xml"), {"django": [django]}
@@ -195,7 +194,6 @@ def test_one_webhook_with_two_secrets_is_refused_before_anything_is_stored(
 def test_workers_on_postgresql_send_each_planet_its_own_events_once(
     server: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secrets: None, pg_database: str
 ) -> None:
-    monkeypatch.setattr(filters, "passes", without_off_topic)
     universe, python, django = Hook(server, "u"), Hook(server, "p"), Hook(server, "d")
     hooks = {"universe": [universe], "python": [python], "django": [django]}
     config = planets(tmp_path, lambda name: server.url_for(f"/{name}.xml"), hooks, state=pg_database)
@@ -249,7 +247,6 @@ def test_serve_publishes_every_planet_and_sends_each_its_own_events(
     monkeypatch: pytest.MonkeyPatch,
     secrets: None,
 ) -> None:
-    monkeypatch.setattr(filters, "passes", without_off_topic)
     selected: list[str] = []  # the planets whose entries serve selected, by name ("" for the universe)
 
     def select_site(config: Config, *args: Any) -> Any:
