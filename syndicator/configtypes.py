@@ -21,6 +21,8 @@ from typing import Any
 #: themes/classic_fancy/config.ini, and Planet 2.0's examples): RSS 2.0, RSS 1.0 and Atom 1.0 feeds of
 #: the entries, and the FOAF list of the sites (opml.xml, the other one, is always published).
 OLD_FEEDS = ("rss20.xml", "rss10.xml", "atom.xml", "foafroll.xml")
+#: How status, metrics and ``--planet`` name the planet the file itself describes (``Config.name`` "").
+MAIN_PLANET = "main"
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,10 @@ class Config:
         planets: the other planets the same file defines (``planets:``), each a whole Config of
             its own (its sites, output, settings), sharing this one's state and poller; () for a
             file of one planet. A planet in ``planets`` has no ``planets`` of its own.
+        view_of: the planet this one is a view of (``view_of:`` in sites.yaml: its sites are this
+            one's, and its filters apply too), without its ``planets``; or None.
+        templates: the planet's own templates folder (``templates:`` of an item of ``planets:``),
+            overriding the bundled ones; or None (the ``--templates`` option's, if any).
     """
 
     path: Path
@@ -193,6 +199,19 @@ class Config:
     deliveries: tuple[Delivery, ...] = ()
     name: str = ""
     planets: tuple[Config, ...] = ()
+    view_of: Config | None = None
+    templates: Path | None = None
+
+    @property
+    def label(self) -> str:
+        """The planet's name as status, metrics and ``--planet`` show it: its ``name``, or
+        :data:`MAIN_PLANET` for the file's own (str)."""
+        return self.name or MAIN_PLANET
+
+    def state_key(self, key: str) -> str:
+        """The key under which the state keeps this planet's own value ``key`` (what it published,
+        what its hubs were told): ``key`` itself for the file's own planet, ``key.NAME`` for another."""
+        return f"{key}.{self.name}" if self.name else key
 
     def all_planets(self) -> tuple[Config, ...]:
         """This planet, then those of ``planets``, in file order (tuple of Config)."""
