@@ -41,9 +41,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from syndicator.config.union import poller_view
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import HostTrouble, log_failure, log_followed, log_health
 from syndicator.drivers.loaded import take_config
+from syndicator.drivers.planets import check_planets, planet_locks, publish_planets
 from syndicator.drivers.report import BuildReport, write_report
 from syndicator.drivers.restore import restore
 from syndicator.errors import ConfigError, EmptyBuildError
@@ -55,7 +57,7 @@ from syndicator.poll import schedule
 from syndicator.poll.path import LEDGER_KEY, Poller, policy_of, save
 from syndicator.poll.transitions import transition
 from syndicator.site import planet
-from syndicator.site.output import check_output, output_lock
+from syndicator.site.output import check_output
 from syndicator.site.selection import site_statuses
 from syndicator.site.sitekey import site_key
 from syndicator.state.store import Store
@@ -107,10 +109,11 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         RenderError: the site could not be written; the output is left as it was.
     """
     started = time.monotonic()
-    check_folders(config, options.templates)
-    only = _chosen_sources(config, options.sites)
-    report = BuildReport(sites=len(config.sites), sources=len(config.sources))
-    with Store.open(config.cache, config.state) as store, output_lock(config.output):
+    poller = poller_view(config)
+    check_planets(config, options.templates)
+    only = _chosen_sources(poller, options.sites)
+    report = BuildReport(sites=len(poller.sites), sources=len(poller.sources))
+    with Store.open(config.cache, config.state) as store, planet_locks(config):
         record_events(store, config)
         if options.fetch and store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
             report.restored = restore(config, store)
@@ -118,11 +121,11 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         states = store.states()
         said: set[str] = set()
         if options.fetch:
-            polled, said = _poll(config, options, store, states, only, report, started)
+            polled, said = _poll(poller, options, store, states, only, report, started)
             states.update(polled)
         else:
             lifecycle.info("build: started; publishing from the stored state (--no-fetch)")
-        publish_site(config, store, states, options.now, options.templates, report, started, said=said)
+        publish_planets(config, poller, store, states, options.now, options.templates, report, started, said)
         if config.deliveries:
             _deliver(config, store, options.now)
     return report
@@ -205,7 +208,7 @@ def publish_site(
     report.rendered = bool(planet.render_planet(config, store, selected, statuses, now, templates))
     report.seconds = time.monotonic() - started
     write_report(report, now, config.cache)
-    planet.keep_publication(store, key, Path(config.output), report.entries)
+    planet.keep_publication(store, key, config, report.entries)
     if announce:
         _announce(config, store)  # after the swap: only a published site is announced
 

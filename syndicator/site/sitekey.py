@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from syndicator import __version__
@@ -47,13 +47,19 @@ def site_key(config: Config, templates: Path | None, generation: int, stale: Ite
     """A digest of everything a render reads but the entries' text (hex str).
 
     Args:
-        config: the planet's settings (all of them: any change renders again).
+        config: the planet's settings (all of them: any change renders again; those of the other
+            planets of ``planets:`` are not this planet's, and are left out).
         templates: the ``--templates`` folder, or None.
         generation: :meth:`store.Store.generation` after the build's saves.
         stale: each site's stale flag, in sites.yaml order (they move with the clock).
     """
     digest = hashlib.sha256()
-    for part in (__version__, repr(config), str(generation), "".join("1" if flag else "0" for flag in stale)):
+    for part in (
+        __version__,
+        repr(replace(config, planets=())),
+        str(generation),
+        "".join("1" if flag else "0" for flag in stale),
+    ):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     for folder in (*template_folders(templates), Path(config.path).parent / "static"):
         digest.update(f"{folder}\0".encode("utf-8", "surrogateescape"))
