@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from click.testing import Result as CliResult
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
@@ -173,3 +174,28 @@ def test_a_planet_name_is_a_slug_used_once(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["build", "--config", str(path), "--now", NOW_ISO])
     assert result.exit_code == 2
     assert "sites.yaml:6: planets[1].name: another planet is named 'django'" in result.stderr
+
+
+def status(config: Path, *args: str) -> CliResult:
+    """``syndicator status --config CONFIG ARGS`` through the real CLI."""
+    return CliRunner().invoke(main, ["status", "--config", str(config), "--now", NOW_ISO, *args])
+
+
+def test_status_names_the_planets_of_each_source_and_shows_one_planet(server: HTTPServer, tmp_path: Path) -> None:
+    config = three_planets(tmp_path, serve_feeds(server, "alice", "bob", "carol", "dan"))
+    assert build(config).exit_code == 0
+    rows = {row["name"]: row["planets"] for row in json.loads(status(config, "--json").stdout)}
+    assert rows == {
+        "Alice": ["main", "django", "universe"],
+        "Bob": ["main", "universe"],
+        "Carol": ["django"],
+        "Dan": ["universe"],
+    }
+    text = status(config).stdout
+    assert "  planets: main, django, universe\n" in text
+    django = [row["name"] for row in json.loads(status(config, "--json", "--planet", "django").stdout)]
+    assert django == ["Alice", "Carol"]
+    unknown = status(config, "--planet", "nowhere")
+    assert unknown.exit_code == 2
+    assert "no planet named 'nowhere'" in unknown.stderr
+    assert "main, django, universe" in unknown.stderr

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from syndicator.configtypes import Config
+from syndicator.errors import ConfigError
 
-__all__ = ["planets_of_sources", "poller_view"]
+__all__ = ["planet_figures", "planet_named", "planets_of_sources", "poller_view"]
 
 
 def poller_view(config: Config) -> Config:
@@ -35,3 +36,25 @@ def planets_of_sources(config: Config) -> dict[str, tuple[str, ...]]:
         for url in planet.listed_sources:
             found.setdefault(url, {})[planet.label] = None
     return {url: tuple(labels) for url, labels in found.items()}
+
+
+def planet_named(config: Config, label: str) -> Config:
+    """The planet of ``config`` whose :attr:`Config.label` is ``label`` (``main``: the file's own).
+
+    Raises:
+        ConfigError: no planet has that name; the message lists those there are.
+    """
+    for planet in config.all_planets():
+        if planet.label == label:
+            return planet
+    names = ", ".join(planet.label for planet in config.all_planets())
+    raise ConfigError(f"--planet: no planet named {label!r} in {config.path} (its planets: {names})")
+
+
+def planet_figures(config: Config) -> tuple[dict[str, int], int]:
+    """({planet label: the sources it fetches, paused sites' left out}, how many of the sources of every
+    planet more than one planet lists), for /metrics (``syndicator_planet_sources``, ``_shared_sources``)."""
+    per_planet = {planet.label: len(planet.sources) for planet in config.all_planets()}
+    used = planets_of_sources(config)
+    shared = sum(1 for url in poller_view(config).sources if len(used.get(url, ())) > 1)
+    return per_planet, shared

@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from syndicator.config.union import planet_figures
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.loaded import take_config
@@ -393,4 +394,5 @@ class Server:
         self.metrics.push_healthy.set(self._subscriber.healthy(self._states, now))
         self.metrics.in_flight.set(len(self._planner.in_flight))
         self.metrics.sources.set(len(self.config.sources))
+        self.metrics.set_planets(*planet_figures(self.config))
         self.metrics.throttled_hosts.set(self._planner.throttled(now))
