@@ -199,3 +199,12 @@ def test_status_names_the_planets_of_each_source_and_shows_one_planet(server: HT
     assert unknown.exit_code == 2
     assert "no planet named 'nowhere'" in unknown.stderr
     assert "main, django, universe" in unknown.stderr
+
+
+def test_a_planet_can_be_a_view_of_another_named_planet(tmp_path: Path) -> None:
+    urls = {name: f"https://{name}.example.org/feed" for name in ("alice", "bob", "carol", "dan")}
+    extra = "  - name: topic\n    output: public-topic\n    view_of: django\n"
+    config = three_planets(tmp_path, urls, extra)
+    rows = json.loads(status(config, "--json", "--planet", "topic").stdout)
+    assert [row["name"] for row in rows] == ["Alice", "Carol"]
+    assert rows[0]["planets"] == ["main", "django", "universe", "topic"]

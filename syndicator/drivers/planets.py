@@ -15,10 +15,11 @@ import copy
 import logging
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from syndicator.configtypes import Config
+from syndicator.configtypes import Config, Site
 from syndicator.drivers.buildlog import log_health
 from syndicator.drivers.report import BuildReport, write_report
 from syndicator.errors import EmptyBuildError
@@ -53,15 +54,20 @@ def planet_locks(config: Config) -> Iterator[None]:
 
 
 def check_planets(config: Config, templates: Path | None) -> None:
-    """:func:`pipeline.check_folders` for every planet of ``config``, with its own templates folder.
+    """:func:`pipeline.check_folders` for every planet of ``config``, with its own templates folder; a
+    site several planets list is warned of (a missing face) once.
 
     Raises:
         ConfigError, RenderError: as check_folders, for the first planet whose folders are refused.
     """
     from syndicator.drivers.pipeline import check_folders  # noqa: PLC0415 - pipeline imports this module
 
+    seen: set[Site] = set()
     for planet in config.all_planets():
-        check_folders(planet, templates_of(planet, templates))
+        check_folders(
+            replace(planet, sites=tuple(s for s in planet.sites if s not in seen)), templates_of(planet, templates)
+        )
+        seen.update(planet.sites)
 
 
 def publish_planets(
