@@ -12,7 +12,7 @@ Units: durations are seconds (float), sizes are bytes (int).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,27 @@ from typing import Any
 #: themes/classic_fancy/config.ini, and Planet 2.0's examples): RSS 2.0, RSS 1.0 and Atom 1.0 feeds of
 #: the entries, and the FOAF list of the sites (opml.xml, the other one, is always published).
 OLD_FEEDS = ("rss20.xml", "rss10.xml", "atom.xml", "foafroll.xml")
+#: The fields of the one poller every planet of a file shares (fetching, the schedule, the state): set at
+#: the top of sites.yaml only (config/planets.py refuses them in a planet), and given to every planet by
+#: :meth:`Config.all_planets`, so a command-line override (``--cache``, ``--state``) reaches them all.
+POLLER_FIELDS = (
+    "workers",
+    "state",
+    "cache",
+    "per_host_concurrency",
+    "host_gap",
+    "requests_per_feed_per_day",
+    "host_breaker",
+    "allow_private_networks",
+    "timeout",
+    "retries",
+    "user_agent",
+    "max_bytes",
+    "default_interval",
+    "min_interval",
+    "max_interval",
+    "restore_from",
+)
 #: How status, metrics and ``--planet`` name the planet the file itself describes (``Config.name`` "").
 MAIN_PLANET = "main"
 
@@ -214,8 +235,10 @@ class Config:
         return f"{key}.{self.name}" if self.name else key
 
     def all_planets(self) -> tuple[Config, ...]:
-        """This planet, then those of ``planets``, in file order (tuple of Config)."""
-        return (self, *self.planets)
+        """This planet, then those of ``planets``, in file order (tuple of Config), each with this one's
+        :data:`POLLER_FIELDS` (the settings of the poller they share)."""
+        poller = {name: getattr(self, name) for name in POLLER_FIELDS}
+        return (self, *(replace(planet, **poller) for planet in self.planets))
 
     def new_items(self, feed: str) -> int:
         """How many entries of the first fetch of the source ``feed`` (a configured URL) are

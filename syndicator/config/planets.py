@@ -22,31 +22,13 @@ from syndicator.config.fields import FieldError, check_duplicate, http_url, text
 from syndicator.config.settings import SETTINGS, read_setting
 from syndicator.config.sites import read_sites
 from syndicator.config.yamlfile import LineDict
-from syndicator.configtypes import MAIN_PLANET, Config, Site
+from syndicator.configtypes import MAIN_PLANET, POLLER_FIELDS, Config, Site
 
 __all__ = ["POLLER_SETTINGS", "read_planets"]
 
-#: The settings of the one poller every planet shares (fetching, the schedule, the state): taken from the
-#: top level only, refused inside a planet.
-POLLER_SETTINGS = (
-    "workers",
-    "state",
-    "cache",
-    "per_host_concurrency",
-    "host_gap",
-    "requests_per_feed_per_day",
-    "host_breaker",
-    "allow_private_networks",
-    "timeout",
-    "retries",
-    "user_agent",
-    "max_bytes",
-    "default_interval",
-    "min_interval",
-    "max_interval",
-    "restore_from",
-    "secrets",
-)
+#: The settings of the one poller every planet shares (fetching, the schedule, the state; the setting names
+#: are the Config fields' :data:`configtypes.POLLER_FIELDS`): taken from the top level only, refused inside a planet.
+POLLER_SETTINGS = (*POLLER_FIELDS, "secrets")  # secrets: where private feeds' credentials are (docs/private-feeds.md)
 #: What a planet takes besides the settings of the table.
 _OWN_KEYS = ("name", "title", "link", "sites", "view_of", "templates")
 #: A planet's name: a slug of lower-case letters, digits, ``-`` and ``_``, at most 40 characters.

@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from syndicator.config.union import planet_figures
+from syndicator.config.union import planet_figures, poller_view
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.loaded import take_config
@@ -113,7 +113,7 @@ class Server:
     """
 
     def __init__(self, config: Config, options: ServeOptions) -> None:
-        self.config = config
+        self.config, self.polled = config, poller_view(config)  # polled: every planet's sites (config.union)
         self.options = options
         self.metrics = Metrics()
         self.ready = threading.Event()
@@ -196,16 +196,15 @@ class Server:
 
     def _serve(self, store: Store, push_state: PushState, server: Any) -> None:
         """Start the threads, turn the loop until a stop, then stop them (:meth:`_shut_down`)."""
-        config = self.config
         self.address = (str(server.effective_host), int(server.effective_port))
         http = threading.Thread(target=server.run, name="http", daemon=True)
-        self._poller = BatchPoller(config, self._events, self._stopping)
+        self._poller = BatchPoller(self.polled, self._events, self._stopping)
         poller = self._poller.thread()
         self._parts(push_state)
         subscriber = self._subscriber.thread(self._stopping)
         states = self._states = store.states()
         self._planner.recover(states, self.options.clock())
-        self._subscriber.leave_removed(config.sources)
+        self._subscriber.leave_removed(self.polled.sources)
         self._subscriber.moved()
         http.start()
         self._http_started = True
@@ -226,7 +225,7 @@ class Server:
     def _parts(self, push_state: PushState) -> None:
         """Make the loop's parts that read push.sqlite: the subscriber, the inbox, and the planner (which
         plans with the subscriptions' health)."""
-        config = self.config
+        config = self.polled
         options = self.options
         allow_private = config.allow_private_networks  # kept on a reload (config.load.KEPT_ON_RELOAD)
         self._subscriber = Subscriber(
@@ -328,8 +327,8 @@ class Server:
         policy = planner.policy(store, states, now)
         planner.settled(source)
         known = self._subscriber.known(store, observation, now)
-        fingerprint, names = planner.fingerprints.get(source), self.config.site_names.get(source, ())
-        first = self.config.new_items(source)
+        fingerprint, names = planner.fingerprints.get(source), self.polled.site_names.get(source, ())
+        first = self.polled.new_items(source)
         observation, decision = decide_and_store(store, before, observation, now, policy, fingerprint, first, names)
         states[source] = decision.state
         self.metrics.fetched(observation, decision)
@@ -370,20 +369,21 @@ class Server:
         config = self._watch.reread(self.config, self.options.overrides)
         if config is None:
             return
-        added = set(config.sources) - set(self.config.sources)
-        removed = set(self.config.sources) - set(config.sources)
-        self.config = self._poller.config = config
+        polled = poller_view(config)
+        added = set(polled.sources) - set(self.polled.sources)
+        removed = set(self.polled.sources) - set(polled.sources)
+        self.config, self.polled, self._poller.config = config, polled, polled
         if take_config(store, config, "serve"):
             self._states.update(store.states_of(self._states))
-        self._planner.configure(config)
-        self._subscriber.leave_removed(config.sources)
+        self._planner.configure(polled)
+        self._subscriber.leave_removed(polled.sources)
         self._subscriber.come_back(added)  # a site no longer paused is subscribed to its hub again
         self._start_deliveries(store)
         self._rendering.changed()
         lifecycle.info(
             "serve: read %s again: %d sites (feeds: %d added, %d removed)",
             path,
-            len(config.sites),
+            len(polled.sites),
             len(added),
             len(removed),
         )
@@ -393,6 +393,6 @@ class Server:
         self.metrics.live_leases.set(self._subscriber.live(now))
         self.metrics.push_healthy.set(self._subscriber.healthy(self._states, now))
         self.metrics.in_flight.set(len(self._planner.in_flight))
-        self.metrics.sources.set(len(self.config.sources))
+        self.metrics.sources.set(len(self.polled.sources))
         self.metrics.set_planets(*planet_figures(self.config))
         self.metrics.throttled_hosts.set(self._planner.throttled(now))
