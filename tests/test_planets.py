@@ -208,3 +208,13 @@ def test_a_planet_can_be_a_view_of_another_named_planet(tmp_path: Path) -> None:
     rows = json.loads(status(config, "--json", "--planet", "topic").stdout)
     assert [row["name"] for row in rows] == ["Alice", "Carol"]
     assert rows[0]["planets"] == ["main", "django", "universe", "topic"]
+
+
+def test_build_site_fetches_a_site_of_any_planet_and_publishes_every_planet(server: HTTPServer, tmp_path: Path) -> None:
+    urls = serve_feeds(server, "alice", "bob", "carol", "dan")
+    config = three_planets(tmp_path, urls)
+    assert build(config).exit_code == 0
+    result = build(config, "--site", "Carol")  # Carol is the django planet's own
+    assert result.exit_code == 0, result.output
+    assert [requests_to(server, name) for name in ("alice", "bob", "carol", "dan")] == [1, 1, 2, 1]
+    assert set(entry_titles(tmp_path / "public-django" / "feed.xml")) == {"alice post", "carol post"}
