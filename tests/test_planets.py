@@ -218,3 +218,30 @@ def test_build_site_fetches_a_site_of_any_planet_and_publishes_every_planet(serv
     assert result.exit_code == 0, result.output
     assert [requests_to(server, name) for name in ("alice", "bob", "carol", "dan")] == [1, 1, 2, 1]
     assert set(entry_titles(tmp_path / "public-django" / "feed.xml")) == {"alice post", "carol post"}
+
+
+def test_each_planet_tells_its_own_hubs_of_its_own_feeds_once(server: HTTPServer, tmp_path: Path) -> None:
+    urls = serve_feeds(server, "alice", "bob", "carol", "dan")
+    server.expect_request("/hub-main", method="POST").respond_with_data("", status=202)
+    server.expect_request("/hub-django", method="POST").respond_with_data("", status=202)
+    config = three_planets(tmp_path, urls)
+    text = config.read_text(encoding="utf-8")
+    text = text.replace("sites:\n  - {name: Alice", f"hub: {server.url_for('/hub-main')}\nsites:\n  - {{name: Alice", 1)
+    text = text.replace(
+        "    output: public-django\n", f"    output: public-django\n    hub: {server.url_for('/hub-django')}\n"
+    )
+    config.write_text(text, encoding="utf-8")
+    assert build(config).exit_code == 0
+    assert build(config, "--force", now="2026-11-30T12:10:00Z").exit_code == 0  # the same feeds: nothing to tell
+
+    def topics(path: str) -> list[list[str]]:
+        posts = [request for request, _ in server.log if request.path == path and request.method == "POST"]
+        return [request.form.getlist("hub.topic") for request in posts]
+
+    main, universe = "https://planetpython.example.org/", "https://universe.example.org/"  # universe inherits hub
+    assert topics("/hub-main") == [
+        [main + "feed.xml", main + "feed.json"],
+        [universe + "feed.xml", universe + "feed.json"],
+    ]
+    django = "https://planetdjango.example.org/"
+    assert topics("/hub-django") == [[django + "feed.xml", django + "feed.json"]]
