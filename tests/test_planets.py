@@ -16,6 +16,9 @@ from click.testing import Result as CliResult
 from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
+from syndicator.config.load import load_config
+from syndicator.config.union import planet_figures
+from syndicator.metrics import Metrics
 
 from .conftest import ATOM, NOW_ISO, build, entry_titles, post, rss
 
@@ -245,3 +248,15 @@ def test_each_planet_tells_its_own_hubs_of_its_own_feeds_once(server: HTTPServer
     ]
     django = "https://planetdjango.example.org/"
     assert topics("/hub-django") == [[django + "feed.xml", django + "feed.json"]]
+
+
+def test_metrics_have_one_series_per_planet_and_the_shared_sources(tmp_path: Path) -> None:
+    urls = {name: f"https://{name}.example.org/feed" for name in ("alice", "bob", "carol", "dan")}
+    metrics = Metrics()
+    metrics.set_planets(*planet_figures(load_config(three_planets(tmp_path, urls))))
+    text = metrics.text().decode()
+    for planet, sources in (("main", 2), ("django", 2), ("universe", 3)):
+        assert f'syndicator_planet_sources{{planet="{planet}"}} {sources:.1f}' in text
+    assert "syndicator_shared_sources 2.0" in text  # alice (three planets) and bob (main, universe)
+    metrics.set_planets({"main": 2}, 0)  # sites.yaml read again without planets: their series go
+    assert 'planet="django"' not in metrics.text().decode()

@@ -116,6 +116,7 @@ class Server:
         self.config, self.polled = config, poller_view(config)  # polled: every planet's sites (config.union)
         self.options = options
         self.metrics = Metrics()
+        self.metrics.set_planets(*planet_figures(config))  # they change with sites.yaml only
         self.ready = threading.Event()
         self.address: tuple[str, int] | None = None
         self._events: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -373,6 +374,7 @@ class Server:
         added = set(polled.sources) - set(self.polled.sources)
         removed = set(self.polled.sources) - set(polled.sources)
         self.config, self.polled, self._poller.config = config, polled, polled
+        self.metrics.set_planets(*planet_figures(config))
         if take_config(store, config, "serve"):
             self._states.update(store.states_of(self._states))
         self._planner.configure(polled)
@@ -394,5 +396,4 @@ class Server:
         self.metrics.push_healthy.set(self._subscriber.healthy(self._states, now))
         self.metrics.in_flight.set(len(self._planner.in_flight))
         self.metrics.sources.set(len(self.polled.sources))
-        self.metrics.set_planets(*planet_figures(self.config))
         self.metrics.throttled_hosts.set(self._planner.throttled(now))
