@@ -9,6 +9,10 @@ One build, under the cache lock and the output lock from start to end::
                       (skipped when nothing a render reads changed: sitekey)
     public/feed.xml, feed.json | announce (with ``hub``: ping hubs of a changed feed)
 
+With ``planets:`` in sites.yaml (docs/planets.md), the poll half runs once over the poller view (every
+planet's sites, one source per feed URL: :func:`config.union.poller_view`), and the site half once per
+planet, each into its own output (:mod:`drivers.planets`).
+
 ``observe`` (:mod:`observe`) runs on the pool's threads and returns an
 :class:`~syndicator.model.Observation` made from the request and the
 source's state as it was before the build (nothing shared is mutated).
@@ -105,7 +109,8 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         CacheLockedError, OutputLockedError: another build holds the cache
             or the output folder; nothing was fetched or published.
         StoreError: the state database cannot be used.
-        EmptyBuildError: no entries at all; the output is left as it was.
+        EmptyBuildError: no entries at all (for one or more planets: each named, the others published);
+            the output is left as it was.
         RenderError: the site could not be written; the output is left as it was.
     """
     started = time.monotonic()
