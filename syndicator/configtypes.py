@@ -12,7 +12,7 @@ Units: durations are seconds (float), sizes are bytes (int).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,16 @@ from syndicator.rules import Filters
 #: themes/classic_fancy/config.ini, and Planet 2.0's examples): RSS 2.0, RSS 1.0 and Atom 1.0 feeds of
 #: the entries, and the FOAF list of the sites (opml.xml, the other one, is always published).
 OLD_FEEDS = ("rss20.xml", "rss10.xml", "atom.xml", "foafroll.xml")
+#: The fields of the one poller every planet of a file shares (fetching, the schedule, the state): set at
+#: the top of sites.yaml only (config/planets.py refuses them in a planet), and given to every planet by
+#: :meth:`Config.all_planets`, so a command-line override (``--cache``, ``--state``) reaches them all.
+POLLER_FIELDS = (
+    *("workers", "state", "cache", "per_host_concurrency", "host_gap", "requests_per_feed_per_day", "host_breaker"),
+    *("allow_private_networks", "timeout", "retries", "user_agent", "max_bytes", "default_interval"),
+    *("min_interval", "max_interval", "restore_from", "secrets"),
+)
+#: How status, metrics and ``--planet`` name the planet the file itself describes (``Config.name`` "").
+MAIN_PLANET = "main"
 
 
 @dataclass(frozen=True)
@@ -209,6 +219,10 @@ class Config:
         secrets: the secrets file private feeds' credentials are read from (``secrets:``), or None.
         filters: the planet's ``filters``: which stored entries it publishes (:class:`Filters`; none:
             every one). Each site's own apply as well (:attr:`Site.filters`).
+        view_of: the planet this one is a view of (``view_of:`` in sites.yaml: its sites are this
+            one's, and its filters apply too), without its ``planets``; or None.
+        templates: the planet's own templates folder (``templates:`` of an item of ``planets:``),
+            overriding the bundled ones; or None (the ``--templates`` option's, if any).
     """
 
     path: Path
@@ -255,10 +269,25 @@ class Config:
     planets: tuple[Config, ...] = ()
     secrets: Path | None = None
     filters: Filters = Filters()
+    view_of: Config | None = None
+    templates: Path | None = None
+
+    @property
+    def label(self) -> str:
+        """The planet's name as status, metrics and ``--planet`` show it: its ``name``, or
+        :data:`MAIN_PLANET` for the file's own (str)."""
+        return self.name or MAIN_PLANET
+
+    def state_key(self, key: str) -> str:
+        """The key under which the state keeps this planet's own value ``key`` (what it published,
+        what its hubs were told): ``key`` itself for the file's own planet, ``key.NAME`` for another."""
+        return f"{key}.{self.name}" if self.name else key
 
     def all_planets(self) -> tuple[Config, ...]:
-        """This planet, then those of ``planets``, in file order (tuple of Config)."""
-        return (self, *self.planets)
+        """This planet, then those of ``planets``, in file order (tuple of Config), each with this one's
+        :data:`POLLER_FIELDS` (the settings of the poller they share)."""
+        poller = {name: getattr(self, name) for name in POLLER_FIELDS}
+        return (self, *(replace(planet, **poller) for planet in self.planets))
 
     def new_items(self, feed: str) -> int:
         """How many entries of the first fetch of the source ``feed`` (a configured URL) are

@@ -12,7 +12,7 @@ makes both safe.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -59,6 +59,7 @@ class Metrics:
         self._fetch_instruments(self.registry)
         self._push_instruments(self.registry)
         self._site_instruments(self.registry)
+        self._planet_labels: set[str] = set()
         self._worker_instruments(self.registry)
         self._answered = 0
         self._not_modified = 0
@@ -118,6 +119,26 @@ class Metrics:
             "syndicator_last_render_timestamp_seconds", "When the site was last published (Unix time)", registry=r
         )
         self.sources = Gauge("syndicator_sources", "Configured sources", registry=r)
+        # Many planets from one poller (docs/planets.md): one series per planet, not per source.
+        self.planet_sources = Gauge(
+            "syndicator_planet_sources",
+            "Configured sources of each planet (sources shared count in each)",
+            ["planet"],
+            registry=r,
+        )
+        self.shared_sources = Gauge(
+            "syndicator_shared_sources", "Sources listed by more than one planet, fetched once for all", registry=r
+        )
+
+    def set_planets(self, sources: Mapping[str, int], shared: int) -> None:
+        """Set the planets' gauges: ``sources`` {planet name: its configured sources}, ``shared`` the
+        sources more than one planet lists; a planet no longer named loses its series."""
+        for labels in list(self._planet_labels - set(sources)):
+            self.planet_sources.remove(labels)
+        for planet, count in sources.items():
+            self.planet_sources.labels(planet).set(count)
+        self._planet_labels = set(sources)
+        self.shared_sources.set(shared)
 
     def _worker_instruments(self, r: CollectorRegistry) -> None:
         """A worker's figures: claim time, sources claimed, dead leases ended."""

@@ -10,6 +10,8 @@ import click
 from syndicator.cli.options import config_option
 from syndicator.cli.style import Command, CommandError
 from syndicator.config.load import load_config
+from syndicator.config.union import planet_named
+from syndicator.configtypes import MAIN_PLANET
 from syndicator.errors import SyndicatorError
 
 
@@ -29,7 +31,12 @@ from syndicator.errors import SyndicatorError
     show_default=True,
     help="Address to listen on; another than a loopback one lets other machines see the preview.",
 )
-def preview(config_path: Path, output: Path | None, port: int, host: str) -> None:
+@click.option(
+    "--planet",
+    metavar="NAME",
+    help="Show this planet of 'planets:' in sites.yaml (its 'output'; 'main': the file's own, the default).",
+)
+def preview(config_path: Path, output: Path | None, port: int, host: str, planet: str | None) -> None:
     """Serve the built site on this machine to look at it in a browser, until Ctrl-C.
 
     Prints the URL to open. Only what a build publishes is served: no
@@ -38,7 +45,7 @@ def preview(config_path: Path, output: Path | None, port: int, host: str) -> Non
     from syndicator.drivers.preview import is_loopback, preview_server, url_of  # here: other commands need not
 
     try:
-        folder = output if output is not None else load_config(config_path).output
+        folder = output if output is not None else planet_named(load_config(config_path), planet or MAIN_PLANET).output
         server = preview_server(folder, host, port)
     except SyndicatorError as error:
         raise CommandError(error) from error

@@ -45,6 +45,11 @@ from syndicator.health import TROUBLE
     is_flag=True,
     help="Show only the sites in trouble (failing, gone, denied or stale); exit 8 when any site fails.",
 )
+@click.option(
+    "--planet",
+    metavar="NAME",
+    help="Show only the sites of this planet of 'planets:' in sites.yaml ('main': the file's own).",
+)
 @FAIL_ON
 @STATE_OPTION
 def status(
@@ -54,12 +59,14 @@ def status(
     now_given: datetime | None,
     failing: bool,
     fail_on: int | None,
+    planet: str | None,
     state: str | None,
 ) -> None:
     """Show each site's polling state: URLs, times, interval and why, failures, validators.
 
     Reads the cache without changing it; safe while a build runs. The text
-    ends with a line of totals. With --failing or --fail-on, exits 8 when
+    ends with a line of totals. Each site names the planets that list it when sites.yaml has
+    'planets:'. With --failing or --fail-on, exits 8 when
     more sites fail than allowed, for cron jobs and CI monitors.
     """
     now = current_time(now_given)
@@ -70,7 +77,7 @@ def status(
         if cache is not None:
             config = replace(config, cache=cache)
         config = with_state(config, state, os.environ)
-        rows = site_status(config, now)
+        rows = site_status(config, now, planet)
         delivered = delivery_totals(config)
     except SyndicatorError as error:
         raise CommandError(error) from error

@@ -4,7 +4,8 @@ for a running ``serve`` or ``worker``.
 Everything is validated before any network or state change; an error is a
 :class:`ConfigError` whose one-line message names the file, the line and the
 field, e.g. ``sites.yaml:12: sites[3].feed: 'ftp://x' is not an http(s) URL``.
-The planet's settings are :data:`settings.SETTINGS`; its sites are read by :mod:`config.sites`.
+The planet's settings are :data:`settings.SETTINGS`; its sites are read by :mod:`config.sites`, the
+other planets of ``planets:`` by :mod:`config.planets`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from syndicator import __version__
 from syndicator.config.credentials import Secrets
 from syndicator.config.fields import FieldError, check_duplicates, http_url, text
+from syndicator.config.planets import read_planets
 from syndicator.config.settings import SETTINGS, read_setting
 from syndicator.config.sites import read_sites
 from syndicator.config.yamlfile import LineDict, read_yaml
@@ -73,7 +75,7 @@ def _build(path: Path, data: Any) -> Config:
     if not isinstance(data, LineDict):
         raise FieldError(1, "(top level)", "must be a mapping with title, link and sites")
     check_duplicates(data, "")
-    known = set(_REQUIRED) | set(SETTINGS)
+    known = set(_REQUIRED) | set(SETTINGS) | {"planets"}
     for key in data:
         if key not in known:
             expected = ", ".join(sorted(known))
@@ -92,7 +94,7 @@ def _build(path: Path, data: Any) -> Config:
     contact = settings.pop("user_agent", None) or link
     _check_intervals(data, settings)
     secrets = Secrets(settings.get("secrets"), os.environ, data.lines.get("secrets", 0))
-    return Config(
+    top = Config(
         path=path,
         title=title,
         link=link,
@@ -100,6 +102,7 @@ def _build(path: Path, data: Any) -> Config:
         user_agent=f"syndicator/{__version__} (+{contact})",
         **{SETTINGS[key].attribute: value for key, value in settings.items()},
     )
+    return replace(top, planets=read_planets(data, top))
 
 
 def _bounds(settings: dict[str, Any]) -> tuple[float, float]:

@@ -9,6 +9,10 @@ One build, under the cache lock and the output lock from start to end::
                       (skipped when nothing a render reads changed: sitekey)
     public/feed.xml, feed.json | announce (with ``hub``: ping hubs of a changed feed)
 
+With ``planets:`` in sites.yaml (docs/planets.md), the poll half runs once over the poller view (every
+planet's sites, one source per feed URL: :func:`config.union.poller_view`), and the site half once per
+planet, each into its own output (:mod:`drivers.planets`).
+
 ``observe`` (:mod:`observe`) runs on the pool's threads and returns an
 :class:`~syndicator.model.Observation` made from the request and the
 source's state as it was before the build (nothing shared is mutated).
@@ -41,9 +45,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from syndicator.config.union import poller_view
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import HostTrouble, log_failure, log_followed, log_health
 from syndicator.drivers.loaded import take_config
+from syndicator.drivers.planets import check_planets, planet_locks, publish_planets
 from syndicator.drivers.report import BuildReport, write_report
 from syndicator.drivers.restore import restore
 from syndicator.errors import ConfigError, EmptyBuildError
@@ -56,7 +62,7 @@ from syndicator.poll.path import LEDGER_KEY, Poller, policy_of, save
 from syndicator.poll.transitions import transition
 from syndicator.push.routes import Routes, webhooks
 from syndicator.site import planet
-from syndicator.site.output import check_output, output_lock
+from syndicator.site.output import check_output
 from syndicator.site.selection import site_statuses
 from syndicator.site.sitekey import site_key
 from syndicator.state.store import Store
@@ -104,14 +110,16 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         CacheLockedError, OutputLockedError: another build holds the cache
             or the output folder; nothing was fetched or published.
         StoreError: the state database cannot be used.
-        EmptyBuildError: no entries at all; the output is left as it was.
+        EmptyBuildError: no entries at all (for one or more planets: each named, the others published);
+            the output is left as it was.
         RenderError: the site could not be written; the output is left as it was.
     """
     started = time.monotonic()
-    check_folders(config, options.templates)
-    only = _chosen_sources(config, options.sites)
-    report = BuildReport(sites=len(config.sites), sources=len(config.sources))
-    with Store.open(config.cache, config.state) as store, output_lock(config.output):
+    poller = poller_view(config)
+    check_planets(config, options.templates)
+    only = _chosen_sources(poller, options.sites)
+    report = BuildReport(sites=len(poller.sites), sources=len(poller.sources))
+    with Store.open(config.cache, config.state) as store, planet_locks(config):
         record_events(store, config)
         if options.fetch and store.count("sources") == 0:  # no state: a first build, a lost cache, or a stopped restore
             report.restored = restore(config, store)
@@ -119,11 +127,11 @@ def build(config: Config, options: BuildOptions) -> BuildReport:
         states = store.states()
         said: set[str] = set()
         if options.fetch:
-            polled, said = _poll(config, options, store, states, only, report, started)
+            polled, said = _poll(poller, options, store, states, only, report, started)
             states.update(polled)
         else:
             lifecycle.info("build: started; publishing from the stored state (--no-fetch)")
-        publish_site(config, store, states, options.now, options.templates, report, started, said=said)
+        publish_planets(config, poller, store, states, options.now, options.templates, report, started, said)
         if webhooks(config):
             _deliver(config, store, options.now)
     return report
@@ -206,7 +214,7 @@ def publish_site(
     report.rendered = bool(planet.render_planet(config, store, selected, statuses, now, templates))
     report.seconds = time.monotonic() - started
     write_report(report, now, config.cache)
-    planet.keep_publication(store, key, Path(config.output), report.entries)
+    planet.keep_publication(store, key, config, report.entries)
     if announce:
         _announce(config, store)  # after the swap: only a published site is announced
 

@@ -60,6 +60,9 @@ class BuildReport:
             from ``restore_from`` (statefile.py).
         failing_sites: sites whose last attempt failed (health failing, gone or
             denied), counted when the site is published; ``build --fail-on`` reads it.
+        planets: with ``planets:`` in sites.yaml, each planet's figures, {label: {"entries": n,
+            "rendered": bool, "empty": bool}} (docs/planets.md); empty for a file of one planet, whose
+            figures are ``entries`` and ``rendered``.
     """
 
     sites: int = 0
@@ -85,6 +88,7 @@ class BuildReport:
     offline: bool = False
     restored: bool = False
     failing_sites: int = 0
+    planets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, observation: Observation, decision: Decision, host: str) -> None:
         """Count one source's observation and the decision taken on it.
@@ -142,8 +146,18 @@ class BuildReport:
             f"({self.changed} changed, {unchanged} unchanged, {failed} failed), "
             f"{sum(self.skipped.values())} skipped, {_count(self.stale_copies, 'stale copy', 'stale copies')} "
             f"used, {_count(self.entries, 'entry', 'entries')} {'written' if self.rendered else 'unchanged'}, "
-            f"{_size(self.bytes_downloaded)} downloaded, {self.seconds:.1f} s"
+            f"{_size(self.bytes_downloaded)} downloaded, {self.seconds:.1f} s" + self._planets_text()
         )
+
+    def _planets_text(self) -> str:
+        """``; planets: main 12 written, django 0 unchanged`` with ``planets:``, else ""."""
+        if not self.planets:
+            return ""
+        parts = (
+            f"{label} {figures['entries']} {'written' if figures['rendered'] else 'unchanged'}"
+            for label, figures in self.planets.items()
+        )
+        return "; planets: " + ", ".join(parts)
 
     def to_json(self, now: datetime) -> dict[str, Any]:
         """The report as a JSON-ready dict (docs/reference/report.md lists the fields)."""
@@ -182,6 +196,7 @@ class BuildReport:
             "offline": self.offline,
             "restored": self.restored,
             "failing_sites": self.failing_sites,
+            **({"planets": self.planets} if self.planets else {}),
         }
 
 

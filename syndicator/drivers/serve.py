@@ -46,6 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from syndicator.config.union import planet_figures, poller_view
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.loaded import take_config
@@ -112,9 +113,10 @@ class Server:
     """
 
     def __init__(self, config: Config, options: ServeOptions) -> None:
-        self.config = config
+        self.config, self.polled = config, poller_view(config)  # polled: every planet's sites (config.union)
         self.options = options
         self.metrics = Metrics()
+        self.metrics.set_planets(*planet_figures(config))  # they change with sites.yaml only
         self.ready = threading.Event()
         self.address: tuple[str, int] | None = None
         self._events: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -195,16 +197,15 @@ class Server:
 
     def _serve(self, store: Store, push_state: PushState, server: Any) -> None:
         """Start the threads, turn the loop until a stop, then stop them (:meth:`_shut_down`)."""
-        config = self.config
         self.address = (str(server.effective_host), int(server.effective_port))
         http = threading.Thread(target=server.run, name="http", daemon=True)
-        self._poller = BatchPoller(config, self._events, self._stopping)
+        self._poller = BatchPoller(self.polled, self._events, self._stopping)
         poller = self._poller.thread()
         self._parts(push_state)
         subscriber = self._subscriber.thread(self._stopping)
         states = self._states = store.states()
         self._planner.recover(states, self.options.clock())
-        self._subscriber.leave_removed(config.sources)
+        self._subscriber.leave_removed(self.polled.sources)
         self._subscriber.moved()
         http.start()
         self._http_started = True
@@ -225,7 +226,7 @@ class Server:
     def _parts(self, push_state: PushState) -> None:
         """Make the loop's parts that read push.sqlite: the subscriber, the inbox, and the planner (which
         plans with the subscriptions' health)."""
-        config = self.config
+        config = self.polled
         options = self.options
         allow_private = config.allow_private_networks  # kept on a reload (config.load.KEPT_ON_RELOAD)
         self._subscriber = Subscriber(
@@ -327,8 +328,8 @@ class Server:
         policy = planner.policy(store, states, now).within(self.config.intervals_for(source))
         planner.settled(source)
         known = self._subscriber.known(store, observation, now)
-        fingerprint, names = planner.fingerprints.get(source), self.config.site_names.get(source, ())
-        first = self.config.new_items(source)
+        fingerprint, names = planner.fingerprints.get(source), self.polled.site_names.get(source, ())
+        first = self.polled.new_items(source)
         observation, decision = decide_and_store(store, before, observation, now, policy, fingerprint, first, names)
         states[source] = decision.state
         self.metrics.fetched(observation, decision)
@@ -369,20 +370,22 @@ class Server:
         config = self._watch.reread(self.config, self.options.overrides)
         if config is None:
             return
-        added = set(config.sources) - set(self.config.sources)
-        removed = set(self.config.sources) - set(config.sources)
-        self.config = self._poller.config = config
+        polled = poller_view(config)
+        added = set(polled.sources) - set(self.polled.sources)
+        removed = set(self.polled.sources) - set(polled.sources)
+        self.config, self.polled, self._poller.config = config, polled, polled
+        self.metrics.set_planets(*planet_figures(config))
         if take_config(store, config, "serve"):
             self._states.update(store.states_of(self._states))
-        self._planner.configure(config)
-        self._subscriber.leave_removed(config.sources)
+        self._planner.configure(polled)
+        self._subscriber.leave_removed(polled.sources)
         self._subscriber.come_back(added)  # a site no longer paused is subscribed to its hub again
         self._start_deliveries(store)
         self._rendering.changed()
         lifecycle.info(
             "serve: read %s again: %d sites (feeds: %d added, %d removed)",
             path,
-            len(config.sites),
+            len(polled.sites),
             len(added),
             len(removed),
         )
@@ -392,5 +395,5 @@ class Server:
         self.metrics.live_leases.set(self._subscriber.live(now))
         self.metrics.push_healthy.set(self._subscriber.healthy(self._states, now))
         self.metrics.in_flight.set(len(self._planner.in_flight))
-        self.metrics.sources.set(len(self.config.sources))
+        self.metrics.sources.set(len(self.polled.sources))
         self.metrics.throttled_hosts.set(self._planner.throttled(now))

@@ -12,7 +12,8 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from syndicator.configtypes import Config, is_local
+from syndicator.config.union import planet_named, planets_of_sources, poller_view
+from syndicator.configtypes import MAIN_PLANET, Config, is_local
 from syndicator.failures import KINDS
 from syndicator.health import SiteStatus
 from syndicator.model import SourceState
@@ -25,16 +26,21 @@ from syndicator.state import pushstate
 from syndicator.state.store import Store
 
 
-def status(config: Config, now: datetime) -> list[dict[str, object]]:
-    """What ``syndicator status`` shows: one JSON-ready dict per site, in sites.yaml order.
+def status(config: Config, now: datetime, planet: str | None = None) -> list[dict[str, object]]:
+    """What ``syndicator status`` shows: one JSON-ready dict per site, in sites.yaml order: every site of
+    every planet (:func:`config.union.poller_view`), or those of the planet named ``planet`` (a
+    :attr:`Config.label`); each row names the planets that list its feed (``planets``).
 
     Reads the cache without taking its lock (a build may be running) and
     changes nothing. Times are ISO 8601 UTC strings in whole seconds, or None. See
     docs/reference/status.md for the fields.
 
     Raises:
+        ConfigError: no planet is named ``planet``.
         StoreError: the state database is unusable or of another version.
     """
+    sites = (poller_view(config) if planet is None else planet_named(config, planet)).sites
+    used = planets_of_sources(config)
     store = Store.open_readonly(config.cache, config.state)
     try:
         states = store.states() if store is not None else {}
@@ -47,11 +53,12 @@ def status(config: Config, now: datetime) -> list[dict[str, object]]:
     finally:
         if pushed is not None:
             pushed.close()
-    fingerprints = schedule.site_fingerprints(config.sites)
-    statuses = site_statuses(config.sites, states, {}, now, config.stale_after)
+    fingerprints = schedule.site_fingerprints(poller_view(config).sites)
+    statuses = site_statuses(sites, states, {}, now, config.stale_after)
     return [
         {
             **_status_row(entry, fingerprints.get(entry.site.feed), now),
+            "planets": list(used.get(entry.site.feed, ())),
             "push": _push_row(subscriptions.get(entry.site.feed), entry.state, now),
         }
         for entry in statuses
@@ -172,6 +179,8 @@ def status_text(row: dict[str, Any]) -> str:
     """A site's status (a row of :func:`status`) as a few indented lines of text."""
     flags = [row["health"]] + (["stale"] if row["stale"] else [])
     lines = [f"{row['name']}  [{', '.join(flags)}]", f"  feed: {row['feed']}"]
+    if row.get("planets", [MAIN_PLANET]) != [MAIN_PLANET]:  # a file of one planet does not say it
+        lines.append(f"  planets: {', '.join(row['planets'])}")
     if row["fetch_url"]:
         lines.append(f"  fetched from: {row['fetch_url']} (permanent redirect)")
     if row.get("discovered"):

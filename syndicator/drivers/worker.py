@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from syndicator.config.union import poller_view
 from syndicator.configtypes import Config, is_local
 from syndicator.drivers.loaded import take_config
 from syndicator.drivers.pipeline import delivery_loop, record_events
@@ -152,8 +153,8 @@ class _Worker:
         self.wanted, self.fingerprints = _offer(self.store, config, options.name)
         self.lease = lease_seconds(config, options)
         self.batch = options.batch or 2 * config.workers
-        self.poller = Poller(config)
-        deadline = max(self.poller.open().deadline, 2 * config.longest_timeout)  # a site's own timeout too
+        self.poller = Poller(poller_view(config))  # every planet's sites (config.union)
+        deadline = max(self.poller.open().deadline, 2 * self.poller.config.longest_timeout)  # a site's own timeout too
         if self.lease < 2 * deadline:
             log.warning(
                 "worker %s: --lease %g s is shorter than twice a fetch's deadline (%g s): a slow fetch can "
@@ -189,7 +190,7 @@ class _Worker:
         if fresh is not None:
             self.wanted, self.fingerprints = _offer(self.store, fresh, self.options.name)
             self.config, self.policy = fresh, None
-            self.poller.reconfigure(fresh)
+            self.poller.reconfigure(poller_view(fresh))
             self.loop = delivery_loop(self.loop, fresh)
 
     def claim(self) -> tuple[datetime, list[claims.Claim]]:
@@ -199,7 +200,9 @@ class _Worker:
         config, name, metrics = self.config, self.options.name, self.metrics
         if self.policy is None or time.monotonic() - self.policy[0] > POLICY_AGE:
             now = claims.server_now(self.store)
-            self.policy = current_policy(None, config, self.store, self.store.states(), now, keep_ledger=False)
+            self.policy = current_policy(
+                None, self.poller.config, self.store, self.store.states(), now, keep_ledger=False
+            )
         now = claims.server_now(self.store)  # the database's clock: leases, due times and the next attempts
         clock = time.monotonic()
         expired = metrics.lease_expiries.inc if metrics is not None else None
@@ -279,10 +282,11 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
     feed URLs this worker fetches, the sites' fingerprints)."""
     record_events(store, config)
     take_config(store, config, f"worker {name}")
-    sources = [url for url in config.sources if not is_local(url)]
-    if len(sources) < len(config.sources):
+    polled = poller_view(config)
+    sources = [url for url in polled.sources if not is_local(url)]
+    if len(sources) < len(polled.sources):
         log.warning(
-            "worker: local feed files are read by build, not by workers; %d skipped", len(config.sources) - len(sources)
+            "worker: local feed files are read by build, not by workers; %d skipped", len(polled.sources) - len(sources)
         )
 
     def withdrawn(count: int) -> None:
@@ -297,7 +301,7 @@ def _offer(store: Store, config: Config, name: str) -> tuple[set[str], dict[str,
     added = duequeue.register(store, [(url, host_key(url)) for url in sources], prune=True, withdrawn=withdrawn)
     if added:
         log.info("worker %s: registered %d new sources", name, added)
-    return set(sources), schedule.site_fingerprints(config.sites)
+    return set(sources), schedule.site_fingerprints(polled.sites)
 
 
 def _reload(config: Config, name: str) -> Config | None:

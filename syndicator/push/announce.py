@@ -116,7 +116,7 @@ def announce(config: Config, store: Store, session: Session | None = None) -> li
     if not config.hubs:
         return []
     published = _published(config)
-    stored = store.value(ANNOUNCED_KEY)
+    stored = store.value(config.state_key(ANNOUNCED_KEY))
     told = _read(stored)
     kept: dict[str, dict[str, str]] = {}
     due: dict[str, tuple[str, ...]] = {}
@@ -139,7 +139,7 @@ def announce(config: Config, store: Store, session: Session | None = None) -> li
             )
     text = json.dumps(kept, sort_keys=True)
     if text != stored:
-        store.keep(ANNOUNCED_KEY, text)
+        store.keep(config.state_key(ANNOUNCED_KEY), text)
     return pings
 
 

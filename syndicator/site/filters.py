@@ -64,7 +64,7 @@ def verdict(config: Config, site: Site, stored: StoredEntry, now: datetime) -> V
     """
     facts = _Facts(site, stored, now)
     reasons = []
-    for filters in (site.filters, config.filters):
+    for filters in (site.filters, *planet_filters(config)):
         if not filters:
             continue
         said = _judge(filters, facts)
@@ -78,7 +78,7 @@ def fields_needed(config: Config) -> frozenset[str]:
     """The Entry fields the rules of ``config`` and its sites read beyond id, link and dates (``title``,
     ``summary`` and ``content`` for a keyword rule), so selection loads only those (frozenset of str)."""
     needed: set[str] = set()
-    for filters in (config.filters, *(site.filters for site in config.sites)):
+    for filters in (*planet_filters(config), *(site.filters for site in config.sites)):
         for rule in (*filters.keep, *filters.drop):
             for kind, names in FIELDS_READ.items():
                 if getattr(rule, kind):
@@ -92,9 +92,21 @@ def judges_age(config: Config) -> bool:
     """True when a rule of ``config`` or of its sites names an age, so its verdicts move with the clock (bool)."""
     return any(
         rule.older_than is not None or rule.newer_than is not None
-        for filters in (config.filters, *(site.filters for site in config.sites))
+        for filters in (*planet_filters(config), *(site.filters for site in config.sites))
         for rule in (*filters.keep, *filters.drop)
     )
+
+
+def planet_filters(config: Config) -> tuple[Filters, ...]:
+    """The planet-level filters an entry of ``config`` must pass: its own, then those of the planet it is
+    a view of (``view_of``, docs/planets.md), and so on, each once; () when none has any."""
+    chain: list[Filters] = []
+    planet: Config | None = config
+    while planet is not None:
+        if planet.filters and planet.filters not in chain:
+            chain.append(planet.filters)
+        planet = planet.view_of
+    return tuple(chain)
 
 
 def _judge(filters: Filters, facts: _Facts) -> Verdict:

@@ -30,7 +30,7 @@ from syndicator.configtypes import Config
 from syndicator.feedtypes import Entry, SelectedEntry, StoredEntry
 from syndicator.health import SiteStatus
 from syndicator.model import SourceState
-from syndicator.site.filters import fields_needed, passes
+from syndicator.site.filters import fields_needed, passes, planet_filters
 from syndicator.site.selection import Condensed, condense, select_condensed, site_statuses, with_home_pages
 from syndicator.site.sitekey import Publication, output_mark
 from syndicator.site.theme import PAGE_SUFFIXES, STATIC, TEMPLATES
@@ -49,14 +49,15 @@ __all__ = [
     "select_site",
 ]
 
-#: Where the store keeps what the last rendering build published (sitekey.Publication).
+#: Where the store keeps what the last rendering build published (sitekey.Publication); each planet of
+#: ``planets:`` keeps its own under :meth:`Config.state_key`.
 PUBLISHED_KEY = "site.published"
 
 
 def published_entries(config: Config, store: Store, key: str) -> int | None:
     """The number of entries in the published feed when the output folder holds what a render with
     ``key`` (:func:`sitekey.site_key`) would write, else None (render again)."""
-    published = Publication.read(store.value(PUBLISHED_KEY))
+    published = Publication.read(store.value(config.state_key(PUBLISHED_KEY)))
     if published is not None and published.current(key, config.output):
         return published.entries
     return None
@@ -104,7 +105,7 @@ def filtered_snapshots(config: Config, store: Store, now: datetime) -> dict[str,
     condensed = {}
     for url, stored in store.light_snapshots(config.listed_sources, fields):
         site = first[url]
-        judge = partial(passes, config, site, now=now) if config.filters or site.filters else None
+        judge = partial(passes, config, site, now=now) if planet_filters(config) or site.filters else None
         judged = condense(stored, config.items_for(url), judge)  # a site's own count
         condensed[url] = (
             replace(judged, newest=tuple((at, _light(one)) for at, one in judged.newest)) if fields else judged
@@ -190,11 +191,12 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
         return []
 
 
-def keep_publication(store: Store, key: str, output: Path, entries: int) -> None:
-    """Keep in ``store`` what was just published into ``output`` (its render ``key`` and folder mark)."""
-    mark = output_mark(output)
+def keep_publication(store: Store, key: str, config: Config, entries: int) -> None:
+    """Keep in ``store`` what was just published into the planet's ``config.output`` (its render ``key``
+    and folder mark), under the planet's own key."""
+    mark = output_mark(Path(config.output))
     if mark is not None:
-        store.keep(PUBLISHED_KEY, Publication(key, mark, entries).text())
+        store.keep(config.state_key(PUBLISHED_KEY), Publication(key, mark, entries).text())
 
 
 def local_base(config: Config) -> str:

@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -51,7 +51,8 @@ def site_key(config: Config, templates: Path | None, generation: int, stale: Ite
 
     Args:
         config: the planet's settings (all of them, its filters and its sites' too: any change renders
-            again, and a changed filter is applied to the stored entries with no fetch).
+            again, and a changed filter is applied to the stored entries with no fetch; those of the
+            other planets of ``planets:`` are not this planet's, and are left out).
         templates: the ``--templates`` folder, or None.
         generation: :meth:`store.Store.generation` after the build's saves.
         stale: each site's stale flag, in sites.yaml order (they move with the clock).
@@ -62,7 +63,13 @@ def site_key(config: Config, templates: Path | None, generation: int, stale: Ite
     own += repr([site.filters for site in config.sites])  # nor are they (configtypes.Site)
     if judges_age(config):
         own += now.isoformat()
-    for part in (__version__, repr(config), own, str(generation), "".join("1" if flag else "0" for flag in stale)):
+    for part in (
+        __version__,
+        repr(replace(config, planets=())),
+        own,
+        str(generation),
+        "".join("1" if flag else "0" for flag in stale),
+    ):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     for folder in (*template_folders(templates), Path(config.path).parent / "static"):
         digest.update(f"{folder}\0".encode("utf-8", "surrogateescape"))
