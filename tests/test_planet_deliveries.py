@@ -1,14 +1,13 @@
 """Several planets in one sites.yaml (issue 27): each planet's webhooks get exactly the events of the entries
 that planet publishes (its sites, after its filters), from one outbox; ``serve`` publishes every planet.
 
-Everything is real but the file format of ``planets:``: the planets are attached in code to a Config the loader
-read (:func:`planets`), and the django planet's ``filters`` drop a title phrase (a real rule, as sites.yaml would
+Most tests attach the planets in code to a Config the loader read (:func:`planets`); the serve test reads
+``planets:`` from sites.yaml. In both, the django planet's ``filters`` drop a title phrase (a real rule, as sites.yaml would
 give it). The feeds and the webhooks are on loopback (pytest-httpserver).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -287,10 +286,6 @@ def test_serve_publishes_every_planet_and_sends_each_its_own_events(
 
 
 #: The loader of ``planets:`` in sites.yaml (issue 27's planets part), on this branch or not yet.
-PLANETS_LOADER = importlib.util.find_spec("syndicator.config.planets") is not None
-
-
-@pytest.mark.skipif(not PLANETS_LOADER, reason="sites.yaml's planets: is read by the planets part (issue 27)")
 def test_serve_from_a_sites_yaml_of_three_planets_publishes_three_outputs_and_sends_each_its_events(
     tmp_path: Path,
     server: HTTPServer,

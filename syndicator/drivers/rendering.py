@@ -11,21 +11,20 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
 from syndicator.configtypes import Config
-from syndicator.drivers.pipeline import check_folders, publish_site
+from syndicator.drivers.pipeline import publish_site
+from syndicator.drivers.planets import templates_of
 from syndicator.drivers.report import BuildReport
 from syndicator.errors import EmptyBuildError, RenderError
 from syndicator.metrics import Metrics
 from syndicator.model import SourceState
-from syndicator.site.output import output_lock
 from syndicator.state.store import Store
 
-__all__ = ["RENDER_MAX_WAIT", "RENDER_QUIET", "RENDER_RETRY", "Rendering", "planet_outputs"]
+__all__ = ["RENDER_MAX_WAIT", "RENDER_QUIET", "RENDER_RETRY", "Rendering"]
 
 log = logging.getLogger("syndicator")
 
@@ -35,28 +34,6 @@ RENDER_QUIET = 0.3
 RENDER_MAX_WAIT = 5.0
 #: Seconds after a failed render (a template error, a full disk) before trying again.
 RENDER_RETRY = 60.0
-
-
-def planet_outputs(config: Config, templates: Path | None) -> AbstractContextManager[None]:
-    """The output folders of every planet of ``config`` (:meth:`Config.all_planets`), checked now
-    (:func:`pipeline.check_folders`), locked while the returned context is held (serve's whole life).
-
-    Raises:
-        ConfigError, RenderError: a planet's folders cannot be published with (at once).
-        OutputLockedError: a build or another serve holds one of them (when entered; none stays held).
-    """
-    for planet in config.all_planets():
-        check_folders(planet, templates)
-    return _locked(config)
-
-
-@contextmanager
-def _locked(config: Config) -> Iterator[None]:
-    """Hold the output lock of every planet of ``config`` (:func:`output.output_lock`), in file order."""
-    with ExitStack() as stack:
-        for planet in config.all_planets():
-            stack.enter_context(output_lock(planet.output))
-        yield
 
 
 class Rendering:
@@ -156,7 +133,7 @@ class Rendering:
                 store,
                 states,
                 self._clock(),
-                self._templates,
+                templates_of(config, self._templates),  # a planet's own templates folder
                 report,
                 started,
                 log_stale=False,

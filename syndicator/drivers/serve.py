@@ -51,10 +51,11 @@ from syndicator.configtypes import Config, is_local
 from syndicator.drivers.buildlog import log_failure
 from syndicator.drivers.loaded import take_config
 from syndicator.drivers.pipeline import delivery_loop, record_events
+from syndicator.drivers.planets import check_planets, planet_locks
 from syndicator.drivers.planner import Planner
 from syndicator.drivers.poller import BatchPoller
 from syndicator.drivers.reloading import Watch
-from syndicator.drivers.rendering import Rendering, planet_outputs
+from syndicator.drivers.rendering import Rendering
 from syndicator.drivers.restore import restore
 from syndicator.metrics import Metrics
 from syndicator.model import Observation, SourceState
@@ -169,8 +170,8 @@ class Server:
             ConfigError: the listen address cannot be bound.
         """
         config = self.config
-        outputs = planet_outputs(config, self.options.templates)  # checked before the state is opened
-        with Store.open(config.cache, config.state) as store, outputs:
+        check_planets(config, self.options.templates)  # every planet's folders, before the state is opened
+        with Store.open(config.cache, config.state) as store, planet_locks(config):
             push_state = PushState.open(config.cache)
             try:
                 server = self._listen(push_state)  # before the restore: a bad --listen is the one line said
