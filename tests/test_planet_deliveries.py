@@ -2,8 +2,8 @@
 that planet publishes (its sites, after its filters), from one outbox; ``serve`` publishes every planet.
 
 Most tests attach the planets in code to a Config the loader read (:func:`planets`); the serve test reads
-``planets:`` from sites.yaml. In both, the django planet's ``filters`` drop a title phrase (a real rule, as sites.yaml would
-give it). The feeds and the webhooks are on loopback (pytest-httpserver).
+``planets:`` from sites.yaml. In both, the django planet's ``filters`` drop a title phrase (a real rule,
+as sites.yaml would give it). The feeds and the webhooks are on loopback (pytest-httpserver).
 """
 
 from __future__ import annotations
