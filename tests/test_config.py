@@ -663,6 +663,8 @@ def _merge_bomb(levels: int) -> str:
             "holds U+200F",
             id="right-to-left-mark-in-name",
         ),
+        pytest.param(HEAD + "{a: 1}: 2\nsites:\n" + SITE_A, 3, "a key", "must be text", id="mapping-as-key"),
+        pytest.param(HEAD + "sites:\n  - [x]: 1\n", 4, "a key", "must be text", id="list-as-key"),
     ],
 )
 def test_unsafe_yaml_and_names_are_one_line_naming_file_line_and_field(

@@ -410,6 +410,24 @@ def test_a_credential_of_no_known_shape_is_refused_without_showing_it(
 
 
 @pytest.mark.usefixtures("no_credentials_in_environment")
+def test_a_name_written_twice_in_the_secrets_file_is_refused_not_the_first_one_sent(
+    server: HTTPServer, tmp_path: Path
+) -> None:
+    """A token renewed by adding a line below the old one: YAML would keep one silently, and the old one
+    would go on being sent. The error names the line and the name, never a value."""
+    seen: list[Request] = []
+    server.expect_request("/team.xml").respond_with_handler(gated(KINDS["bearer"][1], seen))
+    config = private_planet(tmp_path, server.url_for("/team.xml"), secrets={})
+    path = tmp_path / "secrets.yaml"
+    path.write_text(f"team: {{bearer: old-{TOKEN}}}\nteam: {{bearer: {TOKEN}}}\n", encoding="utf-8")
+    result = build(config)
+    assert result.exit_code != 0 and seen == []
+    line = result.stderr.strip()
+    assert "\n" not in line and "secrets.yaml:2: team appears twice (first on line 1)" in line, line
+    assert TOKEN not in line
+
+
+@pytest.mark.usefixtures("no_credentials_in_environment")
 def test_a_secrets_file_others_can_read_gets_a_warning(server: HTTPServer, tmp_path: Path) -> None:
     server.expect_request("/team.xml").respond_with_handler(gated(KINDS["bearer"][1], []))
     config = private_planet(tmp_path, server.url_for("/team.xml"), secrets={"team": KINDS["bearer"][0]})

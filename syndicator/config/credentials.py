@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from syndicator.config.fields import FieldError, plain
+from syndicator.config.fields import FieldError, check_duplicates, plain
 from syndicator.config.yamlfile import parse_yaml, read_yaml
 from syndicator.configtypes import Config
 from syndicator.credential import CREDENTIAL_KINDS, Credential
@@ -70,6 +70,7 @@ class Secrets:
                 raise FieldError(line, "secrets", str(error)) from None
             if data is not None and not (isinstance(data, dict) and all(isinstance(k, str) for k in data)):
                 raise FieldError(line, "secrets", f"{path}: must be a mapping of credential names")
+            _refuse_twice(data, str(path), line, "secrets")  # a renewed token added below the old one is never used
             self._file = plain(data or {})
 
     def find(self, name: Any, where: str, line: int) -> Credential:
@@ -89,11 +90,25 @@ class Secrets:
                 value = parse_yaml(self._environ[variable], f"${variable}")
             except ConfigError:
                 raise FieldError(line, field, f"${variable} is not YAML or JSON; it must be {_SHAPES}") from None
+            _refuse_twice(value, f"${variable}", line, field)
             return _credential(name, value, f"${variable}", line, field)
         if name in self._file:
             return _credential(name, self._file[name], f"{self.path} ({name})", line, field)
         looked = f"${variable}" + (f" nor in {self.path}" if self.path is not None else " (no secrets file is set)")
         raise FieldError(line, field, f"the credential {name!r} is neither in {looked}")
+
+
+def _refuse_twice(data: Any, origin: str, line: int, field: str) -> None:
+    """Refuse a name or key written twice anywhere in ``data`` (the secrets file or a variable, read from
+    ``origin``): YAML would keep one of the two silently. The message names the key, never a value.
+
+    Raises:
+        FieldError: on ``field`` (``secrets``, or a site's ``credentials``) at ``line`` of sites.yaml.
+    """
+    try:
+        check_duplicates(data, "")
+    except FieldError as error:
+        raise FieldError(line, field, f"{origin}:{error.line}: {error.field} {error.problem}") from None
 
 
 def _credential(name: str, value: Any, origin: str, line: int, field: str) -> Credential:

@@ -145,6 +145,8 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
     for index, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=True)
         line = key_node.start_mark.line + 1
+        if isinstance(key, dict | list):  # `{a: 1}: 2` is YAML, but no setting, site or name is a mapping
+            raise _NodeError(line, "a key", "must be text, not a mapping or a list")
         if index < merged and key in result:
             continue
         if index >= merged and str(key) in own_lines:
