@@ -15,7 +15,7 @@ from pytest_httpserver import HTTPServer
 
 from syndicator.cli import main
 from syndicator.config.load import load_config
-from syndicator.drivers.filtering import planet_named
+from syndicator.config.union import planet_named
 from syndicator.errors import ConfigError
 from syndicator.feedtypes import Entry
 from syndicator.model import SourceState
@@ -164,11 +164,13 @@ def test_filter_test_names_a_planet_of_the_file(tmp_path: Path) -> None:
     config = load_config(planet(tmp_path, "https://blog.example.org/feed.xml"))
     python = replace(config, name="python", filters=Filters(keep=(Rule(category=("python",)),)))
     many = replace(config, planets=(python,))
-    assert planet_named(many, "python") is python and planet_named(many, None) is many
-    with pytest.raises(ConfigError, match="no planet is named 'rust' \\(planets: 'python'\\)"):
+    assert planet_named(many, "python").filters == python.filters and planet_named(many, "main") is many
+    with pytest.raises(ConfigError, match="no planet named 'rust' in .* \\(its planets: main, python\\)"):
         planet_named(many, "rust")
     result = filter_test(tmp_path / "sites.yaml", "--planet", "python")
-    assert result.exit_code == 2 and "no planet is named 'python' (planets: none)" in result.stderr
+    assert (
+        result.exit_code == 2 and "no planet named 'python'" in result.stderr and "(its planets: main)" in result.stderr
+    )
 
 
 def test_language_rules_in_a_build_read_the_sites_language_first(server: HTTPServer, tmp_path: Path) -> None:
@@ -187,3 +189,20 @@ def test_language_rules_in_a_build_read_the_sites_language_first(server: HTTPSer
     write_config(tmp_path, sites, new_feed_items="all", filters={"keep": [{"language": "en"}]})
     assert build(config, now=LATER).exit_code == 0
     assert published(tmp_path) == ["Post 3", "Post 2", "Post 1"] and len(server.log) == 2
+
+
+def test_filter_test_says_an_entry_is_a_copy_of_a_post_another_site_carries(server: HTTPServer, tmp_path: Path) -> None:
+    """Two feeds carry one post (same link): the build publishes it once, credited to the first site, and
+    the dry run says why the other is not published (not that it is too old)."""
+    shared = post(1, day=3)
+    server.expect_request("/a.xml").respond_with_data(rss(shared), content_type="application/rss+xml")
+    server.expect_request("/b.xml").respond_with_data(rss(shared), content_type="application/rss+xml")
+    sites = [{"name": "First", "feed": server.url_for("/a.xml")}, {"name": "Second", "feed": server.url_for("/b.xml")}]
+    config = write_config(tmp_path, sites, new_feed_items="all")
+    assert build(config).exit_code == 0
+    assert published(tmp_path) == ["Post 1"]
+    lines = [line for line in filter_test(config).stdout.splitlines() if line.startswith("KEEP ")]
+    assert lines == [
+        "KEEP  2026-11-03  First  Post 1  (kept: no filters)",
+        "KEEP  2026-11-03  Second  Post 1  (kept: no filters; not published: a copy of a post First carries)",
+    ], lines

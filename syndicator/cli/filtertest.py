@@ -12,7 +12,9 @@ from syndicator.cli.options import STATE_OPTION, config_option, current_time, no
 from syndicator.cli.style import Command, CommandError, Group
 from syndicator.config.filters import rule_from_text
 from syndicator.config.load import load_config
-from syndicator.drivers.filtering import planet_named, totals_line, tried_line, try_filters, with_rules
+from syndicator.config.union import planet_named
+from syndicator.configtypes import MAIN_PLANET
+from syndicator.drivers.filtering import totals_line, tried_line, try_filters, with_rules
 from syndicator.errors import SyndicatorError
 
 
@@ -67,7 +69,7 @@ def test(
     """
     now = current_time(now_given)
     try:
-        config = with_state(planet_named(load_config(config_path), planet_name), state, os.environ)
+        config = with_state(planet_named(load_config(config_path), planet_name or MAIN_PLANET), state, os.environ)
         rules = ([rule_from_text(text, "--keep") for text in keep], [rule_from_text(text, "--drop") for text in drop])
         config = with_rules(config, site_name, *rules)
         tried = try_filters(config, now, site_name)

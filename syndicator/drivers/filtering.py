@@ -14,7 +14,7 @@ from datetime import datetime
 
 from syndicator.configtypes import Config, Site
 from syndicator.errors import ConfigError
-from syndicator.feedtypes import Entry, StoredEntry, rank
+from syndicator.feedtypes import Entry, SelectedEntry, StoredEntry, rank
 from syndicator.rules import Filters, Rule
 from syndicator.site import planet
 from syndicator.site.filters import Verdict, fields_needed, verdict
@@ -25,27 +25,14 @@ from syndicator.state.store import Store
 class Tried:
     """One stored entry under the filters: its site, the entry (its title, link and dates alone), the
     verdict, and whether the next build publishes it (``published``: kept, among its site's newest,
-    within ``feed_entries``, and not another site's copy of a post)."""
+    within ``feed_entries``, and not another site's copy of a post); ``copy_of``: the name of the site
+    whose published entry has the same link, when this one is not published (or None)."""
 
     site: Site
     stored: StoredEntry
     verdict: Verdict
     published: bool
-
-
-def planet_named(config: Config, name: str | None) -> Config:
-    """The planet of ``config`` named ``name`` (one of ``planets:``), or ``config`` itself for None (Config).
-
-    Raises:
-        ConfigError: no planet of sites.yaml has that name.
-    """
-    if name is None:
-        return config
-    for planet_config in config.planets:
-        if planet_config.name == name:
-            return planet_config
-    named = ", ".join(repr(other.name) for other in config.planets) or "none"
-    raise ConfigError(f"{config.path}: no planet is named {name!r} (planets: {named})")
+    copy_of: str | None = None
 
 
 def with_rules(config: Config, site_name: str | None, keep: Sequence[Rule], drop: Sequence[Rule]) -> Config:
@@ -84,18 +71,32 @@ def try_filters(config: Config, now: datetime, site_name: str | None = None) -> 
     try:
         selected, _ = planet.select_site(config, store, store.states(), now)
         published = {(chosen.stored.source, chosen.entry.id) for chosen in selected}
+        carried = {chosen.entry.link: chosen for chosen in selected if chosen.entry.link}
         first = {site.feed: site for site in reversed(config.sites)}
         shown = {site.feed for site in config.sites if site_name in (None, site.name)}
         tried: dict[str, list[Tried]] = {}
         for url, stored in store.light_snapshots(shown, fields_needed(config) | {"title"}):
             site = first[url]
             tried[url] = [
-                Tried(site, _light(one), verdict(config, site, one, now), (url, one.entry.id) in published)
+                Tried(
+                    site,
+                    _light(one),
+                    verdict(config, site, one, now),
+                    (url, one.entry.id) in published,
+                    _copy_of(carried, url, one),
+                )
                 for one in sorted(stored, key=rank)
             ]
     finally:
         store.close()
     return [one for url in dict.fromkeys(site.feed for site in config.sites) for one in tried.get(url, [])]
+
+
+def _copy_of(carried: dict[str, SelectedEntry], url: str, stored: StoredEntry) -> str | None:
+    """The name of the site that publishes the post ``stored`` (of the feed ``url``) is a copy of: an
+    entry of another feed with the same link (:mod:`site.selection` rule 3); None when there is none."""
+    chosen = carried.get(stored.entry.link or "")
+    return chosen.site.name if chosen is not None and chosen.stored.source != url else None
 
 
 def _light(stored: StoredEntry) -> StoredEntry:
@@ -113,6 +114,8 @@ def tried_line(tried: Tried) -> str:
         why += "; not published: " + (
             "held back from the site's first fetch (new_feed_items)"
             if held
+            else f"a copy of a post {tried.copy_of} carries"
+            if tried.copy_of is not None
             else "older than the newest the planet shows"
         )
     title = " ".join(tried.stored.entry.title.split()) or tried.stored.entry.link or tried.stored.entry.id
