@@ -45,7 +45,9 @@ def environment(folders: Sequence[Path], local: Callable[..., str], base: str) -
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.i18n"],
     )
+    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]  # page text: _("..."), gettext
     env.filters["xmltext"] = strip_control
     env.filters["local"] = local
     env.filters["absolute"] = lambda url: url if scheme(url) else base + url
