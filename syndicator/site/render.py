@@ -134,6 +134,15 @@ def _context(
         "version": __version__,
         "failure_advice": {name: kind.advice for name, kind in KINDS.items() if kind.advice},
         "base": config.link if config.link.endswith("/") else config.link + "/",
+        # The page's place in the site: ``path`` its file ("archive/2026-11.html"), ``root`` the way back to
+        # the site's top from it ("", "../", "../../"), put before every link to another file of the site.
+        "path": "index.html",
+        "root": "",
+        # The feeds of the page (rel=alternate): {"type", "title", "href"}, ``href`` from the site's top.
+        "page_feeds": [
+            {"type": "application/atom+xml", "title": f"{config.title} (Atom)", "href": "feed.xml"},
+            {"type": "application/feed+json", "title": f"{config.title} (JSON Feed)", "href": "feed.json"},
+        ],
     }
 
 
@@ -154,12 +163,12 @@ def _theme_files(
         else:
             template = OLD_FEED_TEMPLATES.get(name, name)
             own = {"feed_file": name, "feed_hubs": ()} if template != name else {}
-            files[name] = rendered(env, template, {**context, **own}, folders)
+            files[name] = rendered(env, template, {**context, "path": name, **own}, folders)
     for name in theme_pages(templates):
         if name.endswith(".css"):
             files[name] = template_text(env, name, folders)
         else:
-            files[name] = rendered(env, name, context, folders)
+            files[name] = rendered(env, name, {**context, "path": name}, folders)
     return files
 
 
@@ -177,6 +186,7 @@ def _page_context(pages: list[_Page], index: int) -> dict[str, Any]:
     and the files of the newer and older pages (None at either end)."""
     return {
         "front_entries": pages[index][1],
+        "path": pages[index][0],
         "page": index + 1,
         "newer": pages[index - 1][0] if index > 0 else None,
         "older": pages[index + 1][0] if index + 1 < len(pages) else None,
