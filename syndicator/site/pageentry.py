@@ -11,6 +11,7 @@ same entry and clock give the same page entry.
 from __future__ import annotations
 
 import calendar
+import hashlib
 import re
 import uuid
 from collections.abc import Callable
@@ -70,6 +71,7 @@ class PageEntry:
     content_src: str | None = None  # where the content is when the feed published it out of line (Atom src)
     content_type: str = ""  # its media type, or ""
     categories: tuple[str, ...] = ()  # the entry's categories (tags), plain text, each once (parse/categories.py)
+    anchor: str = ""  # the entry's id on a page (``id="e-..."``), the same on every page and build (:func:`anchor`)
 
 
 def atom_id(entry_id: str, feed: str) -> str:
@@ -134,7 +136,15 @@ def page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[...,
         content_src=None if entry.content or site.summary_only else entry.content_src,
         content_type=entry.content_type,
         categories=entry.categories,
+        anchor=anchor(entry.id, site.feed),
     )
+
+
+def anchor(entry_id: str, feed: str) -> str:
+    """The HTML id of an entry on every page that shows it: ``e-`` and 12 hex digits of the SHA-256
+    of its feed and id (str), so a link to one post on the planet (``archive/2026-11.html#e-...``)
+    stays the same on every build and page."""
+    return "e-" + hashlib.sha256(f"{feed}\n{entry_id}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def elsewhere(src: str | None) -> str:
