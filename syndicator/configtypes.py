@@ -221,6 +221,11 @@ class Config:
             every one). Each site's own apply as well (:attr:`Site.filters`).
         view_of: the planet this one is a view of (``view_of:`` in sites.yaml: its sites are this
             one's, and its filters apply too), without its ``planets``; or None.
+        archive: keep every entry the planet published and publish archive pages and feeds (archive.py);
+            archive_days: how long (days by the entry's date; None: for ever). language: the pages'
+            language (BCP 47), their text and dates (None: English, and the feeds claim none).
+            search: publish search.html and its index.
+            robots: ``index``, ``noindex`` (robots.txt refuses, pages say noindex) or ``none`` (no robots.txt).
         templates: the planet's own templates folder (``templates:`` of an item of ``planets:``),
             overriding the bundled ones; or None (the ``--templates`` option's, if any).
     """
@@ -271,6 +276,11 @@ class Config:
     filters: Filters = Filters()
     view_of: Config | None = None
     templates: Path | None = None
+    archive: bool = True
+    archive_days: int | None = None
+    language: str | None = None
+    search: bool = True
+    robots: str = "index"
 
     @property
     def label(self) -> str:

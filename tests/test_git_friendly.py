@@ -74,6 +74,9 @@ def test_builds_whose_feeds_all_answer_304_leave_every_file_as_it_was(server: HT
     assert "3 feeds due, 3 requested (0 changed, 3 unchanged" in result.stdout and "entries unchanged" in result.stdout
 
 
+ARCHIVE_FILES = ("index.html", "feed.xml", "feed.json")
+
+
 def test_one_changed_feed_rewrites_only_the_files_that_show_it(server: HTTPServer, tmp_path: Path) -> None:
     posts = {0: 3, 1: 2, 2: 4}
     config = planet(server, tmp_path, posts)
@@ -86,7 +89,9 @@ def test_one_changed_feed_rewrites_only_the_files_that_show_it(server: HTTPServe
     after = files(public)
     assert after.keys() == before.keys()
     rewritten = {name for name in after if after[name] != before[name]}
-    assert rewritten == {"index.html", "sites.html", "feed.xml", "feed.json"}
+    # and of the archive, only what shows Site 1's new post: its month, the months' counts, Site 1's page and feeds
+    archive = {"archive/2026-11.html", "archive/index.html", *(f"sites/site-1/{name}" for name in ARCHIVE_FILES)}
+    assert rewritten == {"index.html", "sites.html", "feed.xml", "feed.json", *archive}
     for name in rewritten:
         assert after[name][0] != before[name][0], name  # each one's bytes changed
     assert "https://blog1.example.org/posts/3" in after["feed.xml"][0].decode()

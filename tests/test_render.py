@@ -59,10 +59,12 @@ def planet(server: HTTPServer, tmp_path: Path) -> Path:
 def test_all_files_are_published_and_nothing_is_left_behind(planet: Path) -> None:
     assert sorted(p.name for p in planet.iterdir()) == [
         ".syndicator-output",
+        "archive",
         "feed.json",
         "feed.xml",
         "index.html",
         "opml.xml",
+        "sites",
         "sites.html",
         "style.css",
     ]

@@ -122,7 +122,7 @@ def test_sqlite_and_postgresql_states_have_the_same_tables_and_columns(tmp_path:
         pass
     lite = sqlite_columns(tmp_path / "cache" / DATABASE)
     pg = pg_columns(pg_database)
-    assert set(lite) == {"meta", "sources", "entries", "seen", "aliases", "outbox", "deliveries"}
+    assert set(lite) == {"meta", "sources", "entries", "seen", "aliases", "outbox", "deliveries", "archive"}
     assert set(pg) == set(lite) | WORKER_TABLES
     for table, columns in lite.items():
         assert [c[0] for c in pg[table]] == [c[0] for c in columns], table  # the same names, in the same order

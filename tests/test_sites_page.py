@@ -98,7 +98,7 @@ def test_right_to_left_titles_and_names_get_their_own_direction(tmp_path: Path) 
     assert (
         '<h2 dir="auto"><a href="https://urdu.example.org/1" rel="noopener noreferrer">مرحبا بالعالم</a></h2>' in index
     )
-    assert "<bdi>أخبار</bdi></a> · <bdi>علي</bdi> · <time" in index
+    assert '<bdi>أخبار</bdi></a> · <bdi>علي</bdi> · <a class="permalink"' in index
     assert '<div class="summary" dir="auto">' in index
     sites = (tmp_path / "public" / "sites.html").read_text(encoding="utf-8")
     assert (

@@ -20,6 +20,7 @@ from syndicator.config.fields import SCHEME, FieldError, check_duplicate, http_u
 from syndicator.config.yamlfile import LineDict
 from syndicator.configtypes import OLD_FEEDS, Delivery
 from syndicator.errors import ConfigError
+from syndicator.language import language_tag
 from syndicator.urls import is_postgres_url, secretless, shown
 from syndicator.values import bound_text, number_text, parse_duration, strip_control, url_problem
 
@@ -133,6 +134,15 @@ def read_file(field: Field) -> str:
     if not isinstance(field.value, str) or not field.value.strip():
         raise field.error("must be a file path")
     return field.value.strip()
+
+
+@takes("a BCP 47 language tag: `en`, `de`, `pt-BR`, `ar`")
+def read_language(field: Field) -> str:
+    """A BCP 47 language tag (:func:`language.language_tag`), in canonical case (str)."""
+    tag = language_tag(field.value) if isinstance(field.value, str) else None
+    if tag is None:
+        raise field.error(f"{str(field.value)[:40]!r} is not a BCP 47 language tag such as en, de, ar or pt-BR")
+    return tag
 
 
 @takes("`true` or `false`")

@@ -27,6 +27,7 @@ from syndicator.config.readers import (
     read_free_text,
     read_hubs,
     read_image,
+    read_language,
     read_location,
     read_new_items,
     read_old_feeds,
@@ -234,6 +235,36 @@ SETTINGS: dict[str, Setting] = {
             read_filters,
             means="which stored entries are published: `drop` rules, and `keep` rules an entry must match "
             "(by category, keyword, author, language, link or age); changing them needs no fetch",
+        ),
+        # Archives (docs/archives.md): every entry published stays reachable, by month, site and category.
+        Setting(
+            "archive",
+            read_bool,
+            means="keep every entry the planet publishes and publish monthly archive pages and a page and feeds "
+            "per site and per category",
+        ),
+        Setting(
+            "archive_days",
+            integer(1, 365_000),
+            means="how many days of posts the archive keeps, by each post's date (left out: for ever)",
+        ),
+        # Languages (docs/languages.md), search (docs/search.md), sharing (docs/sharing.md).
+        Setting(
+            "language",
+            read_language,
+            means="the language of the pages: their text, day and month names and `lang` (English text when "
+            "no translation of it is shipped)",
+        ),
+        Setting(
+            "search",
+            read_bool,
+            means="publish a search page over the archive (it works offline, with no other site asked)",
+        ),
+        Setting(
+            "robots",
+            choice("index", "noindex", "none"),
+            means="`robots.txt`: `index` lets search engines in (and names the sitemap), `noindex` keeps them "
+            "out (and the pages say so), `none` writes no robots.txt",
         ),
     )
 }

@@ -7,7 +7,7 @@ step per function, called by the drivers in this order:
   render would write (:mod:`sitekey`)? Then nothing is rendered;
 - :func:`select_site`: store.snapshots | filter (:mod:`filters`) | select (``items_per_feed``, the
   planet's or the site's, per feed, merge, sort, ``feed_entries`` in all), and each site's status;
-- :func:`render_planet`: render | swap (:mod:`render`, :mod:`publish`),
+- :func:`render_planet`: archive | render | swap (:mod:`archive`, :mod:`render`, :mod:`publish`),
   with the state file when ``snapshot`` is set (:mod:`statefile`);
 - :func:`keep_publication`: what was published, kept in the store for the
   next build's :func:`published_entries`.
@@ -30,10 +30,11 @@ from syndicator.configtypes import Config
 from syndicator.feedtypes import Entry, SelectedEntry, StoredEntry
 from syndicator.health import SiteStatus
 from syndicator.model import SourceState
+from syndicator.site.archive import archive_entries
 from syndicator.site.filters import fields_needed, passes, planet_filters
 from syndicator.site.selection import Condensed, condense, select_condensed, site_statuses, with_home_pages
 from syndicator.site.sitekey import Publication, output_mark
-from syndicator.site.theme import PAGE_SUFFIXES, STATIC, TEMPLATES
+from syndicator.site.theme import ARCHIVE_FOLDERS, PAGE_SUFFIXES, STATIC, TEMPLATES
 from syndicator.state import statefile
 from syndicator.state.store import Store
 
@@ -142,7 +143,8 @@ def render_planet(
     if config.snapshot:
         path = Path(config.cache) / statefile.NAME
         extra[statefile.NAME] = statefile.write(store, path, config.link, local_base(config))
-    return render.render_site(config, selected, statuses, now, config.output, templates, extra)
+    archive = archive_entries(config, store, selected, now) if config.archive else None
+    return render.render_site(config, selected, statuses, now, config.output, templates, extra, archive)
 
 
 def planned_names(config: Config, templates: Path | None) -> list[str]:
@@ -150,6 +152,8 @@ def planned_names(config: Config, templates: Path | None) -> list[str]:
     build (the older front pages, page2.html..., depend on the entries): for checking the output
     folder before anything is fetched (:func:`output.check_output`)."""
     names = [*TEMPLATES, *STATIC, "feed.json", *([statefile.NAME] if config.snapshot else [])]
+    if config.archive:
+        names.extend(ARCHIVE_FOLDERS)
     if templates is not None:
         names.extend(page.name for page in _entries(templates) if page.name.endswith(PAGE_SUFFIXES))
     for folder in _static_paths(

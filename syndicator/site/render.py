@@ -30,7 +30,11 @@ from syndicator.dates import isoformat
 from syndicator.failures import KINDS
 from syndicator.feedtypes import SelectedEntry
 from syndicator.health import SiteStatus, by_health
+from syndicator.language import direction
+from syndicator.site.archive import archive_view
+from syndicator.site.archivepages import Links, archive_files
 from syndicator.site.jsonfeed import json_feed
+from syndicator.site.locales import month_namer
 from syndicator.site.pageentry import PageEntry, page_entry
 from syndicator.site.publish import publish
 from syndicator.site.sitekey import template_folders
@@ -53,6 +57,7 @@ def render_site(
     output: Path,
     templates: Path | None = None,
     extra: Mapping[str, Path] | None = None,
+    archive: list[tuple[int, SelectedEntry]] | None = None,
 ) -> list[Path]:
     """Write the whole site to ``output``, atomically.
 
@@ -66,6 +71,8 @@ def render_site(
         templates: a folder whose templates override the bundled ones.
         extra: {name in the site: file} published as they are (the state
             file, statefile.py); a page of the same name wins.
+        archive: the planet's archive ((seq, SelectedEntry), newest first: :func:`archive.archive_entries`),
+            published as pages and feeds (:mod:`archivepages`); None: the planet keeps none.
     Returns:
         the paths written, inside ``output``.
     Raises:
@@ -80,6 +87,8 @@ def render_site(
     folders = template_folders(templates)
     env = environment(folders, local, context["base"])
     files: dict[str, str | Iterable[str] | Path] = {}
+    view = archive_view(config, archive) if archive is not None else None
+    context["archive"] = Links(view) if view is not None else None
     for folder in static_folders(config, templates):
         files.update(static_files(folder))
     files.update(extra or {})
@@ -87,6 +96,16 @@ def render_site(
     for index in range(1, len(pages)):
         files[pages[index][0]] = rendered(env, "index.html", {**context, **_page_context(pages, index)}, folders)
     files["feed.json"] = json_feed(config, context["base"], page_entries)
+    if view is not None:
+        files.update(
+            archive_files(
+                config,
+                view,
+                context,
+                lambda name, own: rendered(env, name, own, folders),
+                lambda selected: page_entry(selected, config.summary_chars, local),
+            )
+        )
     return publish(output, files)
 
 
@@ -127,6 +146,13 @@ def _context(
         # feed.xml's own name and hubs: atom.xml (old_feeds) is the same feed under another name, told to no hub.
         "feed_file": "feed.xml",
         "feed_hubs": config.hubs,
+        # A feed's own title, id and home page; RFC 5005 links ((rel, href)) and fh:archive: an archive's
+        # feeds (archivepages.py) set their own.
+        "feed_title": config.title,
+        "feed_id": config.link if config.link.endswith("/") else config.link + "/",
+        "feed_home": config.link,
+        "feed_paging": [],
+        "feed_archive": False,
         "generated": updated,
         "updated": moment,
         "feed_updated": updated,
@@ -134,6 +160,9 @@ def _context(
         "version": __version__,
         "failure_advice": {name: kind.advice for name, kind in KINDS.items() if kind.advice},
         "base": config.link if config.link.endswith("/") else config.link + "/",
+        "page_language": config.language or "en",
+        "page_direction": direction(config.language or "en"),
+        "month_name": month_namer(config.language or "en"),
         # The page's place in the site: ``path`` its file ("archive/2026-11.html"), ``root`` the way back to
         # the site's top from it ("", "../", "../../"), put before every link to another file of the site.
         "path": "index.html",

@@ -7,7 +7,8 @@ those folders. Templates autoescape (``.html`` and ``.xml`` and the rest
 alike), an undefined name is an error, and a page is produced piece by
 piece (:func:`rendered`). The filters: ``xmltext`` (control characters
 XML forbids removed), ``local`` (a time in the planet's zone and date
-format), ``absolute`` (a URL made absolute against the planet's link) and
+format), ``absolute`` (a URL made absolute against the planet's link), ``relative`` (a path in the site
+as a page ``root`` away reaches it) and
 ``rfc822_date`` (an RFC 3339 time as RSS 2.0 dates are written).
 
 An error of a template (its syntax, a missing template, ``{{ 1 // 0 }}``)
@@ -51,6 +52,7 @@ def environment(folders: Sequence[Path], local: Callable[..., str], base: str) -
     env.filters["xmltext"] = strip_control
     env.filters["local"] = local
     env.filters["absolute"] = lambda url: url if scheme(url) else base + url
+    env.filters["relative"] = lambda url, root: url if scheme(url) else root + url  # from a page in a folder
     env.filters["rfc822_date"] = rfc822_date
     return env
 

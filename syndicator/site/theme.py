@@ -21,6 +21,8 @@ TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
 #: The template each file of ``old_feeds`` is rendered from: atom.xml is feed.xml under the old name; the
 #: others (rss20.xml, rss10.xml, foafroll.xml) have templates of their own name.
 OLD_FEED_TEMPLATES = {"atom.xml": "feed.xml"}
+#: The folders the archive's pages and feeds are published in (archivepages.py).
+ARCHIVE_FOLDERS = ("archive", "sites", "categories")
 #: The theme's files copied as they are.
 STATIC = ("style.css",)
 

@@ -141,6 +141,19 @@ MIGRATIONS: dict[int, str] = {
     9: """
     ALTER TABLE seen ADD COLUMN backlog TEXT
     """,
+    10: """
+    CREATE TABLE IF NOT EXISTS archive (
+        planet TEXT NOT NULL,
+        source TEXT NOT NULL,
+        id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        date TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (planet, source, id)
+    );
+    CREATE INDEX IF NOT EXISTS archive_order ON archive (planet, seq)
+    """,
 }
 
 

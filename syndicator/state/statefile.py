@@ -55,7 +55,7 @@ FORMAT = "syndicator-state"
 VERSION = 1
 #: The schemas whose files load: this one, 7 (schema 8 added only tables a state file does not carry) and
 #: 8 (schema 9 added ``seen.backlog``; an older file's entries load without it: published, as they were).
-READABLE_SCHEMAS = (7, 8, SCHEMA_VERSION)
+READABLE_SCHEMAS = (7, 8, 9, SCHEMA_VERSION)
 #: The largest state file fetched (bytes, compressed): far above what a planet of 10,000 feeds writes.
 MAX_BYTES = 512 * 1024 * 1024
 #: The longest line read (one row, characters): an entry is at most ``max_bytes`` (100 MiB at most) of JSON.

@@ -67,7 +67,7 @@ from syndicator.errors import CacheLockedError, StoreError
 from syndicator.feedtypes import StoredEntry
 from syndicator.model import SourceState
 from syndicator.saves import Intents, Known, Router
-from syndicator.state import cachefiles, locks, snapshots
+from syndicator.state import archive, cachefiles, locks, snapshots
 from syndicator.state import entries as stored_entries
 from syndicator.state.rows import ROWS_PER_QUERY, STATE_COLUMNS, STATE_FIELDS, UPDATE_SET, chunks, state_from_row, to_db
 from syndicator.state.schema import SCHEMA_VERSION, migrate, stored_version, transaction
@@ -336,6 +336,18 @@ class Store:
     def complete(self, chosen: Sequence[StoredEntry]) -> list[StoredEntry]:
         """``chosen`` (light entries) read in full, in the same order (:func:`state.snapshots.in_full`)."""
         return snapshots.in_full(self._db, chosen)
+
+    def archived(self, planet: str, sources: frozenset[str] | None = None) -> list[archive.Archived]:
+        """``planet``'s archive in publication order, of ``sources`` only if given (:func:`archive.archived`)."""
+        return list(archive.archived(self._db, planet, sources))
+
+    def archive(self, planet: str, published: Sequence[tuple[StoredEntry, datetime]], before: datetime | None) -> int:
+        """Archive one publication of ``planet`` and drop its entries dated before ``before`` (None: keep all),
+        in one transaction (:func:`state.archive.record`, :func:`state.archive.prune`); rows written or dropped."""
+        with self.transaction():
+            return archive.record(self._db, planet, published) + (
+                archive.prune(self._db, planet, before) if before else 0
+            )
 
     def aliases(self, source: str) -> dict[str, str]:
         """The recorded aliases of one source: {alias key: entry id}."""
