@@ -111,7 +111,7 @@ def test_the_sites_page_tells_readers_in_plain_words(tmp_path: Path, server: HTT
     assert (table["Later"]["Last post"], table["Later"]["Last checked"]) == ("none yet", "not yet")
     text = main_text(page)
     assert f'<a href="{server.url_for("/new.xml")}" rel="noopener noreferrer nofollow">feed<span' in text
-    assert '<p class="totals">6 sites, 2 of them temporarily unavailable, 1 gone.</p>' in text
+    assert '<p class="totals">6 sites. 2 of them are temporarily unavailable. 1 is gone.</p>' in text
     assert [word for word in MAINTAINERS_WORDS if word in text] == []
     assert "T12:" not in text  # days, not times: a check again the same day changes no page
 

@@ -89,9 +89,15 @@ def atom_id(entry_id: str, feed: str) -> str:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"{feed}#{entry_id}").urn
 
 
-def page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[..., str]) -> PageEntry:
+def page_entry(
+    selected: SelectedEntry,
+    summary_chars: int,
+    local: Callable[..., str],
+    heading: Callable[[str], str] | None = None,
+) -> PageEntry:
     """The entry ``selected`` as templates see it (PageEntry), its summary cut to ``summary_chars``
-    characters; ``local(moment, form=None)`` writes a time as the pages show it (str). The entry of a
+    characters; ``local(moment, form=None)`` writes a time as the pages show it (str), ``heading(day)``
+    a day (``2026-11-30``) as its heading (:func:`day_heading`, English, when not given). The entry of a
     site with ``summary_only`` has that summary as its content too, and no out-of-line content."""
     entry, site = selected.entry, selected.site
     date = selected.date
@@ -123,7 +129,7 @@ def page_entry(selected: SelectedEntry, summary_chars: int, local: Callable[...,
         updated=isoformat(updated),
         human_date=local(date),
         day=day,
-        day_heading=day_heading(day),
+        day_heading=(heading or day_heading)(day),
         summary=Markup(summary),  # noqa: S704 - sanitized in parse
         content=Markup(with_image(body, entry.image, alt)),  # noqa: S704 - sanitized in parse
         more=summary != summary_source or _holds_more(entry.content, summary_source),

@@ -17,12 +17,11 @@ files whose bytes changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo
 
 from syndicator import __version__
 from syndicator.configtypes import Config
@@ -34,7 +33,7 @@ from syndicator.language import direction
 from syndicator.site.archive import archive_view
 from syndicator.site.archivepages import Links, archive_files
 from syndicator.site.jsonfeed import json_feed
-from syndicator.site.locales import month_namer
+from syndicator.site.locales import PageDates, catalogue_folders, month_namer, translations
 from syndicator.site.pageentry import PageEntry, page_entry
 from syndicator.site.publish import publish
 from syndicator.site.sitekey import template_folders
@@ -79,13 +78,16 @@ def render_site(
         RenderError: a template fails or the folder cannot be written; the
             previous output is left in place.
     """
-    local = _local_time(config)
-    page_entries = [page_entry(selected, config.summary_chars, local) for selected in entries[: config.feed_entries]]
+    local = PageDates(config.timezone, config.date_format, config.language or "en")
+    page_entries = [
+        page_entry(selected, config.summary_chars, local, local.heading) for selected in entries[: config.feed_entries]
+    ]
     context = _context(config, page_entries, statuses, now)
     pages = _pages(page_entries, config.page_entries)
     context.update(_page_context(pages, 0))
     folders = template_folders(templates)
-    env = environment(folders, local, context["base"])
+    words = translations(config.language or "en", catalogue_folders(templates))
+    env = environment(folders, local, context["base"], words)
     files: dict[str, str | Iterable[str] | Path] = {}
     view = archive_view(config, archive) if archive is not None else None
     context["archive"] = Links(view) if view is not None else None
@@ -103,22 +105,10 @@ def render_site(
                 view,
                 context,
                 lambda name, own: rendered(env, name, own, folders),
-                lambda selected: page_entry(selected, config.summary_chars, local),
+                lambda selected: page_entry(selected, config.summary_chars, local, local.heading),
             )
         )
     return publish(output, files)
-
-
-def _local_time(config: Config) -> Callable[..., str]:
-    """``local(moment, form=None)``: a time as the pages show it, in the planet's time zone, with its
-    date_format (or ``form``) (str)."""
-    zone = ZoneInfo(config.timezone)
-
-    def local(moment: datetime, form: str | None = None) -> str:
-        """A time as the pages show it: in the planet's time zone, with its date_format (or ``form``)."""
-        return moment.astimezone(zone).strftime(form or config.date_format)
-
-    return local
 
 
 def _context(

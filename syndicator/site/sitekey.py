@@ -30,6 +30,7 @@ from pathlib import Path
 from syndicator import __version__
 from syndicator.configtypes import Config
 from syndicator.site.filters import judges_age
+from syndicator.site.locales import CATALOGUES
 from syndicator.site.output import MARKER, target_of, written_files
 
 
@@ -71,7 +72,7 @@ def site_key(config: Config, templates: Path | None, generation: int, stale: Ite
         "".join("1" if flag else "0" for flag in stale),
     ):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
-    for folder in (*template_folders(templates), Path(config.path).parent / "static"):
+    for folder in (*template_folders(templates), Path(config.path).parent / "static", CATALOGUES):
         digest.update(f"{folder}\0".encode("utf-8", "surrogateescape"))
         for line in _file_lines(folder):  # a missing folder adds nothing (render says so of a template folder)
             digest.update(line)

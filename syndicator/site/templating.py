@@ -36,9 +36,12 @@ from syndicator.urls import scheme
 from syndicator.values import strip_control
 
 
-def environment(folders: Sequence[Path], local: Callable[..., str], base: str) -> jinja2.Environment:
+def environment(
+    folders: Sequence[Path], local: Callable[..., str], base: str, translations: Any = None
+) -> jinja2.Environment:
     """The environment reading templates from ``folders`` (in lookup order), with its filters:
-    ``local`` writes a time as the pages show it (str), ``base`` is the planet's link ending in "/"."""
+    ``local`` writes a time as the pages show it (str), ``base`` is the planet's link ending in "/";
+    ``translations`` (gettext's, :func:`locales.translations`) give the page text, None: as written."""
     env = jinja2.Environment(
         loader=_FolderLoader([str(folder) for folder in folders]),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "xml"), default=True),
@@ -48,7 +51,10 @@ def environment(folders: Sequence[Path], local: Callable[..., str], base: str) -
         lstrip_blocks=True,
         extensions=["jinja2.ext.i18n"],
     )
-    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]  # page text: _("..."), gettext
+    if translations is None:
+        env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]  # page text: _("...")
+    else:
+        env.install_gettext_translations(translations, newstyle=True)  # type: ignore[attr-defined]
     env.filters["xmltext"] = strip_control
     env.filters["local"] = local
     env.filters["absolute"] = lambda url: url if scheme(url) else base + url
