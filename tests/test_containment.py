@@ -25,7 +25,7 @@ from syndicator.site.output import MARKER, output_lock
 from syndicator.site.publish import publish
 from syndicator.state.store import Store
 
-from .conftest import NOW, build, post, rss, write_config
+from .conftest import ARCHIVE_AND_SEARCH, NOW, build, post, rss, write_config
 
 
 def two_sites(server: HTTPServer, tmp_path: Path) -> Path:
@@ -162,7 +162,7 @@ def test_builds_started_together_never_collide(server: HTTPServer, tmp_path: Pat
             codes.append(run.returncode)
         names = sorted(p.name for p in (tmp_path / "public").iterdir())
         assert names == sorted(
-            [MARKER, "feed.json", "feed.xml", "index.html", "opml.xml", "sites.html", "style.css"]
+            [MARKER, "feed.json", "feed.xml", "index.html", "opml.xml", "sites.html", "style.css", *ARCHIVE_AND_SEARCH]
         ), round_
     assert 0 in codes
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [".public.lock"]

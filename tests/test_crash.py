@@ -35,11 +35,22 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from .conftest import ATOM, atom_entries, build, post, rss, write_config
+from .conftest import ARCHIVE_AND_SEARCH, ATOM, atom_entries, build, post, rss, write_config
 
 ROUNDS = 50
 FEEDS = 6
-FILES = [".syndicator-output", "feed.json", "feed.xml", "index.html", "opml.xml", "sites.html", "style.css"]
+FILES = sorted(
+    [
+        ".syndicator-output",
+        "feed.json",
+        "feed.xml",
+        "index.html",
+        "opml.xml",
+        "sites.html",
+        "style.css",
+        *ARCHIVE_AND_SEARCH,
+    ]
+)
 _GENERATED = re.compile(r'Newest post <time datetime="([^"]+)">')
 
 

@@ -424,7 +424,7 @@ def test_a_state_file_of_schema_7_loads_and_one_of_6_does_not(server: HTTPServer
     assert build(config).exit_code == 0
     lines = gzip.decompress((tmp_path / "public" / statefile.NAME).read_bytes()).decode().splitlines()
     header = json.loads(lines[0])
-    assert header["schema"] == SCHEMA_VERSION == 9
+    assert header["schema"] == SCHEMA_VERSION == 10
     base = tmp_path.resolve().as_uri()
 
     def with_schema(schema: int) -> bytes:

@@ -334,8 +334,11 @@ def test_an_episode_without_a_link_can_still_be_reached(server: HTTPServer, tmp_
     }
     public = publish(server, tmp_path, podcast(item))
     (article,) = parse_page((public / "index.html").read_text()).iter("article")
-    # the site's name links to the feed's own home page; the episode itself only to its file
-    assert [a.get("href") for a in article.iter("a")] == ["https://pod.example.org/", "https://cdn.example.org/x.mp3"]
+    # the site's name links to the feed's own home page, its date to its place in the archive; the episode
+    # itself only to its file
+    hrefs = [a.get("href") for a in article.iter("a")]
+    assert hrefs[0] == "https://pod.example.org/" and hrefs[2:] == ["https://cdn.example.org/x.mp3"]
+    assert hrefs[1].startswith("archive/2026-11.html#e-")
     (entry,) = ET.parse(public / "feed.xml").getroot().findall(f"{ATOM}entry")
     assert [link.get("rel") for link in entry.findall(f"{ATOM}link")] == ["enclosure"]
 

@@ -15,6 +15,7 @@ import html
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
+from copy import deepcopy as copy_element
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -212,6 +213,18 @@ def json_problems(item: dict[str, Any]) -> list[str]:
     return problems
 
 
+def without_own_links(article: ET.Element) -> ET.Element:
+    """A copy of an entry's <article> without the theme's own links into the planet's archive (the
+    permalink on its date, its categories' pages): relative, and no part of the feed's content."""
+    copy = copy_element(article)
+    for parent in copy.iter():
+        for child in list(parent):
+            own = child.get("class") == "permalink" or (child.tag.endswith("a") and parent.tag.endswith("li"))
+            if isinstance(child.tag, str) and own and (child.get("href") or "").startswith(("archive/", "categories/")):
+                parent.remove(child)
+    return copy
+
+
 def entry_problems(out: Outputs, index: int) -> list[str]:
     """Everything unsafe about entry ``index`` in index.html, feed.xml and feed.json."""
     date = when(index)
@@ -222,7 +235,7 @@ def entry_problems(out: Outputs, index: int) -> list[str]:
     ]
     problems = [f"{name}: entry not published" for name, part in parts if part is None]
     if (article := out.articles.get(date)) is not None:
-        problems += [f"index.html: {p}" for p in tree_problems(article)]
+        problems += [f"index.html: {p}" for p in tree_problems(without_own_links(article))]
     if (entry := out.atom_entries.get(date)) is not None:
         problems += [f"feed.xml: {p}" for p in atom_problems(entry)]
     if (item := out.json_items.get(date)) is not None:

@@ -72,10 +72,17 @@ URL_ATTRIBUTES = {
 #: Attributes forbidden whatever their value.
 FORBIDDEN_ATTRIBUTES = {"style", "srcdoc", "formaction"}
 #: Files of the published site: the only relative URLs a page may hold.
-OWN_FILES = {"index.html", "sites.html", "feed.xml", "feed.json", "opml.xml", "style.css"}
+OWN_FILES = {"index.html", "sites.html", "feed.xml", "feed.json", "opml.xml", "style.css", "search.html", "search.js"}
+#: A path to one of the site's own pages from any page of it: the files above, an archive month (with an
+#: entry's anchor), a site's or a category's page or feeds (their slugs are python-slugify's: a-z, 0-9, -).
+OWN_PATH = re.compile(
+    r"(?:\.\./)*(?:" + "|".join(re.escape(name) for name in sorted(OWN_FILES)) + r"|archive/(?:index|\d{4}-\d{2})\.html"
+    r"(?:#e-[0-9a-f]{12})?|(?:sites|categories)/[a-z0-9-]+/(?:index\.html|feed(?:-\d+)?\.(?:xml|json)))"
+)
 #: The page's own metadata in its head (name or http-equiv, lower case).
 OWN_META = {"charset", "content-security-policy", "referrer", "viewport", "generator"}
 OWN_LINKS = {("stylesheet", "style.css"), ("alternate", "feed.xml"), ("alternate", "feed.json")}
+OWN_LINKS |= {(rel, f"../{'../' * depth}{name}") for rel, name in OWN_LINKS for depth in range(2)}
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _C0_OR_SPACE = "".join(chr(c) for c in range(0x21))
@@ -97,12 +104,12 @@ def url_problem(name: str, value: str, own_files: bool) -> str | None:
     """What is unsafe about one URL in attribute ``name`` (str), or None.
 
     http(s) is allowed everywhere, mailto only in ``href``; a relative URL
-    only when ``own_files`` and it names one of :data:`OWN_FILES`.
+    only when ``own_files`` and it names one of the site's own files (:data:`OWN_PATH`).
     """
     scheme = url_scheme(value)
     if scheme in ("http", "https") or (scheme == "mailto" and name == "href"):
         return None
-    if scheme is None and own_files and value.strip() in OWN_FILES:
+    if scheme is None and own_files and OWN_PATH.fullmatch(value.strip()):
         return None
     return f"{name}={value!r}"
 

@@ -66,11 +66,10 @@ def archive_files(
     view: ArchiveView,
     context: dict[str, Any],
     render: Render,
-    page_entry: Callable[[SelectedEntry], PageEntry],
+    shown: dict[int, PageEntry],
 ) -> dict[str, Iterable[str]]:
     """{path in the site: pieces} of every archive page and feed of ``view``; ``context`` is the site's,
-    ``render(template, context)`` renders a template, ``page_entry`` makes an entry a PageEntry."""
-    shown = {seq: page_entry(selected) for seq, selected in view.entries}
+    ``render(template, context)`` renders a template, ``shown`` is {seq: the entry as pages show it}."""
     files: dict[str, Iterable[str]] = {}
     months = [(group, len(group.entries)) for group in view.months.values()]
     files["archive/index.html"] = render(

@@ -142,14 +142,15 @@ def page_entry(
         content_src=None if entry.content or site.summary_only else entry.content_src,
         content_type=entry.content_type,
         categories=entry.categories,
-        anchor=anchor(entry.id, site.feed),
+        anchor=anchor(entry.id, f"file:{site.name}" if site.local else site.feed),
     )
 
 
 def anchor(entry_id: str, feed: str) -> str:
     """The HTML id of an entry on every page that shows it: ``e-`` and 12 hex digits of the SHA-256
     of its feed and id (str), so a link to one post on the planet (``archive/2026-11.html#e-...``)
-    stays the same on every build and page."""
+    stays the same on every build and page. A local file's ``feed`` is ``file:`` and its site's name,
+    not its path: the anchors do not move with the checkout."""
     return "e-" + hashlib.sha256(f"{feed}\n{entry_id}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 

@@ -34,7 +34,7 @@ from syndicator.site.archive import archive_entries
 from syndicator.site.filters import fields_needed, passes, planet_filters
 from syndicator.site.selection import Condensed, condense, select_condensed, site_statuses, with_home_pages
 from syndicator.site.sitekey import Publication, output_mark
-from syndicator.site.theme import ARCHIVE_FOLDERS, PAGE_SUFFIXES, STATIC, TEMPLATES
+from syndicator.site.theme import ARCHIVE_FOLDERS, PAGE_SUFFIXES, SEARCH_FILES, STATIC, TEMPLATES
 from syndicator.state import statefile
 from syndicator.state.store import Store
 
@@ -154,6 +154,8 @@ def planned_names(config: Config, templates: Path | None) -> list[str]:
     names = [*TEMPLATES, *STATIC, "feed.json", *([statefile.NAME] if config.snapshot else [])]
     if config.archive:
         names.extend(ARCHIVE_FOLDERS)
+    if config.search:
+        names.extend(SEARCH_FILES)
     if templates is not None:
         names.extend(page.name for page in _entries(templates) if page.name.endswith(PAGE_SUFFIXES))
     for folder in _static_paths(

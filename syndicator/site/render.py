@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import format_datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +31,13 @@ from syndicator.failures import KINDS
 from syndicator.feedtypes import SelectedEntry
 from syndicator.health import SiteStatus, by_health
 from syndicator.language import direction
-from syndicator.site.archive import archive_view
+from syndicator.site.archive import ArchiveView, archive_view
 from syndicator.site.archivepages import Links, archive_files
 from syndicator.site.jsonfeed import json_feed
 from syndicator.site.locales import PageDates, catalogue_folders, month_namer, translations
 from syndicator.site.pageentry import PageEntry, page_entry
 from syndicator.site.publish import publish
+from syndicator.site.search import search_documents, search_files
 from syndicator.site.sitekey import template_folders
 from syndicator.site.templating import environment, rendered, template_text
 from syndicator.site.theme import OLD_FEED_TEMPLATES, STATIC, TEMPLATES, static_files, static_folders, theme_pages
@@ -98,17 +100,44 @@ def render_site(
     for index in range(1, len(pages)):
         files[pages[index][0]] = rendered(env, "index.html", {**context, **_page_context(pages, index)}, folders)
     files["feed.json"] = json_feed(config, context["base"], page_entries)
-    if view is not None:
-        files.update(
-            archive_files(
-                config,
-                view,
-                context,
-                lambda name, own: rendered(env, name, own, folders),
-                lambda selected: page_entry(selected, config.summary_chars, local, local.heading),
-            )
-        )
+    files.update(_archive_and_search(config, env, context, folders, view, page_entries))
     return publish(output, files)
+
+
+def _archive_and_search(
+    config: Config,
+    env: jinja2.Environment,
+    context: dict[str, Any],
+    folders: Sequence[Path],
+    view: ArchiveView | None,
+    front: Sequence[PageEntry],
+) -> dict[str, str | Iterable[str]]:
+    """The archive's pages and feeds (:mod:`archivepages`) when the planet keeps one, and the search page,
+    its script and index (:mod:`search`) when ``search`` is on: over the archive (each entry found at
+    its place there), else over the ``front`` entries (found at their own link)."""
+    files: dict[str, str | Iterable[str]] = {}
+    local = env.filters["local"]
+    shown: dict[int, PageEntry] = {}
+    if view is not None:
+        shown = {seq: page_entry(s, config.summary_chars, local, local.heading) for seq, s in view.entries}
+        render = partial(_render, env, folders)
+        files.update(archive_files(config, view, context, render, shown))
+    if config.search:
+        if view is not None:
+            links = context["archive"]
+            documents = search_documents([shown[seq] for seq in sorted(shown)], links.entry)
+        else:
+            documents = search_documents(reversed(front), lambda e: e.link or "index.html")
+        files.update(search_files(documents))
+        page = {**context, "path": "search.html", "script_policy": "'self'", "form_policy": "'self'"}
+        files["search.html"] = rendered(env, "search.html", page, folders)
+        files["search.js"] = template_text(env, "search.js", folders)
+    return files
+
+
+def _render(env: jinja2.Environment, folders: Sequence[Path], name: str, context: dict[str, Any]) -> Iterator[str]:
+    """Template ``name`` rendered with ``context`` in pieces (:func:`templating.rendered`)."""
+    return rendered(env, name, context, folders)
 
 
 def _context(
@@ -157,6 +186,9 @@ def _context(
         # the site's top from it ("", "../", "../../"), put before every link to another file of the site.
         "path": "index.html",
         "root": "",
+        # The page's Content-Security-Policy for scripts and forms: none but on the search page.
+        "script_policy": "'none'",
+        "form_policy": "'none'",
         # The feeds of the page (rel=alternate): {"type", "title", "href"}, ``href`` from the site's top.
         "page_feeds": [
             {"type": "application/atom+xml", "title": f"{config.title} (Atom)", "href": "feed.xml"},

@@ -18,6 +18,8 @@ from syndicator.configtypes import Config
 log = logging.getLogger("syndicator")
 #: The pages every site has, each rendered from the template of the same name (feed.json aside: :mod:`jsonfeed`).
 TEMPLATES = ("index.html", "sites.html", "feed.xml", "opml.xml")
+#: The search page, its script and its index folder (search.py), published unless ``search: false``.
+SEARCH_FILES = ("search.html", "search.js", "search")
 #: The template each file of ``old_feeds`` is rendered from: atom.xml is feed.xml under the old name; the
 #: others (rss20.xml, rss10.xml, foafroll.xml) have templates of their own name.
 OLD_FEED_TEMPLATES = {"atom.xml": "feed.xml"}
