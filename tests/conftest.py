@@ -35,8 +35,8 @@ settings.load_profile("syndicator")
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 NOW_ISO = "2026-11-30T12:00:00Z"
 #: What a planet publishes beside its pages and feeds: the archive's folders (a planet whose posts have no
-#: category has no categories/) and the search page, its script and its index.
-ARCHIVE_AND_SEARCH = ("archive", "search", "search.html", "search.js", "sites")
+#: category has no categories/), the search page, its script and its index, and what crawlers read.
+ARCHIVE_AND_SEARCH = ("archive", "robots.txt", "search", "search.html", "search.js", "sitemap.xml", "sites")
 #: Small feed files used by several tests.
 DATA = Path(__file__).parent / "data"
 ATOM = "{http://www.w3.org/2005/Atom}"

@@ -91,7 +91,10 @@ def test_one_changed_feed_rewrites_only_the_files_that_show_it(server: HTTPServe
     rewritten = {name for name in after if after[name] != before[name]}
     # and of the archive, only what shows Site 1's new post: its month, the months' counts, Site 1's page and feeds
     archive = {"archive/2026-11.html", "archive/index.html", *(f"sites/site-1/{name}" for name in ARCHIVE_FILES)}
-    assert rewritten == {"index.html", "sites.html", "feed.xml", "feed.json", *archive}
+    # and of the search's index, the documents file and the files of the new post's words ("post", "summary", "of")
+    search = {name for name in rewritten if name.startswith("search/")}
+    assert "search/d-0.js" in search and len(search) <= 6
+    assert rewritten - search == {"index.html", "sites.html", "feed.xml", "feed.json", *archive}
     for name in rewritten:
         assert after[name][0] != before[name][0], name  # each one's bytes changed
     assert "https://blog1.example.org/posts/3" in after["feed.xml"][0].decode()

@@ -73,6 +73,7 @@ URL_ATTRIBUTES = {
 FORBIDDEN_ATTRIBUTES = {"style", "srcdoc", "formaction"}
 #: Files of the published site: the only relative URLs a page may hold.
 OWN_FILES = {"index.html", "sites.html", "feed.xml", "feed.json", "opml.xml", "style.css", "search.html", "search.js"}
+OWN_FILES |= {"rss20.xml", "rss10.xml", "atom.xml", "foafroll.xml"}  # old_feeds
 #: A path to one of the site's own pages from any page of it: the files above, an archive month (with an
 #: entry's anchor), a site's or a category's page or feeds (their slugs are python-slugify's: a-z, 0-9, -).
 OWN_PATH = re.compile(
@@ -80,8 +81,11 @@ OWN_PATH = re.compile(
     r"(?:#e-[0-9a-f]{12})?|(?:sites|categories)/[a-z0-9-]+/(?:index\.html|feed(?:-\d+)?\.(?:xml|json)))"
 )
 #: The page's own metadata in its head (name or http-equiv, lower case).
-OWN_META = {"charset", "content-security-policy", "referrer", "viewport", "generator"}
+OWN_META = {"charset", "content-security-policy", "referrer", "viewport", "generator", "description", "robots"}
+OWN_META |= {f"og:{name}" for name in ("type", "site_name", "title", "url", "locale", "description", "image")}
+OWN_META |= {f"twitter:{name}" for name in ("card", "title", "description")}
 OWN_LINKS = {("stylesheet", "style.css"), ("alternate", "feed.xml"), ("alternate", "feed.json")}
+OWN_LINKS |= {("alternate", name) for name in ("rss20.xml", "rss10.xml", "atom.xml")}  # old_feeds
 OWN_LINKS |= {(rel, f"../{'../' * depth}{name}") for rel, name in OWN_LINKS for depth in range(2)}
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
@@ -145,9 +149,11 @@ def _attribute_problems(tag: str, attributes: dict[str, str], own_files: bool) -
 def _own_head_element(tag: str, attributes: dict[str, str]) -> bool:
     """True for the page's own <meta> and <link> elements (only checked inside <head>)."""
     if tag == "meta":
-        kind = attributes.get("http-equiv") or attributes.get("name") or ("charset" if "charset" in attributes else "")
+        kind = attributes.get("http-equiv") or attributes.get("name") or attributes.get("property") or ""
+        kind = kind or ("charset" if "charset" in attributes else "")
         return kind.lower() in OWN_META
-    return tag == "link" and (attributes.get("rel", "").lower(), attributes.get("href", "")) in OWN_LINKS
+    rel = attributes.get("rel", "").lower()
+    return tag == "link" and (rel == "canonical" or (rel, attributes.get("href", "")) in OWN_LINKS)
 
 
 def tree_problems(root: ET.Element, own_files: bool = False) -> list[str]:

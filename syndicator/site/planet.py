@@ -156,6 +156,7 @@ def planned_names(config: Config, templates: Path | None) -> list[str]:
         names.extend(ARCHIVE_FOLDERS)
     if config.search:
         names.extend(SEARCH_FILES)
+    names.extend(["sitemap.xml", *(["robots.txt"] if config.robots != "none" else [])])
     if templates is not None:
         names.extend(page.name for page in _entries(templates) if page.name.endswith(PAGE_SUFFIXES))
     for folder in _static_paths(

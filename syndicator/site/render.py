@@ -39,6 +39,7 @@ from syndicator.site.pageentry import PageEntry, page_entry
 from syndicator.site.publish import publish
 from syndicator.site.search import search_documents, search_files
 from syndicator.site.sitekey import template_folders
+from syndicator.site.sitemap import robots_txt, sitemap_files
 from syndicator.site.templating import environment, rendered, template_text
 from syndicator.site.theme import OLD_FEED_TEMPLATES, STATIC, TEMPLATES, static_files, static_folders, theme_pages
 from syndicator.values import bound_text
@@ -46,6 +47,13 @@ from syndicator.values import bound_text
 if TYPE_CHECKING:
     import jinja2
 
+#: The old feeds (``old_feeds``) the front pages name as rel=alternate: {file: (media type, format)};
+#: foafroll.xml lists people, not posts.
+_OLD_FEED_TYPES = {
+    "rss20.xml": ("application/rss+xml", "RSS 2.0"),
+    "rss10.xml": ("application/rdf+xml", "RSS 1.0"),
+    "atom.xml": ("application/atom+xml", "Atom"),
+}
 #: One front-page page: (its file name, its entries).
 _Page = tuple[str, Sequence[PageEntry]]
 
@@ -101,7 +109,17 @@ def render_site(
         files[pages[index][0]] = rendered(env, "index.html", {**context, **_page_context(pages, index)}, folders)
     files["feed.json"] = json_feed(config, context["base"], page_entries)
     files.update(_archive_and_search(config, env, context, folders, view, page_entries))
+    files.update(_for_crawlers(config, context["base"], files))
     return publish(output, files)
+
+
+def _for_crawlers(config: Config, base: str, files: Mapping[str, object]) -> dict[str, str]:
+    """sitemap.xml (every page of ``files``) and robots.txt (:mod:`sitemap`); a theme's own win."""
+    made: dict[str, str] = dict(sitemap_files(base, files))
+    robots = robots_txt(config.robots, base)
+    if robots is not None:
+        made["robots.txt"] = robots
+    return {name: text for name, text in made.items() if name not in files}
 
 
 def _archive_and_search(
@@ -193,6 +211,15 @@ def _context(
         "page_feeds": [
             {"type": "application/atom+xml", "title": f"{config.title} (Atom)", "href": "feed.xml"},
             {"type": "application/feed+json", "title": f"{config.title} (JSON Feed)", "href": "feed.json"},
+            *(
+                {
+                    "type": _OLD_FEED_TYPES[name][0],
+                    "title": f"{config.title} ({_OLD_FEED_TYPES[name][1]})",
+                    "href": name,
+                }
+                for name in config.old_feeds
+                if name in _OLD_FEED_TYPES
+            ),
         ],
     }
 
