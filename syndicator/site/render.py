@@ -208,20 +208,25 @@ def _context(
         "script_policy": "'none'",
         "form_policy": "'none'",
         # The feeds of the page (rel=alternate): {"type", "title", "href"}, ``href`` from the site's top.
-        "page_feeds": [
-            {"type": "application/atom+xml", "title": f"{config.title} (Atom)", "href": "feed.xml"},
-            {"type": "application/feed+json", "title": f"{config.title} (JSON Feed)", "href": "feed.json"},
-            *(
-                {
-                    "type": _OLD_FEED_TYPES[name][0],
-                    "title": f"{config.title} ({_OLD_FEED_TYPES[name][1]})",
-                    "href": name,
-                }
-                for name in config.old_feeds
-                if name in _OLD_FEED_TYPES
-            ),
-        ],
+        "page_feeds": _front_feeds(config),
     }
+
+
+def _front_feeds(config: Config) -> list[dict[str, str]]:
+    """The feeds the front pages name as rel=alternate: feed.xml, feed.json and the old feeds of posts."""
+    return [
+        {"type": "application/atom+xml", "title": f"{config.title} (Atom)", "href": "feed.xml"},
+        {"type": "application/feed+json", "title": f"{config.title} (JSON Feed)", "href": "feed.json"},
+        *(
+            {
+                "type": _OLD_FEED_TYPES[name][0],
+                "title": f"{config.title} ({_OLD_FEED_TYPES[name][1]})",
+                "href": name,
+            }
+            for name in config.old_feeds
+            if name in _OLD_FEED_TYPES
+        ),
+    ]
 
 
 def _theme_files(
