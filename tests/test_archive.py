@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -155,3 +156,18 @@ def test_a_build_that_changed_nothing_writes_no_archive_file(tmp_path: Path, ser
     after = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in public.rglob("*") if p.is_file()}
     assert after == before
     assert any("archive" in str(p) for p in after)
+
+
+def test_a_planet_restored_from_its_published_state_keeps_its_archive(tmp_path: Path, server: HTTPServer) -> None:
+    """A CI planet (a cache lost between runs, restore_from its own published state file) loses no post."""
+    config = planet(tmp_path, server, snapshot=True, restore_from="public/syndicator-state.json.gz")
+    serve(server, item(1, 2, 10))
+    assert build(config, now="2026-11-05T12:00:00Z").exit_code == 0
+    serve(server, item(2, 3, 11))  # post 1 leaves the feed
+    assert build(config, "--force", now="2026-11-06T12:00:00Z").exit_code == 0
+    shutil.rmtree(tmp_path / "cache")  # the CI cache is lost
+    serve(server, item(3, 4, 11))
+    result = build(config, "--force", now="2026-11-07T12:00:00Z")
+    assert result.exit_code == 0, result.output
+    site = tmp_path / "public" / "sites" / "lukasz-s-notes"
+    assert chain(site) == [f"https://blog.example.org/posts/{n}" for n in (3, 2, 1)]

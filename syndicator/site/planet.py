@@ -139,11 +139,11 @@ def render_planet(
     """
     from syndicator.site import render  # here: a build that renders nothing never loads jinja2
 
+    archive = archive_entries(config, store, selected, now) if config.archive else None  # before the state file
     extra = {}
     if config.snapshot:
         path = Path(config.cache) / statefile.NAME
         extra[statefile.NAME] = statefile.write(store, path, config.link, local_base(config))
-    archive = archive_entries(config, store, selected, now) if config.archive else None
     return render.render_site(config, selected, statuses, now, config.output, templates, extra, archive)
 
 

@@ -54,7 +54,8 @@ NAME = "syndicator-state.json.gz"
 FORMAT = "syndicator-state"
 VERSION = 1
 #: The schemas whose files load: this one, 7 (schema 8 added only tables a state file does not carry) and
-#: 8 (schema 9 added ``seen.backlog``; an older file's entries load without it: published, as they were).
+#: 8 (schema 9 added ``seen.backlog``; an older file's entries load without it: published, as they were),
+#: 9 (schema 10 added the planets' ``archive``: an older file restores none).
 READABLE_SCHEMAS = (7, 8, 9, SCHEMA_VERSION)
 #: The largest state file fetched (bytes, compressed): far above what a planet of 10,000 feeds writes.
 MAX_BYTES = 512 * 1024 * 1024
@@ -91,8 +92,8 @@ def write(store: Store, path: Path, planet: str, base: str) -> Path:
                 if table == "sources" and previous.get("columns") == columns:
                     kept = list(steady_rows(columns, kept, previous["rows"]))
                 file.line({"table": table, "columns": columns, "rows": len(kept)})
-                for row in kept:
-                    file.line(row, key=row[0])
+                for row in kept:  # one member per source (an archive's rows: per planet and source)
+                    file.line(row, key=(row[0], row[1]) if table == "archive" else row[0])
             file.flush()
         os.replace(partial, path)
     except OSError as error:

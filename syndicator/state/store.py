@@ -75,9 +75,9 @@ from syndicator.urls import shown
 
 DATABASE = "state.sqlite"
 LOCK = "syndicator.lock"
-#: The tables that hold the state of the sources (:meth:`Store.dump`), in the order they load. Not the
-#: deliveries' ``outbox`` and ``deliveries`` (schema 8): a state file carries no webhook traffic.
-TABLES = ("sources", "entries", "seen", "aliases")
+#: The tables of the sources' state and the planets' archives (:meth:`Store.dump`), in the order they load.
+#: Not the deliveries' ``outbox`` and ``deliveries`` (schema 8): a state file carries no webhook traffic.
+TABLES = ("sources", "entries", "seen", "aliases", "archive")
 #: The ``meta`` key counting writes of sources and entries (:meth:`Store.generation`).
 GENERATION_KEY = "generation"
 #: The generation counter's increment (meta values are text in both databases).
@@ -219,14 +219,14 @@ class Store:
 
     def dump(self, table: str) -> tuple[list[str], Iterator[tuple[Any, ...]]]:
         """The columns of ``table`` and its rows, read lazily (list of str, iterator of tuples), in the
-        order of their first two columns (each table's key: the state file is the same for the same rows).
+        order of their first three columns (each table's key: the state file is the same for the same rows).
 
         Raises:
             ValueError: ``table`` is not one of :data:`TABLES`.
         """
         if table not in TABLES:
             raise ValueError(f"not a table of the state: {table!r}")
-        cursor = self._db.execute(f"SELECT * FROM {table} ORDER BY 1, 2")  # noqa: S608 - a name from TABLES
+        cursor = self._db.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3")  # noqa: S608 - a name from TABLES
         return [column[0] for column in cursor.description], iter(cursor)
 
     def count(self, table: str) -> int:
