@@ -40,7 +40,7 @@
     if (waiting[name].length > 1) return;
     var tag = document.createElement("script");
     tag.src = root + "search/" + name + ".js";
-    tag.onerror = function () { done(name); };  // no file: no word of this pair is in the index
+    tag.onerror = function () { done(name); };  // not there: no word of this pair is in the index
     document.head.appendChild(tag);
   }
   function loadAll(names, then) {
