@@ -81,7 +81,10 @@ class _Requests(HTMLParser):
         self.clicked: list[tuple[str, str]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style", "iframe", "object", "embed", "form", "base", "frame"):
+        named = dict(attrs)
+        # the search page's own script and form (search.html), named exactly; nothing else may run or post
+        own = (tag, named.get("src") or named.get("action")) in {("script", "search.js"), ("form", "search.html")}
+        if tag in ("script", "style", "iframe", "object", "embed", "form", "base", "frame") and not own:
             self.problems.append(f"<{tag}> element")
         if tag == "meta" and any(n == "http-equiv" and (v or "").lower() == "refresh" for n, v in attrs):
             self.problems.append("meta refresh")
@@ -93,9 +96,9 @@ class _Requests(HTMLParser):
                 self.problems.append(f"style attribute on <{tag}>")
             if value.startswith(("javascript:", "vbscript:", "data:")) and name in ("href", "src", "action"):
                 self.problems.append(f"{value.split(':')[0]}: URL in {name} of <{tag}>")
-            if (tag, name) in self._LOADS or name == "srcset":
+            pointer = tag == "link" and (named.get("rel") or "").lower() in ("canonical", "alternate")
+            if ((tag, name) in self._LOADS and not pointer) or name == "srcset":  # a canonical link loads nothing
                 self.loads.append((tag, value))
-        named = dict(attrs)
         if tag in ("audio", "video") and named.get("preload") == "none" and "autoplay" not in named and "src" in named:
             src = (named["src"] or "").strip().lower()
             self.loads.remove((tag, src))
