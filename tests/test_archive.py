@@ -171,3 +171,33 @@ def test_a_planet_restored_from_its_published_state_keeps_its_archive(tmp_path: 
     assert result.exit_code == 0, result.output
     site = tmp_path / "public" / "sites" / "lukasz-s-notes"
     assert chain(site) == [f"https://blog.example.org/posts/{n}" for n in (3, 2, 1)]
+
+
+def test_a_page_kept_from_the_last_build_is_rendered_again_when_its_template_changes(
+    tmp_path: Path, server: HTTPServer
+) -> None:
+    config = planet(tmp_path, server)
+    serve(server, item(1, 2, 11, "Python"))
+    assert build(config, now="2026-11-05T12:00:00Z").exit_code == 0
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    bundled = Path(__file__).parent.parent / "templates" / "archive_page.html"
+    (theme / "archive_page.html").write_text(bundled.read_text("utf-8").replace("<ol", "<p>THEMED</p><ol"), "utf-8")
+    result = build(config, "--force", "--templates", str(theme), now="2026-11-05T13:00:00Z")
+    assert result.exit_code == 0, result.output
+    public = tmp_path / "public"
+    for page in ("archive/2026-11.html", "sites/lukasz-s-notes/index.html", "categories/python/index.html"):
+        assert "<p>THEMED</p>" in (public / page).read_text(encoding="utf-8"), page
+
+
+def test_a_page_of_the_archive_shows_its_own_newest_post_not_the_planets(tmp_path: Path, server: HTTPServer) -> None:
+    """A new post changes the footer of its own pages only: the other months' pages stay as they were."""
+    config = planet(tmp_path, server)
+    serve(server, item(1, 2, 10), item(2, 3, 11))
+    assert build(config, now="2026-11-05T12:00:00Z").exit_code == 0
+    october = tmp_path / "public" / "archive" / "2026-10.html"
+    before = october.read_bytes()
+    serve(server, item(1, 2, 10), item(2, 3, 11), item(3, 4, 11))
+    assert build(config, "--force", now="2026-11-06T12:00:00Z").exit_code == 0
+    assert october.read_bytes() == before
+    assert 'Newest post <time datetime="2026-10-02T10:01:00Z">' in before.decode()

@@ -15,6 +15,7 @@ the order of their first publication, so a slug never moves once given while the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,6 +30,8 @@ from syndicator.state.store import Store
 
 #: The store's key of a planet's archive (:meth:`Config.state_key`).
 ARCHIVE_KEY = "archive"
+#: The store's key of the keys of the archive pages last published (:class:`Archive`).
+PAGES_KEY = "archive.pages"
 #: Longest slug, in characters (a file name on every file system).
 SLUG_CHARS = 60
 
@@ -45,6 +48,19 @@ class Group:
 
 
 @dataclass
+class Archive:
+    """A planet's archive as a render takes it: ``entries`` ((seq, SelectedEntry), newest first),
+    ``digests`` {seq: digest of its row}, ``previous`` {page or folder: its key} of the last render
+    (:mod:`archivepages` reuses the files whose key is the same), ``keys`` the same of this render
+    (filled by it, kept in the store by :func:`keep_page_keys`)."""
+
+    entries: list[tuple[int, SelectedEntry]]
+    digests: dict[int, str] = field(default_factory=dict)
+    previous: dict[str, str] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class ArchiveView:
     """A planet's archive grouped for its pages: ``months`` {"2026-11": Group}, ``sites`` {feed URL:
     Group}, ``categories`` {folded label: Group}, and ``entries`` (list of (seq, SelectedEntry), newest
@@ -55,17 +71,17 @@ class ArchiveView:
     sites: dict[str, Group]
     categories: dict[str, Group]
     month_of: Callable[[datetime], str]
+    digests: dict[int, str] = field(default_factory=dict)
 
     def category(self, label: str) -> Group | None:
         """The group of category ``label`` (any case), or None."""
         return self.categories.get(label.casefold())
 
 
-def archive_entries(
-    config: Config, store: Store, published: Sequence[SelectedEntry], now: datetime
-) -> list[tuple[int, SelectedEntry]]:
+def archive_entries(config: Config, store: Store, published: Sequence[SelectedEntry], now: datetime) -> Archive:
     """Add ``published`` (the entries the planet publishes now, newest first) to the planet's archive
-    and read it back: (seq, SelectedEntry) of every archived entry still shown, newest first.
+    and read it back: (seq, SelectedEntry) of every archived entry still shown, newest first, their
+    digests, and the keys of the pages the last render published (:class:`Archive`).
 
     With ``archive_days``, entries dated before that many days ago (UTC) are neither added nor kept.
 
@@ -78,18 +94,26 @@ def archive_entries(
     store.archive(key, fresh, before)
     first = {site.feed: site for site in reversed(config.sites)}  # the first site of each feed wins
     judged = bool(planet_filters(config) or any(site.filters for site in config.sites))
-    shown = []
+    shown, digests = [], {}
     for item in store.archived(key, frozenset(first)):
         site = first[item.stored.source]
         if judged and not passes(config, site, item.stored, now):
             continue
         shown.append((item.seq, SelectedEntry(site=site, stored=item.stored, shown=item.date)))
+        digests[item.seq] = item.digest
     shown.sort(key=lambda pair: (pair[1].date, pair[0]), reverse=True)
-    return shown
+    previous = json.loads(store.value(config.state_key(PAGES_KEY)) or "{}")
+    return Archive(shown, digests, previous if isinstance(previous, dict) else {})
 
 
-def archive_view(config: Config, entries: list[tuple[int, SelectedEntry]]) -> ArchiveView:
-    """``entries`` ((seq, SelectedEntry), newest first) grouped by month, site and category."""
+def keep_page_keys(config: Config, store: Store, archive: Archive) -> None:
+    """Keep the keys of the archive's pages just published (:attr:`Archive.keys`) for the next render."""
+    store.keep(config.state_key(PAGES_KEY), json.dumps(archive.keys, sort_keys=True))
+
+
+def archive_view(config: Config, archive: Archive) -> ArchiveView:
+    """The archive's entries grouped by month, site and category."""
+    entries = archive.entries
     zone = ZoneInfo(config.timezone)
 
     def month_of(moment: datetime) -> str:
@@ -107,7 +131,7 @@ def archive_view(config: Config, entries: list[tuple[int, SelectedEntry]]) -> Ar
             categories.setdefault(label.casefold(), Group("", label)).entries.append((seq, selected))
     _give_slugs(sites.values(), "site")
     _give_slugs(categories.values(), "category")
-    return ArchiveView(entries, months, sites, categories, month_of)
+    return ArchiveView(entries, months, sites, categories, month_of, archive.digests)
 
 
 def _give_slugs(groups: Iterable[Group], fallback: str) -> None:

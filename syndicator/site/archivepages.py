@@ -20,7 +20,10 @@ Every page and feed is a template rendered with the site's context (:mod:`render
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syndicator.configtypes import Config
@@ -61,29 +64,92 @@ class Links:
         return f"categories/{group.slug}/index.html" if group else None
 
 
+class Reuse:
+    """The archive pages' keys: a page (a month) or a folder (a site's or category's page and feeds)
+    whose key is the one the last render published is not rendered again, its files taken from the
+    output as they are. A key is a digest of ``base`` (the settings, templates and slugs: anything else
+    a page shows) and of the page's own entries (their numbers and row digests)."""
+
+    def __init__(self, output: Path, base: str, previous: dict[str, str], keys: dict[str, str]) -> None:
+        self.output, self.base, self.previous, self.keys = output, base, previous, keys
+
+    def key(self, unit: str, label: str, numbers: Iterable[int], digests: dict[int, str]) -> str:
+        """The key of ``unit`` (a page's path, or a folder's ending in "/") showing entries ``numbers``."""
+        digest = hashlib.sha256(f"{self.base}\n{unit}\n{label}\n".encode("utf-8", "surrogatepass"))
+        for number in numbers:
+            digest.update(f"{number}:{digests.get(number, '')};".encode())
+        self.keys[unit] = digest.hexdigest()
+        return self.keys[unit]
+
+    def kept(self, unit: str, key: str, names: Sequence[str]) -> dict[str, Path] | None:
+        """{name: its published file} when ``unit`` was published with ``key`` and its files ``names``
+        are all there; else None (render it)."""
+        if self.previous.get(unit) != key:
+            return None
+        files = {name: self.output / name for name in names}
+        return files if all(path.is_file() and not path.is_symlink() for path in files.values()) else None
+
+
 def archive_files(
     config: Config,
     view: ArchiveView,
     context: dict[str, Any],
     render: Render,
-    shown: dict[int, PageEntry],
-) -> dict[str, Iterable[str]]:
-    """{path in the site: pieces} of every archive page and feed of ``view``; ``context`` is the site's,
-    ``render(template, context)`` renders a template, ``shown`` is {seq: the entry as pages show it}."""
-    files: dict[str, Iterable[str]] = {}
+    shown: Mapping[int, PageEntry],
+    reuse: Reuse,
+) -> dict[str, Iterable[str] | Path]:
+    """{path in the site: pieces, or a published file kept as it is} of every archive page and feed of
+    ``view``; ``context`` is the site's, ``render(template, context)`` renders a template, ``shown``
+    gives each entry as pages show it, by its number (read only for the pages rendered)."""
+    files: dict[str, Iterable[str] | Path] = {}
     months = [(group, len(group.entries)) for group in view.months.values()]
     files["archive/index.html"] = render(
-        "archive_index.html", {**context, "path": "archive/index.html", "root": "../", "months": months}
+        "archive_index.html",
+        {
+            **context,
+            **_newest(shown[seq] for seq, _ in view.entries[:1]),
+            "path": "archive/index.html",
+            "root": "../",
+            "months": months,
+        },
     )
     for month, group in view.months.items():
         path = f"archive/{month}.html"
-        page = {**context, "path": path, "root": "../", "group": group, "group_kind": "month"}
-        files[path] = render("archive_page.html", {**page, "listed": [shown[seq] for seq, _ in group.entries]})
+        numbers = [seq for seq, _ in group.entries]
+        key = reuse.key(path, month, numbers, view.digests)
+        if (kept := reuse.kept(path, key, [path])) is not None:
+            files.update(kept)
+            continue
+        listed = [shown[seq] for seq in numbers]
+        page = {**context, **_newest(listed), "path": path, "root": "../", "group": group, "group_kind": "month"}
+        files[path] = render("archive_page.html", {**page, "listed": listed})
     for kind, groups in (("site", view.sites), ("category", view.categories)):
         for group in groups.values():
             folder = f"{'sites' if kind == 'site' else 'categories'}/{group.slug}/"
-            files.update(_group_files(config, folder, kind, group, shown, context, render))
+            numbers = [seq for seq, _ in group.entries]
+            key = reuse.key(folder, f"{kind}:{group.label}", numbers, view.digests)
+            names = [folder + "index.html", *_feed_names(folder, len(numbers))]
+            if (kept := reuse.kept(folder, key, names)) is not None:
+                files.update(kept)
+            else:
+                files.update(_group_files(config, folder, kind, group, shown, context, render))
     return files
+
+
+def _newest(entries: Iterable[PageEntry]) -> dict[str, Any]:
+    """The footer's "Newest post" of a page: its own newest entry's, so a page changes only with its entries."""
+    newest = max((e.updated for e in entries), default=None)
+    return {"generated": newest, "updated": datetime.fromisoformat(newest)} if newest else {}
+
+
+def _feed_names(folder: str, count: int) -> list[str]:
+    """The files of the feeds of a site or category of ``count`` entries (:func:`_chunks`)."""
+    chunks = max(count - 1, 0) // CHUNK
+    return [
+        f"{folder}{name}.{kind}"
+        for name in [*(f"feed-{n}" for n in range(1, chunks + 1)), "feed"]
+        for kind in ("xml", "json")
+    ]
 
 
 def _group_files(
@@ -91,7 +157,7 @@ def _group_files(
     folder: str,
     kind: str,
     group: Group,
-    shown: dict[int, PageEntry],
+    shown: Mapping[int, PageEntry],
     context: dict[str, Any],
     render: Render,
 ) -> dict[str, Iterable[str]]:
@@ -101,8 +167,8 @@ def _group_files(
         {"type": "application/atom+xml", "title": f"{title} (Atom)", "href": folder + "feed.xml"},
         {"type": "application/feed+json", "title": f"{title} (JSON Feed)", "href": folder + "feed.json"},
     ]
-    page = {**context, "path": folder + "index.html", "root": "../../", "page_feeds": feeds}
     listed = [shown[seq] for seq, _ in group.entries]
+    page = {**context, **_newest(listed), "path": folder + "index.html", "root": "../../", "page_feeds": feeds}
     files: dict[str, Iterable[str]] = {
         folder + "index.html": render(
             "archive_page.html", {**page, "group": group, "group_kind": kind, "listed": listed}

@@ -30,7 +30,7 @@ from syndicator.configtypes import Config
 from syndicator.feedtypes import Entry, SelectedEntry, StoredEntry
 from syndicator.health import SiteStatus
 from syndicator.model import SourceState
-from syndicator.site.archive import archive_entries
+from syndicator.site.archive import archive_entries, keep_page_keys
 from syndicator.site.filters import fields_needed, passes, planet_filters
 from syndicator.site.selection import Condensed, condense, select_condensed, site_statuses, with_home_pages
 from syndicator.site.sitekey import Publication, output_mark
@@ -144,7 +144,10 @@ def render_planet(
     if config.snapshot:
         path = Path(config.cache) / statefile.NAME
         extra[statefile.NAME] = statefile.write(store, path, config.link, local_base(config))
-    return render.render_site(config, selected, statuses, now, config.output, templates, extra, archive)
+    written = render.render_site(config, selected, statuses, now, config.output, templates, extra, archive)
+    if archive is not None:
+        keep_page_keys(config, store, archive)
+    return written
 
 
 def planned_names(config: Config, templates: Path | None) -> list[str]:

@@ -17,7 +17,7 @@ files whose bytes changed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from functools import partial
@@ -31,14 +31,14 @@ from syndicator.failures import KINDS
 from syndicator.feedtypes import SelectedEntry
 from syndicator.health import SiteStatus, by_health
 from syndicator.language import direction
-from syndicator.site.archive import ArchiveView, archive_view
-from syndicator.site.archivepages import Links, archive_files
+from syndicator.site.archive import Archive, ArchiveView, archive_view
+from syndicator.site.archivepages import Links, Reuse, archive_files
 from syndicator.site.jsonfeed import json_feed
 from syndicator.site.locales import PageDates, catalogue_folders, month_namer, translations
 from syndicator.site.pageentry import PageEntry, page_entry
 from syndicator.site.publish import publish
 from syndicator.site.search import search_documents, search_files
-from syndicator.site.sitekey import template_folders
+from syndicator.site.sitekey import site_key, template_folders
 from syndicator.site.sitemap import robots_txt, sitemap_files
 from syndicator.site.templating import environment, rendered, template_text
 from syndicator.site.theme import OLD_FEED_TEMPLATES, STATIC, TEMPLATES, static_files, static_folders, theme_pages
@@ -66,7 +66,7 @@ def render_site(
     output: Path,
     templates: Path | None = None,
     extra: Mapping[str, Path] | None = None,
-    archive: list[tuple[int, SelectedEntry]] | None = None,
+    archive: Archive | None = None,
 ) -> list[Path]:
     """Write the whole site to ``output``, atomically.
 
@@ -80,8 +80,8 @@ def render_site(
         templates: a folder whose templates override the bundled ones.
         extra: {name in the site: file} published as they are (the state
             file, statefile.py); a page of the same name wins.
-        archive: the planet's archive ((seq, SelectedEntry), newest first: :func:`archive.archive_entries`),
-            published as pages and feeds (:mod:`archivepages`); None: the planet keeps none.
+        archive: the planet's archive (:func:`archive.archive_entries`), published as pages and feeds
+            (:mod:`archivepages`; the keys of the pages are left in ``archive.keys``); None: it keeps none.
     Returns:
         the paths written, inside ``output``.
     Raises:
@@ -108,7 +108,10 @@ def render_site(
     for index in range(1, len(pages)):
         files[pages[index][0]] = rendered(env, "index.html", {**context, **_page_context(pages, index)}, folders)
     files["feed.json"] = json_feed(config, context["base"], page_entries)
-    files.update(_archive_and_search(config, env, context, folders, view, page_entries))
+    reuse = None
+    if archive is not None and view is not None:
+        reuse = Reuse(output, _reuse_base(config, templates, now, view), archive.previous, archive.keys)
+    files.update(_archive_and_search(config, env, context, folders, view, page_entries, reuse))
     files.update(_for_crawlers(config, context["base"], files))
     return publish(output, files)
 
@@ -129,21 +132,21 @@ def _archive_and_search(
     folders: Sequence[Path],
     view: ArchiveView | None,
     front: Sequence[PageEntry],
-) -> dict[str, str | Iterable[str]]:
+    reuse: Reuse | None,
+) -> dict[str, str | Iterable[str] | Path]:
     """The archive's pages and feeds (:mod:`archivepages`) when the planet keeps one, and the search page,
     its script and index (:mod:`search`) when ``search`` is on: over the archive (each entry found at
     its place there), else over the ``front`` entries (found at their own link)."""
-    files: dict[str, str | Iterable[str]] = {}
+    files: dict[str, str | Iterable[str] | Path] = {}
     local = env.filters["local"]
-    shown: dict[int, PageEntry] = {}
-    if view is not None:
-        shown = {seq: page_entry(s, config.summary_chars, local, local.heading) for seq, s in view.entries}
-        render = partial(_render, env, folders)
-        files.update(archive_files(config, view, context, render, shown))
+    selected = dict(view.entries) if view is not None else {}
+    shown = _Shown(lambda seq: page_entry(selected[seq], config.summary_chars, local, local.heading))
+    if view is not None and reuse is not None:
+        files.update(archive_files(config, view, context, partial(_render, env, folders), shown, reuse))
     if config.search:
         if view is not None:
             links = context["archive"]
-            documents = search_documents([shown[seq] for seq in sorted(shown)], links.entry)
+            documents = search_documents([shown[seq] for seq in sorted(selected)], links.entry)
         else:
             documents = search_documents(reversed(front), lambda e: e.link or "index.html")
         files.update(search_files(documents))
@@ -151,6 +154,27 @@ def _archive_and_search(
         files["search.html"] = rendered(env, "search.html", page, folders)
         files["search.js"] = template_text(env, "search.js", folders)
     return files
+
+
+class _Shown(dict[int, PageEntry]):
+    """{seq: the archived entry as pages show it}, each made when first asked for (``make(seq)``): the
+    archive's pages that are not rendered again read none of theirs."""
+
+    def __init__(self, make: Callable[[int], PageEntry]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, seq: int) -> PageEntry:
+        self[seq] = self._make(seq)
+        return self[seq]
+
+
+def _reuse_base(config: Config, templates: Path | None, now: datetime, view: ArchiveView | None) -> str:
+    """What every archive page's key holds but its entries (:class:`archivepages.Reuse`): the settings,
+    templates and version (:func:`sitekey.site_key`, without the state) and every slug (a page links
+    other sites' and categories' pages)."""
+    slugs = repr(sorted(g.slug for g in (*view.sites.values(), *view.categories.values()))) if view else ""
+    return site_key(config, templates, 0, (), now) + slugs
 
 
 def _render(env: jinja2.Environment, folders: Sequence[Path], name: str, context: dict[str, Any]) -> Iterator[str]:

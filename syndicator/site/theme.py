@@ -23,6 +23,9 @@ SEARCH_FILES = ("search.html", "search.js", "search")
 #: The template each file of ``old_feeds`` is rendered from: atom.xml is feed.xml under the old name; the
 #: others (rss20.xml, rss10.xml, foafroll.xml) have templates of their own name.
 OLD_FEED_TEMPLATES = {"atom.xml": "feed.xml"}
+#: Templates of pages published under other names (the archive's, archivepages.py) or only with a
+#: setting (search): a theme's file of one of these names overrides it, and is no page of its own.
+PART_TEMPLATES = ("archive_index.html", "archive_page.html", "search.html", "search.js")
 #: The folders the archive's pages and feeds are published in (archivepages.py).
 ARCHIVE_FOLDERS = ("archive", "sites", "categories")
 #: The theme's files copied as they are.
@@ -40,7 +43,7 @@ def theme_pages(templates: Path | None) -> list[str]:
     (a symlink leaving the folder is left out, with a warning: :func:`_inside`)."""
     if templates is None or not templates.is_dir():
         return []
-    known = {*TEMPLATES, *STATIC, "feed.json"}
+    known = {*TEMPLATES, *STATIC, *PART_TEMPLATES, "feed.json"}
     return sorted(
         entry.name
         for entry in templates.iterdir()

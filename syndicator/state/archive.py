@@ -33,11 +33,13 @@ __all__ = ["Archived", "archived", "prune", "record"]
 class Archived:
     """One entry of a planet's archive: ``seq`` its place in the order the planet first published
     entries (int, from 1), ``date`` the date it was shown with (UTC), ``stored`` the entry as last
-    published (its ``first_seen`` is when it was first archived)."""
+    published (its ``first_seen`` is when it was first archived), ``digest`` of its row (hex str:
+    changes when the entry does)."""
 
     seq: int
     date: datetime
     stored: StoredEntry
+    digest: str = ""
 
 
 def record(db: Any, planet: str, published: Sequence[tuple[StoredEntry, datetime]]) -> int:
@@ -80,11 +82,12 @@ def record(db: Any, planet: str, published: Sequence[tuple[StoredEntry, datetime
 def archived(db: Any, planet: str, sources: frozenset[str] | None = None) -> Iterator[Archived]:
     """``planet``'s archive in publication order (:class:`Archived` each), only the entries of ``sources``
     (feed URLs) when given: a site removed from sites.yaml keeps its rows but is not shown."""
-    rows = db.execute("SELECT source, seq, date, data FROM archive WHERE planet = ? ORDER BY seq", (planet,))
-    for source, seq, date, data in rows:
+    rows = db.execute("SELECT source, seq, date, digest, data FROM archive WHERE planet = ? ORDER BY seq", (planet,))
+    for source, seq, date, digest, data in rows:
         if sources is None or source in sources:
             when = datetime.fromisoformat(date)
-            yield Archived(int(seq), when, StoredEntry(source=source, entry=entry_from_json(data), first_seen=when))
+            stored = StoredEntry(source=source, entry=entry_from_json(data), first_seen=when)
+            yield Archived(int(seq), when, stored, digest)
 
 
 def prune(db: Any, planet: str, before: datetime) -> int:
