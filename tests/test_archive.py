@@ -16,6 +16,7 @@ from pytest_httpserver import HTTPServer
 from syndicator.site.archivepages import CHUNK
 
 from .conftest import ATOM, build, post, rss, write_config
+from .postgres import pg_database, postgres_url  # noqa: F401 - fixtures
 
 FH = "{http://purl.org/syndication/history/1.0}"
 
@@ -201,3 +202,17 @@ def test_a_page_of_the_archive_shows_its_own_newest_post_not_the_planets(tmp_pat
     assert build(config, "--force", now="2026-11-06T12:00:00Z").exit_code == 0
     assert october.read_bytes() == before
     assert 'Newest post <time datetime="2026-10-02T10:01:00Z">' in before.decode()
+
+
+def test_the_archive_on_postgresql_keeps_what_left_the_feed(
+    tmp_path: Path, server: HTTPServer, pg_database: str
+) -> None:
+    config = planet(tmp_path, server, state=pg_database, archive_days=365)
+    serve(server, item(1, 2, 10, "Python"), item(2, 3, 11))
+    assert build(config, now="2026-11-05T12:00:00Z").exit_code == 0
+    serve(server, item(3, 4, 11))
+    result = build(config, "--force", now="2026-11-06T12:00:00Z")
+    assert result.exit_code == 0, result.output
+    public = tmp_path / "public"
+    assert chain(public / "sites" / "lukasz-s-notes") == [f"https://blog.example.org/posts/{n}" for n in (3, 2, 1)]
+    assert "Post 1<" in (public / "archive" / "2026-10.html").read_text(encoding="utf-8")
