@@ -64,7 +64,8 @@ class Archive:
 class ArchiveView:
     """A planet's archive grouped for its pages: ``months`` {"2026-11": Group}, ``sites`` {feed URL:
     Group}, ``categories`` {folded label: Group}, and ``entries`` (list of (seq, SelectedEntry), newest
-    first); ``month_of`` and ``category_slugs`` let a page link an entry to its month and categories."""
+    first); ``month_of`` gives an entry's month, :meth:`category` a category's group, and ``digests``
+    {seq: row digest} key the pages (:class:`archivepages.Reuse`)."""
 
     entries: list[tuple[int, SelectedEntry]]
     months: dict[str, Group]
